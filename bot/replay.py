@@ -1,0 +1,347 @@
+"""`faguan replay GAME.toml`: run a whole game from a file, without Discord (RULES.md §6).
+
+Reading the file is strict (a bad file is an error naming the step and key); playing it is not:
+a step the engine refuses is recorded under `rejected` with the reason the bot would give, and
+the game goes on.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.i18n import render
+from engine.commands import (
+    ChooseTied,
+    Command,
+    EndGame,
+    ExtendDeadline,
+    GiveLastWords,
+    Lock,
+    ModKill,
+    Pause,
+    PostVote,
+    ReplacePlayer,
+    Resume,
+    SetDeadline,
+    SubmitPower,
+    VoidPost,
+)
+from engine.errors import EngineError, SetupError
+from engine.events import DayResolved, Event, VotePosted
+from engine.game import apply, new_game, start_events
+from engine.game import replay_events as fold
+from engine.model import Camp, Instant, Power, Seat
+from engine.record import record_of
+from engine.state import DayRecord, GameState
+
+GAME_TZ = ZoneInfo("Asia/Shanghai")
+TOP_KEYS = {"ruleset", "seed", "players", "options", "roles", "steps"}
+
+
+class ReplayFileError(Exception):
+    """The replay file cannot be played: bad TOML, a missing or wrong key, an unknown name."""
+
+
+@dataclass
+class Replay:
+    """A finished replay: the final state, every event, and the record."""
+
+    state: GameState
+    events: list[Event]
+    record: dict[str, Any]
+
+
+def load_file(path: str | Path) -> dict[str, Any]:
+    """Read a replay file, naming the line of a TOML syntax error."""
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ReplayFileError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ReplayFileError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def to_instant(value: object, where: str) -> Instant:
+    """An `at` value (TOML datetime or ISO text; no offset = Asia/Shanghai) as epoch ms."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise ReplayFileError(f"{where}: “{value}” is not an ISO 8601 time") from None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime.combine(value, time(0))
+    if not isinstance(value, datetime):
+        raise ReplayFileError(f"{where}: expected a time, got {value!r}")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=GAME_TZ)
+    return Instant(round(value.astimezone(UTC).timestamp() * 1000))
+
+
+class _Steps:
+    """Turns `[[steps]]` tables into engine commands, resolving names to seats."""
+
+    def __init__(self, players: list[str]) -> None:
+        self.seats: dict[str, Seat] = {name: Seat(i + 1) for i, name in enumerate(players)}
+        self.current: dict[Seat, str] = {seat: name for name, seat in self.seats.items()}
+
+    def seat(self, step: Mapping[str, Any], key: str, where: str) -> Seat:
+        name = self.require(step, key, where)
+        if not isinstance(name, str) or name not in self.seats:
+            raise ReplayFileError(f"{where}: {key} = {name!r} is not a player of this game")
+        return self.seats[name]
+
+    def player(self, step: Mapping[str, Any], key: str, where: str) -> str:
+        return self.current[self.seat(step, key, where)]
+
+    @staticmethod
+    def require(step: Mapping[str, Any], key: str, where: str) -> Any:
+        if key not in step:
+            raise ReplayFileError(f"{where}: missing key “{key}”")
+        return step[key]
+
+    def at(self, step: Mapping[str, Any], where: str) -> Instant | None:
+        return to_instant(step["at"], f"{where} at") if "at" in step else None
+
+    def command(self, number: int, step: Mapping[str, Any]) -> Command:
+        where = f"step {number}"
+        if not isinstance(step, Mapping):
+            raise ReplayFileError(f"{where}: a step must be a table")
+        do = self.require(step, "do", where)
+        match do:
+            case "power":
+                return self._power(step, where)
+            case "vote":
+                target = self.require(step, "target", where)
+                abstain = target == "abstain"
+                return PostVote(
+                    player=self.player(step, "by", where),
+                    post_id=str(step.get("id", number)),
+                    target=None if abstain else self.seat(step, "target", where),
+                    abstain=abstain,
+                    at=self.at(step, where),
+                )
+            case "lock":
+                return Lock(at=self.at(step, where))
+            case "last_words":
+                return GiveLastWords(
+                    player=self.player(step, "by", where),
+                    text=str(self.require(step, "text", where)),
+                )
+            case "choose":
+                return ChooseTied(
+                    player=self.player(step, "by", where),
+                    target=self.seat(step, "target", where),
+                    at=self.at(step, where),
+                )
+            case "mod":
+                return self._mod(step, where)
+            case _:
+                raise ReplayFileError(
+                    f"{where}: unknown do = {do!r} (power, vote, lock, last_words, choose, mod)"
+                )
+
+    def _power(self, step: Mapping[str, Any], where: str) -> SubmitPower:
+        power_id = self.require(step, "power", where)
+        try:
+            power = Power(power_id)
+        except ValueError:
+            known = ", ".join(p.value for p in Power)
+            raise ReplayFileError(f"{where}: unknown power {power_id!r} (known: {known})") from None
+        passed = bool(step.get("pass", False))
+        target = None
+        if not passed and "target" in step:
+            target = self.seat(step, "target", where)
+        return SubmitPower(
+            player=self.player(step, "by", where),
+            power=power,
+            target=target,
+            passed=passed,
+            at=self.at(step, where),
+        )
+
+    def _mod(self, step: Mapping[str, Any], where: str) -> Command:
+        command = self.require(step, "command", where)
+        by = str(step.get("by", ""))
+        match command:
+            case "extend" | "shorten":
+                minutes = self.require(step, "minutes", where)
+                if not isinstance(minutes, int | float):
+                    raise ReplayFileError(f"{where}: minutes must be a number")
+                sign = 1 if command == "extend" else -1
+                return ExtendDeadline(delta_ms=sign * round(minutes * 60_000), by=by)
+            case "set_deadline":
+                return SetDeadline(
+                    deadline=to_instant(self.require(step, "at", where), f"{where} at"), by=by
+                )
+            case "pause" | "resume":
+                at = to_instant(self.require(step, "at", where), f"{where} at")
+                return Pause(at=at, by=by) if command == "pause" else Resume(at=at, by=by)
+            case "advance":
+                return Lock(at=self.at(step, where), forced=True)
+            case "replace":
+                seat = self.seat(step, "target", where)
+                new = self.require(step, "player", where)
+                if not isinstance(new, str) or not new:
+                    raise ReplayFileError(f"{where}: player must be the substitute's name")
+                return ReplacePlayer(seat=seat, new_player=new, by=by)
+            case "modkill":
+                return ModKill(seat=self.seat(step, "target", where), by=by)
+            case "void":
+                return VoidPost(
+                    post_id=str(self.require(step, "post", where)),
+                    reason=str(step.get("reason", "")),
+                    by=by,
+                )
+            case "end":
+                winner = self.require(step, "winner", where)
+                try:
+                    return EndGame(winner=Camp(winner), by=by)
+                except ValueError:
+                    raise ReplayFileError(
+                        f"{where}: winner must be good, killers or draw"
+                    ) from None
+            case _:
+                raise ReplayFileError(
+                    f"{where}: unknown mod command {command!r} (extend, shorten, set_deadline, "
+                    "pause, resume, advance, replace, modkill, void, end)"
+                )
+
+    def applied(self, command: Command) -> None:
+        """Track substitutes so that later steps may name either player."""
+        if isinstance(command, ReplacePlayer):
+            self.seats[command.new_player] = command.seat
+            self.current[command.seat] = command.new_player
+
+
+def _check_top(
+    data: Mapping[str, Any],
+) -> tuple[str, str, list[str], dict[str, Any], dict[str, str], list[Any]]:
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise ReplayFileError(
+            f"unknown top-level key(s): {', '.join(sorted(unknown))}"
+            f" (known: {', '.join(sorted(TOP_KEYS))})"
+        )
+    ruleset = data.get("ruleset")
+    if not isinstance(ruleset, str):
+        raise ReplayFileError('missing key “ruleset” (a ruleset id such as "v2")')
+    seed = data.get("seed")
+    if not isinstance(seed, str):
+        raise ReplayFileError("missing key “seed” (any text)")
+    players = data.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise ReplayFileError("“players” must be a list of names")
+    options = data.get("options", {})
+    roles = data.get("roles", {})
+    steps = data.get("steps", [])
+    if not isinstance(options, dict) or not isinstance(roles, dict) or not isinstance(steps, list):
+        raise ReplayFileError("“options” and “roles” must be tables and “steps” an array of tables")
+    return ruleset, seed, players, options, {str(k): str(v) for k, v in roles.items()}, steps
+
+
+def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
+    """Play a parsed replay file."""
+    ruleset, seed, players, options, roles, steps = _check_top(data)
+    try:
+        created = new_game(
+            ruleset=ruleset, players=players, seed=seed, options=options, roles=roles
+        )
+    except SetupError as exc:
+        raise ReplayFileError(render("en", exc.key, exc.params)) from None
+    events = start_events(created)
+    state = fold(events)
+    reader = _Steps(players)
+    rejected: list[dict[str, Any]] = []
+    overrides: list[dict[str, Any]] = []
+    post_steps: dict[str, int] = {}
+    for number, step in enumerate(steps, start=1):
+        command = reader.command(number, step)
+        try:
+            state, new = apply(state, command)
+        except EngineError as exc:
+            rejected.append(
+                {"step": number, "reason": _reason(reader, step, exc.key, exc.params, locale)}
+            )
+            continue
+        reader.applied(command)
+        events.extend(new)
+        for event in new:
+            if isinstance(event, VotePosted):
+                post_steps[event.post.post_id] = number
+                if event.post.void_reason:
+                    rejected.append(
+                        {
+                            "step": number,
+                            "reason": _reason(
+                                reader,
+                                step,
+                                event.post.void_reason,
+                                dict(event.post.void_params),
+                                locale,
+                            ),
+                        }
+                    )
+            if isinstance(event, DayResolved):
+                _late_posts(event, post_steps, rejected, reader, steps, locale)
+        if step.get("do") == "mod":
+            overrides.append({"step": number, **_mod_summary(step)})
+    rejected.sort(key=lambda r: r["step"])
+    record = record_of(state, rejected=rejected, overrides=overrides)
+    if record["result"] is not None:
+        record["result"]["reason"] = render(locale, record["result"]["reason"])
+    return Replay(state=state, events=events, record=record)
+
+
+def _late_posts(
+    event: DayResolved,
+    post_steps: dict[str, int],
+    rejected: list[dict[str, Any]],
+    reader: _Steps,
+    steps: list[Any],
+    locale: str,
+) -> None:
+    """Posts valid when made but void at the lock (stamped after the deadline, target gone)."""
+    already = {r["step"] for r in rejected}
+    record: DayRecord = event.record
+    for post in record.void_posts:
+        number = post_steps.get(post.post_id)
+        if number is None or number in already:
+            continue
+        rejected.append(
+            {
+                "step": number,
+                "reason": _reason(
+                    reader,
+                    steps[number - 1],
+                    post.void_reason or "",
+                    dict(post.void_params),
+                    locale,
+                ),
+            }
+        )
+
+
+def _reason(
+    reader: _Steps, step: Mapping[str, Any], key: str, params: Mapping[str, object], locale: str
+) -> str:
+    who = step.get("by")
+    text = render(locale, key, params)
+    return f"{who}: {text}" if isinstance(who, str) else text
+
+
+def _mod_summary(step: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in step.items() if k != "do"
+    }
+
+
+def replay_file(path: str | Path) -> Replay:
+    """Read and play a replay file."""
+    return run(load_file(path))

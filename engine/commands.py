@@ -1,0 +1,146 @@
+"""Commands: what the shell asks of the engine. Each carries the time and ids the shell saw."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.model import Camp, Instant, Power, Seat
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubmitPower:
+    """A player uses (or, with `target=None` and `passed=True`, explicitly passes) a power."""
+
+    player: str
+    power: Power
+    target: Seat | None = None
+    passed: bool = False
+    at: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PostVote:
+    """A public vote post: for `target`, or an abstention; `target=None, abstain=False` is a post
+    whose target could not be read (`raw` says what was written)."""
+
+    player: str
+    post_id: str
+    target: Seat | None = None
+    abstain: bool = False
+    raw: str = ""
+    at: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lock:
+    """The current window's deadline is reached (or a moderator advances): resolve it.
+
+    `at` is the deadline itself: anything stamped later is void. `next_deadline` is the deadline
+    the shell computed for the window that opens next, if any. `post_id` is the 看表帖's id.
+    """
+
+    at: Instant | None = None
+    next_deadline: Instant | None = None
+    post_id: str | None = None
+    forced: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class GiveLastWords:
+    """A player entitled to last words (遗言) gives them."""
+
+    player: str
+    text: str
+    at: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChooseTied:
+    """Under `victim_choice`, the previous night's victim picks one of the tied players."""
+
+    player: str
+    target: Seat
+    at: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetDeadline:
+    """Moderator: the current window ends at `deadline`."""
+
+    deadline: Instant
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtendDeadline:
+    """Moderator: move the current deadline by `delta_ms` (negative shortens)."""
+
+    delta_ms: int
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pause:
+    """Moderator: freeze the clock; the remaining time is kept."""
+
+    at: Instant
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resume:
+    """Moderator: restart the clock with the remaining time kept at the pause."""
+
+    at: Instant
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplacePlayer:
+    """Moderator: a substitute (替补) takes the seat, role and state of `seat`."""
+
+    seat: Seat
+    new_player: str
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModKill:
+    """Moderator: remove a player for inactivity; last words as the ruleset says."""
+
+    seat: Seat
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class VoidPost:
+    """Moderator: a vote post of the open window does not count."""
+
+    post_id: str
+    reason: str
+    by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndGame:
+    """Moderator: declare the game over with a winner (or a draw)."""
+
+    winner: Camp
+    by: str = ""
+
+
+Command = (
+    SubmitPower
+    | PostVote
+    | Lock
+    | GiveLastWords
+    | ChooseTied
+    | SetDeadline
+    | ExtendDeadline
+    | Pause
+    | Resume
+    | ReplacePlayer
+    | ModKill
+    | VoidPost
+    | EndGame
+)

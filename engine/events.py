@@ -1,0 +1,184 @@
+"""Events: the facts a game is made of. `game.evolve` folds them; storage appends them.
+
+Decisions (who dies, what a lot drew) are made in `game.decide` and carried by the events, so
+evolving is plain bookkeeping and replaying the events rebuilds the state exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.model import Instant, Power, Role, Seat
+from engine.state import (
+    DayRecord,
+    LotDraw,
+    NightRecord,
+    Options,
+    OverrideRecord,
+    Result,
+    Submission,
+    VotePost,
+    Window,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameCreated:
+    """Seats, the deal and the commitment: the first event of every game."""
+
+    ruleset: str
+    players: tuple[str, ...]
+    roles: tuple[Role, ...]
+    dealt: tuple[Seat, ...]
+    seed: str
+    commitment: str
+    options: Options
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowOpened:
+    """A window opens (night powers, a day vote, a run-off, a victim's choice)."""
+
+    window: Window
+    deadline: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PowerSubmitted:
+    """A night submission was accepted (it replaces the seat's earlier one for that power)."""
+
+    submission: Submission
+
+
+@dataclass(frozen=True, kw_only=True)
+class VotePosted:
+    """A post was seen in an open vote window (valid or void, with the reason)."""
+
+    post: VotePost
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeatChange:
+    """What a resolution does to one seat."""
+
+    seat: Seat
+    dies: bool = False
+    needle: int | None = None
+    """The night number of a new empty needle."""
+    role: Role | None = None
+    """The new current role, when a spent power turns it."""
+    spent: Power | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NightResolved:
+    """A night's outcome; `changes` apply to the seats, `record` is what the record shows."""
+
+    record: NightRecord
+    changes: tuple[SeatChange, ...]
+    lots: tuple[LotDraw, ...] = ()
+    leavers_counted: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class DayResolved:
+    """A vote window's outcome (or a confession's)."""
+
+    record: DayRecord
+    changes: tuple[SeatChange, ...]
+    lots: tuple[LotDraw, ...] = ()
+    leavers_counted: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class LastWordsGiven:
+    """A player gave their last words (遗言)."""
+
+    seat: Seat
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChoiceMade:
+    """Under `victim_choice`, the previous night's victim picked one of the tied players."""
+
+    seat: Seat
+    target: Seat
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeadlineSet:
+    """The current window's deadline changed (None: no deadline)."""
+
+    deadline: Instant | None
+    record: OverrideRecord | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paused:
+    """The clock stopped with `remaining_ms` left."""
+
+    remaining_ms: int
+    record: OverrideRecord
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resumed:
+    """The clock restarted; the window now ends at `deadline`."""
+
+    deadline: Instant
+    record: OverrideRecord
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlayerReplaced:
+    """A substitute took a seat."""
+
+    seat: Seat
+    new_player: str
+    record: OverrideRecord
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlayerRemoved:
+    """A moderator removed a player (modkill)."""
+
+    seat: Seat
+    record: OverrideRecord
+    leavers_counted: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PostVoided:
+    """A moderator voided a vote post."""
+
+    post_id: str
+    reason: str
+    record: OverrideRecord
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameEnded:
+    """The game is over."""
+
+    result: Result
+    record: OverrideRecord | None = None
+
+
+Event = (
+    GameCreated
+    | WindowOpened
+    | PowerSubmitted
+    | VotePosted
+    | NightResolved
+    | DayResolved
+    | LastWordsGiven
+    | ChoiceMade
+    | DeadlineSet
+    | Paused
+    | Resumed
+    | PlayerReplaced
+    | PlayerRemoved
+    | PostVoided
+    | GameEnded
+)

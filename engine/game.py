@@ -1,0 +1,696 @@
+"""decide(state, command) → events; evolve(state, event) → state.
+
+Theory of operation (after h11 and the eventsourcing examples). `decide` validates a command
+against the state and returns the events it causes, or raises an `EngineError` and changes
+nothing. Every rule lives in `decide` and the modules it calls (`night`, `votes`, `lastwords`,
+the rulesets); `evolve` only applies what the events say. So a game's state is exactly the fold
+of its events, which is what storage, restart recovery, replay and verification rely on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import assert_never
+
+from engine import lots
+from engine.commands import (
+    ChooseTied,
+    Command,
+    EndGame,
+    ExtendDeadline,
+    GiveLastWords,
+    Lock,
+    ModKill,
+    Pause,
+    PostVote,
+    ReplacePlayer,
+    Resume,
+    SetDeadline,
+    SubmitPower,
+    VoidPost,
+)
+from engine.errors import ActorError, ModeratorError, PhaseError, TargetError
+from engine.events import (
+    ChoiceMade,
+    DayResolved,
+    DeadlineSet,
+    Event,
+    GameCreated,
+    GameEnded,
+    LastWordsGiven,
+    NightResolved,
+    Paused,
+    PlayerRemoved,
+    PlayerReplaced,
+    PostVoided,
+    PowerSubmitted,
+    Resumed,
+    SeatChange,
+    VotePosted,
+    WindowOpened,
+)
+from engine.lastwords import entitled
+from engine.model import Camp, Instant, PhaseKind, Power, Seat, TiePolicy
+from engine.night import resolve_night
+from engine.rulesets import Ruleset, get_ruleset
+from engine.setup import new_game
+from engine.state import (
+    DayRecord,
+    GameState,
+    LotDraw,
+    NightRecord,
+    OverrideRecord,
+    Result,
+    SeatState,
+    Submission,
+    TieRecord,
+    Window,
+)
+from engine.votes import judge_post, tally, third_window_barred
+
+__all__ = ["apply", "decide", "evolve", "new_game", "replay_events", "start_events"]
+
+
+def start_events(created: GameCreated, first_deadline: Instant | None = None) -> list[Event]:
+    """The events that start a game: its creation and the first night's window (匪刀在前)."""
+    return [
+        created,
+        WindowOpened(window=Window(kind=PhaseKind.NIGHT, number=1), deadline=first_deadline),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# decide
+# ---------------------------------------------------------------------------------------------
+
+
+def decide(state: GameState, command: Command) -> list[Event]:
+    """The events `command` causes in `state`; an EngineError (state unchanged) if refused."""
+    rules = get_ruleset(state.ruleset)
+    match command:
+        case SubmitPower():
+            return _submit_power(state, rules, command)
+        case PostVote():
+            return _post_vote(state, command)
+        case Lock():
+            return _lock(state, rules, command)
+        case GiveLastWords():
+            return _last_words(state, command)
+        case ChooseTied():
+            return _choose(state, command)
+        case SetDeadline():
+            _need_window(state)
+            if state.paused:
+                raise PhaseError("phase.paused")
+            return [
+                DeadlineSet(
+                    deadline=command.deadline,
+                    record=_override(
+                        state, "set_deadline", by=command.by, deadline=str(command.deadline)
+                    ),
+                )
+            ]
+        case ExtendDeadline():
+            _need_window(state)
+            if state.paused:
+                raise PhaseError("phase.paused")
+            if state.deadline is None:
+                raise ModeratorError("mod.no_deadline")
+            name = "extend" if command.delta_ms >= 0 else "shorten"
+            return [
+                DeadlineSet(
+                    deadline=Instant(state.deadline + command.delta_ms),
+                    record=_override(
+                        state, name, by=command.by, minutes=str(abs(command.delta_ms) // 60000)
+                    ),
+                )
+            ]
+        case Pause():
+            _need_window(state)
+            if state.paused:
+                raise ModeratorError("mod.already_paused")
+            if state.deadline is None:
+                raise ModeratorError("mod.no_deadline")
+            remaining = max(0, state.deadline - command.at)
+            return [Paused(remaining_ms=remaining, record=_override(state, "pause", by=command.by))]
+        case Resume():
+            _need_window(state)
+            if state.paused_remaining is None:
+                raise ModeratorError("mod.not_paused")
+            return [
+                Resumed(
+                    deadline=Instant(command.at + state.paused_remaining),
+                    record=_override(state, "resume", by=command.by),
+                )
+            ]
+        case ReplacePlayer():
+            return _replace(state, command)
+        case ModKill():
+            return _modkill(state, rules, command)
+        case VoidPost():
+            return _void(state, command)
+        case EndGame():
+            _need_not_over(state)
+            record = _override(state, "end", by=command.by, winner=command.winner.value)
+            return [
+                GameEnded(
+                    result=_result(
+                        state, rules, command.winner, "win.moderator", _phase_label(state)
+                    ),
+                    record=record,
+                )
+            ]
+        case _:
+            assert_never(command)
+
+
+def apply(state: GameState, command: Command) -> tuple[GameState, list[Event]]:
+    """Decide and evolve in one step: the new state and the events that led to it."""
+    events = decide(state, command)
+    for event in events:
+        state = evolve(state, event)
+    return state, events
+
+
+def _need_not_over(state: GameState) -> None:
+    if state.over:
+        raise PhaseError("phase.game_over")
+
+
+def _need_window(state: GameState) -> Window:
+    _need_not_over(state)
+    if state.window is None:
+        raise PhaseError("phase.no_window")
+    return state.window
+
+
+def _phase_label(state: GameState) -> str:
+    return state.window.phase.label() if state.window else ""
+
+
+def _override(state: GameState, command: str, *, by: str = "", **details: str) -> OverrideRecord:
+    items = dict(details)
+    if by:
+        items["by"] = by
+    return OverrideRecord(command=command, phase=state.phase, details=tuple(sorted(items.items())))
+
+
+def _actor(state: GameState, player: str) -> SeatState:
+    """The living seat of the player acting, or an ActorError."""
+    seat = state.seat_of(player)
+    if seat is None:
+        raise ActorError("actor.not_player")
+    if not state.seat(seat).alive:
+        raise ActorError("actor.out_of_game")
+    return state.seat(seat)
+
+
+def _target(state: GameState, target: Seat | None) -> SeatState:
+    if target is None:
+        raise TargetError("target.missing")
+    if not 1 <= target <= len(state.seats):
+        raise TargetError("target.unknown", target=target, max=len(state.seats))
+    seat = state.seat(target)
+    if not seat.alive:
+        raise TargetError("target.out_of_game", target=target)
+    return seat
+
+
+def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Event]:
+    window = _need_window(state)
+    actor = _actor(state, cmd.player)
+    if cmd.power is Power.CONFESS or cmd.power in rules.day_powers(actor):
+        return _day_power(state, rules, window, actor, cmd)
+    if window.kind is not PhaseKind.NIGHT:
+        raise PhaseError("phase.not_night")
+    if cmd.power not in rules.night_powers(actor):
+        if cmd.power in actor.spent:
+            raise ActorError("actor.power_spent", power=cmd.power.value)
+        raise ActorError("actor.no_such_power", power=cmd.power.value)
+    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
+        raise PhaseError("phase.after_deadline")
+    target: Seat | None = None
+    if not cmd.passed:
+        seat = _target(state, cmd.target)
+        error = rules.target_error(state, actor, cmd.power, seat)
+        if error:
+            raise TargetError(error, target=seat.seat)
+        target = seat.seat
+    return [
+        PowerSubmitted(
+            submission=Submission(seat=actor.seat, power=cmd.power, target=target, at=cmd.at)
+        )
+    ]
+
+
+def _day_power(
+    state: GameState, rules: Ruleset, window: Window, actor: SeatState, cmd: SubmitPower
+) -> list[Event]:
+    """认匪: the killer leaves at once with last words; the day closes with no vote."""
+    if cmd.power not in rules.day_powers(actor):
+        raise ActorError("actor.no_such_power", power=cmd.power.value)
+    if window.kind is not PhaseKind.DAY or window.chooser is not None:
+        raise PhaseError("phase.not_day")
+    record = DayRecord(
+        number=window.number, revote=window.revote, tally=(), votes=(), abstained=(),
+        void_posts=(), left=(actor.seat,), tie=None, last_words=(actor.seat,), confess=actor.seat,
+        revealed=_revealed(state, rules, (actor.seat,)),
+    )  # fmt: skip
+    resolved = DayResolved(
+        record=record,
+        changes=(SeatChange(seat=actor.seat, dies=True),),
+        leavers_counted=state.leavers_counted,
+    )
+    return _after_resolution(state, rules, resolved, None)
+
+
+def _post_vote(state: GameState, cmd: PostVote) -> list[Event]:
+    window = _need_window(state)
+    if window.kind is not PhaseKind.DAY or window.chooser is not None:
+        raise PhaseError("vote.window_closed")
+    if any(p.post_id == cmd.post_id for p in state.posts):
+        raise PhaseError("vote.duplicate_post", post=cmd.post_id)
+    return [VotePosted(post=judge_post(state, cmd))]
+
+
+def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:
+    seat = state.seat_of(cmd.player)
+    if seat is None:
+        raise ActorError("actor.not_player")
+    if seat not in state.last_words_open:
+        raise ActorError("lastwords.not_entitled")
+    return [LastWordsGiven(seat=seat, text=cmd.text)]
+
+
+def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
+    window = _need_window(state)
+    seat = state.seat_of(cmd.player)
+    if window.chooser is None or seat != window.chooser:
+        raise ActorError("choice.not_chooser")
+    if cmd.target not in window.candidates:
+        raise TargetError(
+            "vote.not_candidate",
+            target=cmd.target,
+            candidates=",".join(map(str, window.candidates)),
+        )
+    return [ChoiceMade(seat=seat, target=cmd.target)]
+
+
+def _replace(state: GameState, cmd: ReplacePlayer) -> list[Event]:
+    _need_not_over(state)
+    seat = _target_seat_for_mod(state, cmd.seat)
+    if state.seat_of(cmd.new_player) is not None:
+        raise ModeratorError("mod.already_playing", player=cmd.new_player)
+    record = _override(state, "replace", by=cmd.by, seat=str(seat.seat))
+    return [PlayerReplaced(seat=seat.seat, new_player=cmd.new_player, record=record)]
+
+
+def _target_seat_for_mod(state: GameState, seat: Seat) -> SeatState:
+    if not 1 <= seat <= len(state.seats):
+        raise ModeratorError("mod.no_such_seat", seat=seat)
+    if not state.seat(seat).alive:
+        raise ModeratorError("mod.seat_out_of_game", seat=seat)
+    return state.seat(seat)
+
+
+def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
+    _need_window(state)
+    seat = _target_seat_for_mod(state, cmd.seat)
+    assert state.phase is not None
+    words, counted = entitled(state, rules, (seat.seat,), state.phase)
+    record = replace(
+        _override(state, "modkill", by=cmd.by, seat=str(seat.seat)),
+        left=(seat.seat,),
+        last_words=words,
+    )
+    events: list[Event] = [PlayerRemoved(seat=seat.seat, record=record, leavers_counted=counted)]
+    after = evolve(state, events[0])
+    clause = rules.win(after)
+    if clause:
+        events.append(
+            GameEnded(
+                result=_result(after, rules, clause.winner, clause.reason, _phase_label(state))
+            )
+        )
+    return events
+
+
+def _void(state: GameState, cmd: VoidPost) -> list[Event]:
+    _need_window(state)
+    post = next((p for p in state.posts if p.post_id == cmd.post_id), None)
+    if post is None:
+        raise ModeratorError("mod.unknown_post", post=cmd.post_id)
+    if post.void_reason is not None:
+        raise ModeratorError("mod.post_already_void", post=cmd.post_id)
+    record = _override(state, "void", by=cmd.by, post=cmd.post_id, reason=cmd.reason)
+    return [PostVoided(post_id=cmd.post_id, reason=cmd.reason, record=record)]
+
+
+# -- locks and resolutions ------------------------------------------------------------------------
+
+
+def _lock(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
+    window = _need_window(state)
+    if state.paused and not cmd.forced:
+        raise PhaseError("phase.paused")
+    if (
+        not cmd.forced
+        and state.deadline is not None
+        and cmd.at is not None
+        and cmd.at < state.deadline
+    ):
+        raise PhaseError("phase.deadline_not_reached")
+    cutoff = cmd.at if cmd.at is not None else state.deadline
+    if window.kind is PhaseKind.NIGHT:
+        return _resolve_night(state, rules, cmd, cutoff)
+    if window.chooser is not None:
+        return _resolve_choice(state, rules, cmd)
+    return _resolve_day(state, rules, cmd, cutoff)
+
+
+def _revealed(
+    state: GameState, rules: Ruleset, seats: Sequence[Seat]
+) -> tuple[tuple[Seat, str], ...]:
+    """What the ruleset shows of players leaving now (role or camp), if anything."""
+    if rules.reveal.value == "none":
+        return ()
+    if rules.reveal.value == "role":
+        return tuple((s, state.seat(s).role.value) for s in seats)
+    return tuple((s, _camp_of(state.seat(s)).value) for s in seats)
+
+
+def _camp_of(seat: SeatState) -> Camp:
+    return Camp.KILLERS if seat.original_role.value in ("killer", "secret_killer") else Camp.GOOD
+
+
+def _resolve_night(
+    state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
+) -> list[Event]:
+    assert state.window is not None
+    outcome = resolve_night(state, rules, cutoff)
+    words, counted = entitled(state, rules, outcome.deaths, state.window.phase)
+    record = NightRecord(
+        number=state.window.number, left=outcome.deaths, checks=outcome.checks,
+        last_words=words, revealed=_revealed(state, rules, outcome.deaths),
+    )  # fmt: skip
+    resolved = NightResolved(
+        record=record, changes=outcome.changes, lots=outcome.lots, leavers_counted=counted
+    )
+    return _after_resolution(state, rules, resolved, cmd.next_deadline)
+
+
+def _after_resolution(
+    state: GameState,
+    rules: Ruleset,
+    resolved: NightResolved | DayResolved,
+    next_deadline: Instant | None,
+) -> list[Event]:
+    """Apply a resolution, then end the game or open the next window."""
+    assert state.window is not None
+    after = evolve(state, resolved)
+    events: list[Event] = [resolved]
+    clause = rules.win(after)
+    if clause:
+        label = state.window.phase.label()
+        events.append(GameEnded(result=_result(after, rules, clause.winner, clause.reason, label)))
+        return events
+    if state.window.kind is PhaseKind.NIGHT:
+        nxt = Window(kind=PhaseKind.DAY, number=state.window.number)
+    else:
+        nxt = Window(kind=PhaseKind.NIGHT, number=state.window.number + 1)
+    events.append(WindowOpened(window=nxt, deadline=next_deadline))
+    return events
+
+
+def _resolve_day(
+    state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
+) -> list[Event]:
+    window = state.window
+    assert window is not None
+    count = tally(state, state.posts, cutoff)
+    leaders = count.leaders()
+    policy = state.options.tie
+    left: tuple[Seat, ...] = ()
+    tie: TieRecord | None = None
+    draws: tuple[LotDraw, ...] = ()
+    then_window: Window | None = None
+    ends_in_draw = False
+    if len(leaders) == 1:
+        left = leaders
+    elif leaders:
+        if policy is TiePolicy.LOTS:
+            tie, draws = _lots(state, leaders, window.revote, cmd.post_id, policy)
+        elif policy is TiePolicy.NONE:
+            tie = TieRecord(tied=leaders, policy=policy, then="none")
+        elif policy is TiePolicy.REVOTE and window.revote >= 2:
+            tie = TieRecord(tied=leaders, policy=policy, then=rules.third_tie)
+            ends_in_draw = rules.third_tie == "draw"
+        elif policy is TiePolicy.VICTIM_CHOICE and window.revote >= 1:
+            chooser = _previous_victim(state, window.number)
+            if chooser is None:
+                tie, draws = _lots(state, leaders, window.revote, cmd.post_id, policy)
+            else:
+                tie = TieRecord(tied=leaders, policy=policy, then="choice", chooser=chooser)
+                then_window = Window(
+                    kind=PhaseKind.DAY,
+                    number=window.number,
+                    revote=2,
+                    candidates=leaders,
+                    chooser=chooser,
+                )
+        else:
+            tie = TieRecord(tied=leaders, policy=policy, then="revote")
+            barred = third_window_barred(rules, leaders) if window.revote == 1 else ()
+            then_window = Window(
+                kind=PhaseKind.DAY,
+                number=window.number,
+                revote=window.revote + 1,
+                candidates=leaders,
+                barred_voters=barred,
+            )
+        if tie and tie.drawn is not None:
+            left = (tie.drawn,)
+    words, counted = entitled(state, rules, left, window.phase)
+    record = DayRecord(
+        number=window.number, revote=window.revote,
+        tally=tuple(sorted(count.counts.items())),
+        votes=tuple(sorted(count.votes.items())),
+        abstained=count.abstained, void_posts=count.void, left=left, tie=tie, last_words=words,
+        revealed=_revealed(state, rules, left),
+    )  # fmt: skip
+    resolved = DayResolved(
+        record=record,
+        changes=tuple(SeatChange(seat=s, dies=True) for s in left),
+        lots=draws,
+        leavers_counted=counted,
+    )
+    if ends_in_draw:
+        after = evolve(state, resolved)
+        return [
+            resolved,
+            GameEnded(
+                result=_result(after, rules, Camp.DRAW, "win.three_ties", _phase_label(state))
+            ),
+        ]
+    if then_window is not None:
+        return [resolved, WindowOpened(window=then_window, deadline=cmd.next_deadline)]
+    return _after_resolution(state, rules, resolved, cmd.next_deadline)
+
+
+def _resolve_choice(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
+    """The end of a victim's-choice window: their pick leaves, or lots if they did not pick."""
+    window = state.window
+    assert window is not None and window.chooser is not None
+    policy = state.options.tie
+    if state.choice is not None:
+        tie: TieRecord = TieRecord(
+            tied=window.candidates,
+            policy=policy,
+            then="choice",
+            drawn=state.choice,
+            chooser=window.chooser,
+        )
+        draws: tuple[LotDraw, ...] = ()
+    else:
+        tie, draws = _lots(state, window.candidates, window.revote, cmd.post_id, policy)
+    assert tie.drawn is not None
+    left = (tie.drawn,)
+    words, counted = entitled(state, rules, left, window.phase)
+    record = DayRecord(
+        number=window.number, revote=window.revote, tally=(), votes=(), abstained=(), void_posts=(),
+        left=left, tie=tie, last_words=words, chosen_by=window.chooser if state.choice else None,
+        revealed=_revealed(state, rules, left),
+    )  # fmt: skip
+    resolved = DayResolved(
+        record=record,
+        changes=(SeatChange(seat=left[0], dies=True),),
+        lots=draws,
+        leavers_counted=counted,
+    )
+    return _after_resolution(state, rules, resolved, cmd.next_deadline)
+
+
+def _lots(
+    state: GameState, tied: tuple[Seat, ...], revote: int, post_id: str | None, policy: TiePolicy
+) -> tuple[TieRecord, tuple[LotDraw, ...]]:
+    assert state.window is not None
+    label = lots.day_lots_label(state.window.number, tied, revote, post_id)
+    drawn = lots.draw(state.seed, label, tied)
+    draw = LotDraw(label=label, among=tuple(str(s) for s in tied), drawn=str(drawn))
+    return TieRecord(tied=tied, policy=policy, then="lots", drawn=drawn, label=label), (draw,)
+
+
+def _previous_victim(state: GameState, day: int) -> Seat | None:
+    """The first (by seat) player who left in the night before this day, if any."""
+    for record in reversed(state.history):
+        if isinstance(record, NightRecord) and record.number == day:
+            return record.left[0] if record.left else None
+    return None
+
+
+def _result(state: GameState, rules: Ruleset, winner: Camp, reason: str, after: str) -> Result:
+    scores = tuple((s.seat, rules.score(s.original_role, winner)) for s in state.seats)
+    return Result(winner=winner, after=after, reason=reason, scores=scores)
+
+
+# ---------------------------------------------------------------------------------------------
+# evolve
+# ---------------------------------------------------------------------------------------------
+
+
+def _apply_changes(state: GameState, changes: Iterable[SeatChange]) -> tuple[SeatState, ...]:
+    seats = list(state.seats)
+    for change in changes:
+        seat = seats[change.seat - 1]
+        seats[change.seat - 1] = replace(
+            seat,
+            alive=seat.alive and not change.dies,
+            needles=seat.needles + ((change.needle,) if change.needle is not None else ()),
+            role=change.role or seat.role,
+            spent=seat.spent | ({change.spent} if change.spent else set()),
+        )
+    return tuple(seats)
+
+
+def evolve(state: GameState, event: Event) -> GameState:
+    """The state after `event` (bookkeeping only: every decision is in the event)."""
+    match event:
+        case GameCreated():
+            raise ValueError("GameCreated starts a game: use replay_events")
+        case WindowOpened():
+            return replace(
+                state,
+                window=event.window,
+                deadline=event.deadline,
+                paused_remaining=None,
+                submissions=(),
+                posts=(),
+                choice=None,
+            )
+        case PowerSubmitted():
+            return replace(state, submissions=(*state.submissions, event.submission))
+        case VotePosted():
+            return replace(state, posts=(*state.posts, event.post))
+        case NightResolved() | DayResolved():
+            return replace(
+                state,
+                seats=_apply_changes(state, event.changes),
+                history=(*state.history, event.record),
+                lots=state.lots + event.lots,
+                leavers_counted=event.leavers_counted,
+                last_words_open=event.record.last_words,
+                window=None,
+                deadline=None,
+                submissions=(),
+                posts=(),
+                choice=None,
+            )
+        case LastWordsGiven():
+            return replace(
+                state,
+                last_words_open=tuple(s for s in state.last_words_open if s != event.seat),
+                last_words_given=(*state.last_words_given, (event.seat, event.text)),
+            )
+        case ChoiceMade():
+            return replace(state, choice=event.target)
+        case DeadlineSet():
+            history = state.history if event.record is None else (*state.history, event.record)
+            return replace(state, deadline=event.deadline, history=history)
+        case Paused():
+            return replace(
+                state,
+                deadline=None,
+                paused_remaining=event.remaining_ms,
+                history=(*state.history, event.record),
+            )
+        case Resumed():
+            return replace(
+                state,
+                deadline=event.deadline,
+                paused_remaining=None,
+                history=(*state.history, event.record),
+            )
+        case PlayerReplaced():
+            seats = list(state.seats)
+            old = seats[event.seat - 1]
+            seats[event.seat - 1] = replace(
+                old, player=event.new_player, former_players=(*old.former_players, old.player)
+            )
+            return replace(state, seats=tuple(seats), history=(*state.history, event.record))
+        case PlayerRemoved():
+            return replace(
+                state,
+                seats=_apply_changes(state, (SeatChange(seat=event.seat, dies=True),)),
+                history=(*state.history, event.record),
+                leavers_counted=event.leavers_counted,
+                last_words_open=(*state.last_words_open, *event.record.last_words),
+            )
+        case PostVoided():
+            posts = tuple(
+                replace(
+                    p,
+                    void_reason="vote.voided_by_moderator",
+                    void_params=(("reason", event.reason),),
+                )
+                if p.post_id == event.post_id
+                else p
+                for p in state.posts
+            )
+            return replace(state, posts=posts, history=(*state.history, event.record))
+        case GameEnded():
+            history = state.history if event.record is None else (*state.history, event.record)
+            return replace(
+                state,
+                result=event.result,
+                window=None,
+                deadline=None,
+                paused_remaining=None,
+                history=history,
+            )
+        case _:
+            assert_never(event)
+
+
+def initial_state(created: GameCreated) -> GameState:
+    """The state right after `GameCreated`."""
+    seats = tuple(
+        SeatState(seat=Seat(i + 1), player=p, original_role=r, role=r)
+        for i, (p, r) in enumerate(zip(created.players, created.roles, strict=True))
+    )
+    return GameState(
+        ruleset=created.ruleset, seed=created.seed, commitment=created.commitment,
+        options=created.options, seats=seats, dealt=created.dealt,
+    )  # fmt: skip
+
+
+def replay_events(events: Iterable[Event]) -> GameState:
+    """Rebuild a game's state from its events (the first must be GameCreated)."""
+    iterator = iter(events)
+    first = next(iterator, None)
+    if not isinstance(first, GameCreated):
+        raise ValueError("a game's events start with GameCreated")
+    state = initial_state(first)
+    for event in iterator:
+        state = evolve(state, event)
+    return state

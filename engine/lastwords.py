@@ -1,0 +1,34 @@
+"""Who gets last words (遗言) when players leave (RULES.md §1.8)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from engine.model import PhaseId, Seat
+from engine.rulesets import Ruleset
+from engine.state import GameState
+
+
+def entitled(
+    state: GameState, rules: Ruleset, leavers: Sequence[Seat], phase: PhaseId
+) -> tuple[tuple[Seat, ...], int]:
+    """The leavers (in seat order) who get last words, and the new count of used slots."""
+    policy = rules.last_words(len(state.seats), Counter(s.original_role for s in state.seats))
+    counted = state.leavers_counted
+    ordered = tuple(sorted(leavers))
+    if not ordered:
+        return (), counted
+    if policy.not_if_multiple and len(ordered) >= 2:
+        return (), counted
+    match policy.kind:
+        case "all":
+            return ordered, counted + len(ordered)
+        case "none":
+            return (), counted + len(ordered)
+        case "first_n":
+            slots = max(0, policy.n - counted)
+            return ordered[:slots], counted + len(ordered)
+        case "until":
+            assert policy.until is not None
+            return (ordered if phase <= policy.until else ()), counted + len(ordered)

@@ -1,0 +1,121 @@
+"""Ids and small value types shared by the whole engine: roles, powers, camps, phases, time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NewType
+
+Seat = NewType("Seat", int)
+"""A seat number, 1..N, fixed at the start of the game."""
+
+Instant = NewType("Instant", int)
+"""A point in time: milliseconds since the Unix epoch, UTC (a post's own timestamp)."""
+
+
+class Role(StrEnum):
+    """Role ids (RULES.md §2)."""
+
+    CIVILIAN = "civilian"
+    KILLER = "killer"
+    POLICE = "police"
+    DOCTOR = "doctor"
+    SECRET_KILLER = "secret_killer"
+    SECRET_POLICE = "secret_police"
+
+
+class Power(StrEnum):
+    """Power ids (RULES.md §2)."""
+
+    KILL = "kill"
+    CHECK = "check"
+    SAVE = "save"
+    SHOOT = "shoot"
+    EXECUTE = "execute"
+    CONFESS = "confess"
+
+
+class Camp(StrEnum):
+    """Sides that can win, and `draw` as a result."""
+
+    GOOD = "good"
+    KILLERS = "killers"
+    DRAW = "draw"
+
+
+class Team(StrEnum):
+    """Teams that act together at night and know each other."""
+
+    KILLERS = "killers"
+    POLICE = "police"
+
+
+class CheckResult(StrEnum):
+    """What a police check answers (RULES.md §2)."""
+
+    KILLER = "killer"
+    GOOD = "good"
+    SPECIAL = "special"
+    NONE = "none"
+
+
+class PhaseKind(StrEnum):
+    """The kind of the current phase: a night power window, a day vote window, or the end."""
+
+    NIGHT = "night"
+    DAY = "day"
+    ENDED = "ended"
+
+
+class TiePolicy(StrEnum):
+    """How a tied vote is settled (RULES.md §1.2)."""
+
+    LOTS = "lots"
+    REVOTE = "revote"
+    NONE = "none"
+    VICTIM_CHOICE = "victim_choice"
+
+
+class Reveal(StrEnum):
+    """What is shown of a player who leaves the game during play."""
+
+    ROLE = "role"
+    CAMP = "camp"
+    NONE = "none"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhaseId:
+    """A phase of the game: night n or day n; orders as night 1 < day 1 < night 2 < …"""
+
+    number: int
+    kind: PhaseKind
+
+    def __post_init__(self) -> None:
+        if self.kind is PhaseKind.ENDED:
+            raise ValueError("an ended game has no phase id")
+
+    @property
+    def rank(self) -> int:
+        """A number that orders phases in play order."""
+        return self.number * 2 + (1 if self.kind is PhaseKind.DAY else 0)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, PhaseId):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, PhaseId):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def label(self) -> str:
+        """`night 2`, `day 3`: the form used in records and lot labels."""
+        return f"{self.kind.value} {self.number}"
+
+    @staticmethod
+    def parse(text: str) -> PhaseId:
+        """Read `night 2` / `day 3`."""
+        kind, _, number = text.strip().partition(" ")
+        return PhaseId(kind=PhaseKind(kind), number=int(number))

@@ -1,0 +1,187 @@
+"""Night resolution: one pass over the night's submissions, in a fixed order of steps.
+
+Theory of operation. All night actions are simultaneous (the face-to-face night happens before
+dawn), so resolution never depends on submission order:
+1. each team's choice: the target most of its living members chose (latest submission each),
+   an explicit pass counting as a choice of "no action"; a tie is broken by lots;
+2. attacks (the kill, shots, executions): whether each would kill is asked of the ruleset on the
+   state at the start of the night (`attack_effective`);
+3. the doctor's treatment cancels every savable, effective attack on its target; with none to
+   cancel it is an empty needle, which may kill (`needle_kills`);
+4. spent one-shot powers are marked and may turn the role (`role_after_spending`);
+5. checks are answered on the state after the night's actions (`check_answer`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from engine import lots
+from engine.events import SeatChange
+from engine.model import Instant, Power, Role, Seat, Team
+from engine.rulesets import Ruleset
+from engine.state import CheckRecord, GameState, LotDraw, Submission
+
+PASS = "pass"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Action:
+    """A power that will resolve tonight: who acted (a team acts as its members) and on whom."""
+
+    power: Power
+    actors: tuple[Seat, ...]
+    target: Seat
+
+
+@dataclass(frozen=True, kw_only=True)
+class NightOutcome:
+    """Everything a night's resolution decided."""
+
+    deaths: tuple[Seat, ...]
+    changes: tuple[SeatChange, ...]
+    checks: tuple[CheckRecord, ...]
+    lots: tuple[LotDraw, ...]
+
+
+def counted_submissions(
+    state: GameState, cutoff: Instant | None
+) -> dict[tuple[Seat, Power], Submission]:
+    """Each living seat's latest submission per power, ignoring those stamped after the cutoff."""
+    latest: dict[tuple[Seat, Power], Submission] = {}
+    for sub in state.submissions:
+        if cutoff is not None and sub.at is not None and sub.at > cutoff:
+            continue
+        if state.seat(sub.seat).alive:
+            latest[(sub.seat, sub.power)] = sub
+    return latest
+
+
+def team_choice(
+    state: GameState,
+    team: Team,
+    power: Power,
+    subs: dict[tuple[Seat, Power], Submission],
+    night: int,
+) -> tuple[Action | None, LotDraw | None]:
+    """The team's target by majority of its members' latest submissions; lots on a split."""
+    members = state.team_members(team)
+    chosen = [(m, subs[(m, power)].target) for m in members if (m, power) in subs]
+    if not chosen:
+        return None, None
+    votes = Counter(target for _, target in chosen)
+    top = max(votes.values())
+    tied = sorted((t for t, n in votes.items() if n == top), key=lambda t: -1 if t is None else t)
+    draw: LotDraw | None = None
+    if len(tied) == 1:
+        target = tied[0]
+    else:
+        names = [PASS if t is None else str(t) for t in tied]
+        label = lots.team_lots_label(night, power.value, names)
+        picked = lots.draw(state.seed, label, names)
+        draw = LotDraw(label=label, among=tuple(names), drawn=picked)
+        target = None if picked == PASS else Seat(int(picked))
+    if target is None:
+        return None, draw
+    return Action(power=power, actors=members, target=target), draw
+
+
+def gather_actions(
+    state: GameState, rules: Ruleset, cutoff: Instant | None
+) -> tuple[list[Action], list[LotDraw]]:
+    """Tonight's actions: team choices first, then every individual power, in seat order."""
+    night = state.window.number if state.window else 0
+    subs = counted_submissions(state, cutoff)
+    actions: list[Action] = []
+    draws: list[LotDraw] = []
+    team_powers = [p for p in Power if rules.team_power(p) is not None]
+    for power in team_powers:
+        team = rules.team_power(power)
+        assert team is not None
+        action, draw = team_choice(state, team, power, subs, night)
+        if action:
+            actions.append(action)
+        if draw:
+            draws.append(draw)
+    for (seat, power), sub in sorted(subs.items()):
+        if power in team_powers or sub.target is None:
+            continue
+        actions.append(Action(power=power, actors=(seat,), target=sub.target))
+    return actions, draws
+
+
+def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> NightOutcome:
+    """Resolve the open night window (see the module docstring for the order)."""
+    assert state.window is not None
+    night = state.window.number
+    actions, draws = gather_actions(state, rules, cutoff)
+    attacks = [a for a in actions if a.power in (Power.KILL, Power.SHOOT, Power.EXECUTE)]
+    effective = [a for a in attacks if rules.attack_effective(a.power, state.seat(a.target))]
+
+    cancelled: set[int] = set()
+    needles: dict[Seat, bool] = {}
+    for treat in (a for a in actions if a.power is Power.SAVE):
+        savable = [
+            i
+            for i, a in enumerate(effective)
+            if a.target == treat.target and rules.savable(a.power)
+        ]
+        if savable:
+            cancelled.update(savable)
+        else:
+            needles[treat.target] = rules.needle_kills(state.seat(treat.target), night)
+
+    deaths = {a.target for i, a in enumerate(effective) if i not in cancelled}
+    deaths.update(seat for seat, kills in needles.items() if kills)
+
+    spent: dict[Seat, Power] = {}
+    for action in actions:
+        if action.power in rules.one_shot:
+            spent[action.actors[0]] = action.power
+    new_roles: dict[Seat, Role] = {}
+    for seat, power in spent.items():
+        role = rules.role_after_spending(state.seat(seat), power)
+        if role is not None:
+            new_roles[seat] = role
+
+    changes = tuple(
+        SeatChange(
+            seat=seat,
+            dies=seat in deaths,
+            needle=night if seat in needles else None,
+            role=new_roles.get(seat),
+            spent=spent.get(seat),
+        )
+        for seat in sorted(set(deaths) | set(needles) | set(spent))
+    )
+    checks = tuple(_answer_checks(state, rules, actions, new_roles, spent))
+    return NightOutcome(
+        deaths=tuple(sorted(deaths)), changes=changes, checks=checks, lots=tuple(draws)
+    )
+
+
+def _answer_checks(
+    state: GameState,
+    rules: Ruleset,
+    actions: Iterable[Action],
+    new_roles: dict[Seat, Role],
+    spent: dict[Seat, Power],
+) -> Iterable[CheckRecord]:
+    """Answer each check on the target as it stands after tonight's actions."""
+    for action in actions:
+        if action.power is not Power.CHECK:
+            continue
+        target = state.seat(action.target)
+        after = replace(
+            target,
+            role=new_roles.get(target.seat, target.role),
+            spent=target.spent | ({spent[target.seat]} if target.seat in spent else set()),
+        )
+        yield CheckRecord(
+            team=Team.POLICE,
+            by=action.actors,
+            target=action.target,
+            result=rules.check_answer(after),
+        )

@@ -1,0 +1,144 @@
+"""The game record of RULES.md §6 (plus docs/replay.md's extensions), built from a state.
+
+Pure: the same record for `faguan replay`, `/game record` and `faguan verify`. Players are named by
+their seat's original player (substitutes are listed under `substitutes`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.model import Seat
+from engine.state import DayRecord, GameState, NightRecord, OverrideRecord, TieRecord
+
+
+def seat_names(state: GameState) -> dict[Seat, str]:
+    """Each seat's name in records: the player dealt into it."""
+    return {s.seat: (s.former_players[0] if s.former_players else s.player) for s in state.seats}
+
+
+def record_of(
+    state: GameState,
+    *,
+    rejected: list[dict[str, Any]] | None = None,
+    overrides: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The record as a JSON-ready dict; names everywhere in seat order."""
+    names = seat_names(state)
+
+    def named(seats: tuple[Seat, ...]) -> list[str]:
+        return [names[s] for s in sorted(seats)]
+
+    phases: list[dict[str, Any]] = []
+    for entry in state.history:
+        if isinstance(entry, NightRecord):
+            night: dict[str, Any] = {
+                "phase": "night",
+                "number": entry.number,
+                "left": named(entry.left),
+                "checks": [
+                    {"target": names[c.target], "result": c.result.value} for c in entry.checks
+                ],
+                "last_words": named(entry.last_words),
+            }
+            if entry.revealed:
+                night["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
+            phases.append(night)
+        elif isinstance(entry, DayRecord):
+            phases.append(_day(entry, names, named))
+    subs = {
+        names[s.seat]: [*s.former_players[1:], s.player] for s in state.seats if s.former_players
+    }
+    record: dict[str, Any] = {
+        "ruleset": state.ruleset,
+        "commitment": state.commitment,
+        "seed": state.seed,
+        "players": [names[s.seat] for s in state.seats],
+        "options": {
+            "tie": state.options.tie.value,
+            "self_vote": state.options.self_vote,
+            "composition": state.options.composition,
+        },
+        "roles": {names[s.seat]: s.original_role.value for s in state.seats},
+        "deal": {
+            "label": f"deal|{state.ruleset}|{len(state.seats)} players",
+            "dealt": [names[s] for s in state.dealt],
+        },
+        "phases": phases,
+        "lots": [
+            {
+                "label": d.label,
+                "among": [_lot_name(x, names) for x in d.among],
+                "drawn": _lot_name(d.drawn, names),
+            }
+            for d in state.lots
+        ],
+        "rejected": rejected or [],
+        "overrides": overrides if overrides is not None else _overrides(state, names),
+        "result": None,
+    }
+    if subs:
+        record["substitutes"] = subs
+    if state.result:
+        r = state.result
+        record["result"] = {
+            "winner": r.winner.value,
+            "after": r.after,
+            "reason": r.reason,
+            "scores": {names[s]: points for s, points in r.scores},
+        }
+    return record
+
+
+def _lot_name(option: str, names: dict[Seat, str]) -> str:
+    return names[Seat(int(option))] if option.isdigit() else option
+
+
+def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]:
+    day: dict[str, Any] = {"phase": "day", "number": entry.number}
+    if entry.revote:
+        day["revote"] = entry.revote
+    day.update(
+        {
+            "tally": {names[s]: n for s, n in entry.tally},
+            "abstained": named(entry.abstained),
+            "invalid": len(entry.void_posts),
+            "left": named(entry.left),
+            "tie": _tie(entry.tie, names, named),
+            "last_words": named(entry.last_words),
+        }
+    )
+    if entry.confess is not None:
+        day["confess"] = names[entry.confess]
+    if entry.revealed:
+        day["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
+    return day
+
+
+def _tie(tie: TieRecord | None, names: dict[Seat, str], named: Any) -> dict[str, Any] | None:
+    if tie is None:
+        return None
+    out: dict[str, Any] = {"tied": named(tie.tied), "policy": tie.policy.value, "then": tie.then}
+    if tie.drawn is not None:
+        out["drawn"] = names[tie.drawn]
+    if tie.label is not None:
+        out["label"] = tie.label
+    if tie.chooser is not None:
+        out["chooser"] = names[tie.chooser]
+    return out
+
+
+def _overrides(state: GameState, names: dict[Seat, str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for entry in state.history:
+        if isinstance(entry, OverrideRecord):
+            item: dict[str, Any] = {
+                "command": entry.command,
+                "phase": entry.phase.label() if entry.phase else None,
+            }
+            item.update(dict(entry.details))
+            if entry.left:
+                item["left"] = [names[s] for s in entry.left]
+                item["last_words"] = [names[s] for s in entry.last_words]
+            out.append(item)
+    return out

@@ -1,0 +1,27 @@
+"""The registry of rulesets by id (`faguan rulesets` lists it)."""
+
+from __future__ import annotations
+
+from engine.errors import SetupError
+from engine.rulesets.base import LastWordsPolicy, Ruleset, WinClause
+from engine.rulesets.basic import Basic
+from engine.rulesets.mifei import Mifei
+from engine.rulesets.v2 import V2
+from engine.rulesets.v3 import V3, V3M, V3MT, V3T
+
+RULESETS: dict[str, Ruleset] = {
+    r.id: r for r in (V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic())
+}
+
+
+def get_ruleset(ruleset_id: str) -> Ruleset:
+    """The ruleset with this id, or a SetupError listing the known ids."""
+    try:
+        return RULESETS[ruleset_id]
+    except KeyError:
+        raise SetupError(
+            "setup.unknown_ruleset", ruleset=ruleset_id, known=", ".join(sorted(RULESETS))
+        ) from None
+
+
+__all__ = ["RULESETS", "LastWordsPolicy", "Ruleset", "WinClause", "get_ruleset"]

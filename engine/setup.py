@@ -1,0 +1,106 @@
+"""Setting up a game: seats, the composition, the seeded deal (RULES.md §1 step 1, §4)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from engine import lots
+from engine.errors import SetupError
+from engine.events import GameCreated
+from engine.model import Role, Seat, TiePolicy
+from engine.rulesets import get_ruleset
+from engine.rulesets.base import Composition
+from engine.state import Options
+
+
+def read_options(raw: Mapping[str, object]) -> Options:
+    """Options from a plain mapping, each checked (unknown keys refused)."""
+    known = {"tie", "self_vote", "composition"}
+    for key in raw:
+        if key not in known:
+            raise SetupError("setup.unknown_option", option=key, known=", ".join(sorted(known)))
+    tie = raw.get("tie", "lots")
+    try:
+        policy = TiePolicy(str(tie))
+    except ValueError:
+        raise SetupError(
+            "setup.bad_option", option="tie", value=str(tie),
+            allowed=", ".join(p.value for p in TiePolicy),
+        ) from None  # fmt: skip
+    self_vote = raw.get("self_vote", True)
+    if not isinstance(self_vote, bool):
+        raise SetupError(
+            "setup.bad_option", option="self_vote", value=str(self_vote), allowed="true, false"
+        )
+    composition = raw.get("composition", 1)
+    if not isinstance(composition, int) or isinstance(composition, bool) or composition < 1:
+        raise SetupError(
+            "setup.bad_option", option="composition", value=str(composition), allowed="1, 2"
+        )
+    return Options(tie=policy, self_vote=self_vote, composition=composition)
+
+
+def _pick_composition(
+    choices: Sequence[Composition], fixed: Counter[Role], wanted: int, ruleset: str, players: int
+) -> Composition:
+    """The composition in force: the one asked for, or the first that fits the fixed roles."""
+    if wanted > len(choices):
+        raise SetupError(
+            "setup.bad_option", option="composition", value=str(wanted),
+            allowed=", ".join(str(i + 1) for i in range(len(choices))),
+        )  # fmt: skip
+    ordered = [choices[wanted - 1]] + [c for i, c in enumerate(choices) if i != wanted - 1]
+    for choice in ordered if fixed else ordered[:1]:
+        if all(fixed[role] <= choice.get(role, 0) for role in fixed):
+            return choice
+    table = " | ".join(", ".join(f"{r.value}×{n}" for r, n in c.items()) for c in choices)
+    raise SetupError("setup.roles_do_not_fit", ruleset=ruleset, players=players, table=table)
+
+
+def new_game(
+    *,
+    ruleset: str,
+    players: Sequence[str],
+    seed: str,
+    options: Mapping[str, object] | None = None,
+    roles: Mapping[str, str] | None = None,
+) -> GameCreated:
+    """The first event of a game: roles given explicitly are kept, the rest dealt from the seed."""
+    rules = get_ruleset(ruleset)
+    n = len(players)
+    rules.check_player_count(n)
+    if len(set(players)) != n:
+        dup = next(p for p in players if list(players).count(p) > 1)
+        raise SetupError("setup.duplicate_player", player=dup)
+    opts = read_options(options or {})
+    fixed: dict[int, Role] = {}
+    for player, role_id in (roles or {}).items():
+        if player not in players:
+            raise SetupError("setup.unknown_player", player=player)
+        try:
+            fixed[list(players).index(player)] = Role(role_id)
+        except ValueError:
+            raise SetupError("setup.unknown_role", role=role_id, player=player) from None
+    composition = _pick_composition(
+        rules.compositions(n), Counter(fixed.values()), opts.composition, ruleset, n
+    )
+    for role in set(fixed.values()):
+        if role not in composition:
+            raise SetupError("setup.role_not_in_ruleset", role=role.value, ruleset=ruleset)
+    remaining = Counter(composition)
+    remaining.subtract(Counter(fixed.values()))
+    to_deal = sorted(remaining.elements(), key=lambda r: r.value)
+    dealt_seats = [i for i in range(n) if i not in fixed]
+    shuffled = lots.shuffle(seed, lots.deal_label(ruleset, n), to_deal)
+    final = dict(fixed)
+    final.update(zip(dealt_seats, shuffled, strict=True))
+    return GameCreated(
+        ruleset=ruleset,
+        players=tuple(players),
+        roles=tuple(final[i] for i in range(n)),
+        dealt=tuple(Seat(i + 1) for i in dealt_seats),
+        seed=seed,
+        commitment=lots.commitment(seed),
+        options=opts,
+    )

@@ -1,0 +1,236 @@
+"""The state of one game: an immutable value rebuilt by folding its events (see `game.evolve`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.model import (
+    Camp,
+    CheckResult,
+    Instant,
+    PhaseId,
+    PhaseKind,
+    Power,
+    Role,
+    Seat,
+    Team,
+    TiePolicy,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """Per-game options (RULES.md §1.2; docs/replay.md)."""
+
+    tie: TiePolicy = TiePolicy.LOTS
+    self_vote: bool = True
+    composition: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeatState:
+    """One seat: who sits there, their role now and at the deal, and what happened to them."""
+
+    seat: Seat
+    player: str
+    original_role: Role
+    role: Role
+    alive: bool = True
+    spent: frozenset[Power] = frozenset()
+    needles: tuple[int, ...] = ()
+    """Nights on which this seat received an empty needle (空针)."""
+    former_players: tuple[str, ...] = ()
+    """Players replaced in this seat (替补), oldest first."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Submission:
+    """A night power submission; a later one for the same seat and power replaces it."""
+
+    seat: Seat
+    power: Power
+    target: Seat | None
+    """None means an explicit pass (不行使)."""
+    at: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VotePost:
+    """A vote post seen while a vote window was open, valid or not."""
+
+    post_id: str
+    author: str
+    seat: Seat | None
+    target: Seat | None
+    abstain: bool
+    at: Instant | None
+    void_reason: str | None = None
+    """A message key when the post does not count."""
+    void_params: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Window:
+    """The open window: a night's powers, a day's vote (maybe a run-off), or a victim's choice."""
+
+    kind: PhaseKind
+    number: int
+    revote: int = 0
+    candidates: tuple[Seat, ...] = ()
+    """In a run-off, the tied players (only they can be voted for)."""
+    barred_voters: tuple[Seat, ...] = ()
+    """Players who may not vote in this window (the tied ones in the third window)."""
+    chooser: Seat | None = None
+    """In a victim's-choice window, the player who picks among `candidates`."""
+
+    @property
+    def phase(self) -> PhaseId:
+        """The phase this window belongs to."""
+        return PhaseId(kind=self.kind, number=self.number)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LotDraw:
+    """One verifiable draw: its label, the options in the order drawn from, and the result."""
+
+    label: str
+    among: tuple[str, ...]
+    drawn: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckRecord:
+    """A private check answer, for the team (or player) that made it."""
+
+    team: Team
+    by: tuple[Seat, ...]
+    target: Seat
+    result: CheckResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class TieRecord:
+    """How a tie was settled."""
+
+    tied: tuple[Seat, ...]
+    policy: TiePolicy
+    then: str
+    """`lots`, `revote`, `none`, `draw` or `choice`."""
+    drawn: Seat | None = None
+    label: str | None = None
+    chooser: Seat | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NightRecord:
+    """What a night's resolution did (public: `left`; private: checks)."""
+
+    number: int
+    left: tuple[Seat, ...]
+    checks: tuple[CheckRecord, ...]
+    last_words: tuple[Seat, ...]
+    revealed: tuple[tuple[Seat, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DayRecord:
+    """What a vote window's lock did: tally, abstentions, void posts, who left, the tie."""
+
+    number: int
+    revote: int
+    tally: tuple[tuple[Seat, int], ...]
+    votes: tuple[tuple[Seat, Seat | None], ...]
+    """Each counted voter and their vote (None: abstained): the 票型."""
+    abstained: tuple[Seat, ...]
+    void_posts: tuple[VotePost, ...]
+    left: tuple[Seat, ...]
+    tie: TieRecord | None
+    last_words: tuple[Seat, ...]
+    confess: Seat | None = None
+    chosen_by: Seat | None = None
+    revealed: tuple[tuple[Seat, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class OverrideRecord:
+    """A moderator command that applied, in the phase it applied."""
+
+    command: str
+    phase: PhaseId | None
+    details: tuple[tuple[str, str], ...] = ()
+    left: tuple[Seat, ...] = ()
+    last_words: tuple[Seat, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """The end of the game: who won, when, why, and every player's score."""
+
+    winner: Camp
+    after: str
+    reason: str
+    """A message key."""
+    scores: tuple[tuple[Seat, int], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameState:
+    """Everything about one game. Never mutated: `evolve` returns a new one."""
+
+    ruleset: str
+    seed: str
+    commitment: str
+    options: Options
+    seats: tuple[SeatState, ...]
+    dealt: tuple[Seat, ...] = ()
+    window: Window | None = None
+    deadline: Instant | None = None
+    paused_remaining: int | None = None
+    """Milliseconds left on the deadline while the game is paused."""
+    submissions: tuple[Submission, ...] = ()
+    posts: tuple[VotePost, ...] = ()
+    choice: Seat | None = None
+    """In a victim's-choice window, the pick made so far."""
+    last_words_open: tuple[Seat, ...] = ()
+    last_words_given: tuple[tuple[Seat, str], ...] = ()
+    leavers_counted: int = 0
+    """How many players have used up a last-words slot (`first_n`)."""
+    history: tuple[NightRecord | DayRecord | OverrideRecord, ...] = ()
+    lots: tuple[LotDraw, ...] = ()
+    result: Result | None = None
+
+    # -- lookups -----------------------------------------------------------------------------
+    def seat(self, seat: Seat) -> SeatState:
+        """The state of one seat (1-based)."""
+        return self.seats[seat - 1]
+
+    def seat_of(self, player: str) -> Seat | None:
+        """The seat a player sits in now, or None for someone who is not (or no longer) playing."""
+        for s in self.seats:
+            if s.player == player:
+                return s.seat
+        return None
+
+    def alive(self) -> tuple[Seat, ...]:
+        """Seats still in the game, in seat order."""
+        return tuple(s.seat for s in self.seats if s.alive)
+
+    def team_members(self, team: Team) -> tuple[Seat, ...]:
+        """Living members of a team now (killers: current role killer; police: role police)."""
+        role = Role.KILLER if team is Team.KILLERS else Role.POLICE
+        return tuple(s.seat for s in self.seats if s.alive and s.role is role)
+
+    @property
+    def over(self) -> bool:
+        """True once the game has a result."""
+        return self.result is not None
+
+    @property
+    def phase(self) -> PhaseId | None:
+        """The phase in play (None before the first window and after the end)."""
+        return self.window.phase if self.window else None
+
+    @property
+    def paused(self) -> bool:
+        """True while a moderator has paused the clock."""
+        return self.paused_remaining is not None

@@ -1,0 +1,337 @@
+"""Turn the text of a vote-channel post into a voting intent (RULES.md §1.1).
+
+Pure and total: no I/O, never raises.  It does not judge validity (does seat 5 exist, is it
+alive, is the window open, ...): the engine does.  It only says what the post *means*.
+
+Theory of operation
+-------------------
+1. Normalise: Unicode NFKC (full-width digits, letters, spaces, ``＃``, ``：``, ``，``, ``№``
+   become ASCII), drop invisible format characters (zero-width space, BOM, ...), collapse runs
+   of whitespace to one space, strip, and strip leading Markdown emphasis (``**``, ``__``,
+   ``~~``, ``||``).  Matching is done on a case-folded copy; tokens reported back in
+   ``UnknownTarget`` come from the normalised (not folded) text.
+2. Keyword: the post must START with ``投票给`` | ``投给`` | ``投票`` | ``投`` | ``vote``
+   (any case; ``vote`` must not run on into a letter: ``voted`` is not a keyword), optionally
+   followed by ``for`` (after ``vote``) and by any punctuation/spaces such as ``:`` / ``：``.
+   A post starting with ``弃权`` / ``弃权票`` / ``abstain`` is read as if ``投`` preceded it.
+   Anything else -> ``NotAVote`` (``我投5号`` included: the keyword must come first).
+3. Target, tried in this order at the position after the keyword:
+   - a mention ``<@id>`` / ``<@!id>`` -> the seat from ``mentions``; role/channel mentions
+     ``<@&id>`` / ``<#id>`` and unmapped ids -> ``UnknownTarget``;
+   - ``@name`` (longest name in ``names``), else ``@`` + a seat number;
+   - ``弃权票`` | ``弃权`` | ``abstain`` -> ``Abstain``;
+   - a seat number: optional ``#`` / ``No.`` / ``No``, then ASCII digits (at most 6) or a
+     Chinese numeral 一 .. 九十九 (``十六``, ``二十``), then optionally ``号``/``號``.  Without
+     ``号`` the number must be followed by a non-alphanumeric character, a conjunction or the
+     end (so ``投5楼``, ``投一下``, ``5th`` are not seats);
+   - a bare name: the longest name in ``names`` that the text starts with.  CJK names may run
+     straight into the comment (``投阿明因为...``); a name ending in a Latin letter/digit must
+     not be followed by another one (``Jo`` does not match ``Joey``).
+   No target -> ``UnknownTarget`` whose token is the text up to the next space/punctuation
+   (``""`` when the keyword stands alone).  A name shared (after folding) by two seats is
+   unknown.
+4. Comment: whatever follows the target is ignored, EXCEPT a second target right after it:
+   skipping punctuation, spaces, emoji and conjunctions (和 跟 与 及 或 或者 还有 还是 以及
+   and or & + /), if a seat number, a mention, a resolvable ``@name`` or an abstention comes
+   next -- or a bare name when a conjunction was skipped -- the post is ambiguous ->
+   ``UnknownTarget`` carrying the text from the first target to the end of the second.
+   So ``投5号，理由：...`` is a vote for 5, ``投5号和6号`` / ``vote 5, 6`` / ``投 5 6`` are not.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeAlias
+
+__all__ = [
+    "Abstain",
+    "NotAVote",
+    "ParsedPost",
+    "UnknownTarget",
+    "VoteFor",
+    "parse_vote_post",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class VoteFor:
+    """A vote for the player in ``seat`` (not checked: the engine decides if it is valid)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Abstain:
+    """An explicit abstention: ``弃权`` / ``abstain`` / ``投弃权`` / ``vote abstain``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnknownTarget:
+    """Looks like a vote, but the target cannot be resolved (unknown, missing or several)."""
+
+    token: str  # the offending text, for the error message ("" when there is no target)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NotAVote:
+    """Ordinary text: not a vote post."""
+
+
+ParsedPost: TypeAlias = VoteFor | Abstain | UnknownTarget | NotAVote
+
+# All matching happens on case-folded text, so every literal below is lower case.
+_KEYWORDS = ("投票给", "投给", "投票", "投", "vote")
+_ABSTAIN_WORDS = ("弃权票", "弃权", "abstain")
+# Longest first where one is a prefix of another (或者 before 或).
+_CONJUNCTIONS: tuple[str, ...] = ("或者", "还有", "还是", "以及", "和", "跟", "与", "及", "或")
+_CONJUNCTIONS += ("and", "or", "&", "+", "/")
+_TARGET_STARTS = "@#<"  # never skipped as punctuation: they may begin a target
+_MARKDOWN = "*_~|"
+_TOKEN_STOPS = frozenset(",.;:!?、。…~()[]{}\"'“”‘’「」『』【】《》|*")
+_TOKEN_MAX = 40
+_CN_DIGITS = "一二三四五六七八九"
+
+_MENTION_RE = re.compile(r"<(@[!&]?|#)([0-9]{1,25})>")
+_SEAT_RE = re.compile(r"(?:(?:#|no\.?) ?)?([0-9]{1,6}|[一二三四五六七八九十]{1,3})( ?[号號])?")
+_SPACES_RE = re.compile(r"\s+")
+
+
+def parse_vote_post(
+    text: str,
+    *,
+    names: Mapping[str, int] | None = None,
+    mentions: Mapping[int, int] | None = None,
+) -> ParsedPost:
+    """Parse one post.  ``names``: display name -> seat; ``mentions``: Discord user id -> seat."""
+    norm = _normalise(text).lstrip(_MARKDOWN).lstrip()
+    folded, index = _fold(norm)
+    ctx = _Context(
+        text=folded,
+        norm=norm,
+        index=index,
+        names=_prepare_names(names or {}),
+        mentions=mentions or {},
+    )
+    starts = _target_starts(folded)
+    if not starts:
+        return NotAVote()
+    # Several readings only when a keyword is a prefix of another ("投票给" / "投票" / "投") or
+    # "vote for": the first one that resolves wins, else the report of the longest reading.
+    results = [_parse_from(ctx, pos) for pos in starts]
+    return next((r for r in results if isinstance(r, VoteFor | Abstain)), results[0])
+
+
+# --- normalisation ------------------------------------------------------------------------
+
+
+def _normalise(s: str) -> str:
+    s = unicodedata.normalize("NFKC", s)
+    s = "".join(c for c in s if unicodedata.category(c) != "Cf")
+    return _SPACES_RE.sub(" ", s).strip()
+
+
+def _fold(s: str) -> tuple[str, list[int]]:
+    """Case-fold ``s`` character by character; ``index[j]`` is the source of folded char ``j``."""
+    parts: list[str] = []
+    index: list[int] = []
+    for k, c in enumerate(s):
+        f = c.casefold()
+        parts.append(f)
+        index.extend([k] * len(f))
+    index.append(len(s))
+    return "".join(parts), index
+
+
+def _prepare_names(names: Mapping[str, int]) -> dict[str, int | None]:
+    """Folded name -> seat, or None when two seats share the folded name."""
+    out: dict[str, int | None] = {}
+    for name, seat in names.items():
+        key = _fold(_normalise(name))[0]
+        if not key:
+            continue
+        out[key] = seat if key not in out or out[key] == seat else None
+    return out
+
+
+# --- scanning -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Context:
+    text: str  # normalised and folded: what we match against
+    norm: str  # normalised, original case: what we report
+    index: list[int]  # folded position -> norm position (len(text) + 1 entries)
+    names: dict[str, int | None]
+    mentions: Mapping[int, int]
+
+    def orig(self, start: int, end: int) -> str:
+        return self.norm[self.index[start] : self.index[end]]
+
+
+def _is_cjk(c: str) -> bool:
+    o = ord(c)
+    return (
+        0x2E80 <= o <= 0x9FFF  # radicals, kana, CJK symbols, unified ideographs
+        or 0xAC00 <= o <= 0xD7AF  # hangul
+        or 0xF900 <= o <= 0xFAFF
+        or 0x20000 <= o <= 0x3FFFF
+    )
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() and not _is_cjk(c)
+
+
+def _conjunction_len(t: str, k: int) -> int:
+    for w in _CONJUNCTIONS:
+        if t.startswith(w, k):
+            end = k + len(w)
+            if w.isascii() and w.isalpha() and end < len(t) and t[end].isalpha():
+                continue  # "order" does not start with "or"
+            return len(w)
+    return 0
+
+
+def _boundary(t: str, k: int) -> bool:
+    """Can a number (or keyword-like word) end just before ``k``?"""
+    return k >= len(t) or not t[k].isalnum() or _conjunction_len(t, k) > 0
+
+
+def _skip(t: str, k: int, *, conjunctions: bool) -> tuple[int, bool]:
+    """Skip punctuation, spaces, symbols (and conjunctions); report whether one was skipped."""
+    saw = False
+    while k < len(t):
+        c = t[k]
+        if c in _TARGET_STARTS:
+            break
+        if not c.isalnum():
+            k += 1
+            continue
+        n = _conjunction_len(t, k) if conjunctions else 0
+        if n == 0:
+            break
+        k += n
+        saw = True
+    return k, saw
+
+
+def _target_starts(t: str) -> list[int]:
+    """Positions where the target may begin, best reading first; [] if not a vote post."""
+    starts: list[int] = []
+    for kw in _KEYWORDS:
+        if not t.startswith(kw):
+            continue
+        end = len(kw)
+        if kw == "vote":
+            if end < len(t) and t[end].isascii() and t[end].isalpha():
+                continue  # "voted", "voters"
+            pos, _ = _skip(t, end, conjunctions=False)
+            if t.startswith("for", pos) and _boundary(t, pos + 3):  # "vote for 5"
+                starts.append(_skip(t, pos + 3, conjunctions=False)[0])
+            starts.append(pos)
+        else:
+            starts.append(_skip(t, end, conjunctions=False)[0])
+    if not starts and any(t.startswith(w) and _boundary(t, len(w)) for w in _ABSTAIN_WORDS):
+        starts.append(0)  # a bare abstention
+    return starts
+
+
+def _parse_from(ctx: _Context, pos: int) -> ParsedPost:
+    found = _target(ctx, pos, bare_names=True)
+    if found is None:
+        return UnknownTarget(token=_token(ctx, pos))
+    result, end = found
+    if isinstance(result, UnknownTarget):
+        return result
+    k, saw_conjunction = _skip(ctx.text, end, conjunctions=True)
+    second = _target(ctx, k, bare_names=saw_conjunction)
+    if second is not None:
+        return UnknownTarget(token=ctx.orig(pos, second[1])[:_TOKEN_MAX])
+    return result
+
+
+def _target(ctx: _Context, i: int, *, bare_names: bool) -> tuple[ParsedPost, int] | None:
+    """The target starting exactly at ``i`` and where it ends, or None if there is none."""
+    t = ctx.text
+    if i >= len(t):
+        return None
+    m = _MENTION_RE.match(t, i)
+    if m is not None:
+        if m.group(1) in ("@", "@!"):
+            mentioned = ctx.mentions.get(int(m.group(2)))
+            if mentioned is not None:
+                return VoteFor(seat=mentioned), m.end()
+        return UnknownTarget(token=ctx.orig(i, m.end())), m.end()
+    if t[i] == "@":
+        return _name(ctx, i + 1, start=i) or _seat(t, i + 1)
+    for w in _ABSTAIN_WORDS:
+        if t.startswith(w, i) and _boundary(t, i + len(w)):
+            return Abstain(), i + len(w)
+    seat = _seat(t, i)
+    if seat is not None:
+        return seat
+    if bare_names:
+        return _name(ctx, i, start=i)
+    return None
+
+
+def _seat(t: str, i: int) -> tuple[ParsedPost, int] | None:
+    m = _SEAT_RE.match(t, i)
+    if m is None:
+        return None
+    number = m.group(1)
+    value = int(number) if number.isascii() else _chinese_number(number)
+    if value is None:
+        return None
+    if m.group(2) is None and not _boundary(t, m.end()):
+        return None
+    return VoteFor(seat=value), m.end()
+
+
+def _chinese_number(s: str) -> int | None:
+    """一 .. 九十九 (一, 十, 十六, 二十, 二十一); None for anything else (十十, 一二)."""
+    if s == "十":
+        return 10
+    if len(s) == 1:
+        return _CN_DIGITS.index(s) + 1
+    tens, sep, ones = s.partition("十")
+    if not sep or "十" in ones or len(tens) > 1 or len(ones) > 1:
+        return None
+    value = 10 * (_CN_DIGITS.index(tens) + 1 if tens else 1)
+    return value + (_CN_DIGITS.index(ones) + 1 if ones else 0)
+
+
+def _name(ctx: _Context, i: int, *, start: int) -> tuple[ParsedPost, int] | None:
+    """The longest known name at ``i`` (``start`` includes a leading ``@`` in the token)."""
+    t = ctx.text
+    best: str | None = None
+    for key in ctx.names:
+        if best is not None and len(key) <= len(best):
+            continue
+        end = i + len(key)
+        if not t.startswith(key, i):
+            continue
+        if end < len(t) and _is_word(t[end - 1]) and _is_word(t[end]):
+            continue  # "jo" inside "joey"
+        best = key
+    if best is None:
+        return None
+    end = i + len(best)
+    seat = ctx.names[best]
+    if seat is None:
+        return UnknownTarget(token=ctx.orig(start, end)), end
+    return VoteFor(seat=seat), end
+
+
+def _token(ctx: _Context, i: int) -> str:
+    """The unresolvable text at ``i``: up to the next space or punctuation."""
+    t = ctx.text
+    if i >= len(t):
+        return ""
+    j = i + 1 if t[i] in _TARGET_STARTS else i
+    while j < len(t) and not t[j].isspace() and t[j] not in _TOKEN_STOPS:
+        j += 1
+    return ctx.orig(i, j)[:_TOKEN_MAX]

@@ -1,0 +1,135 @@
+"""Vote posts and the tally (RULES.md §1.1–1.2).
+
+A post is judged twice: when it arrives (who posted, for whom, in which window) and at the lock
+(stamped after the deadline?). The tally takes each living player's last valid post by its own
+timestamp (then post id), so the order in which posts reach the bot never matters.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from engine.commands import PostVote
+from engine.model import Instant, Seat
+from engine.rulesets import Ruleset
+from engine.state import GameState, VotePost, Window
+
+
+def judge_post(state: GameState, cmd: PostVote) -> VotePost:
+    """The post as recorded: valid, or void with a reason key (the window is open)."""
+    window = state.window
+    assert window is not None
+    seat = state.seat_of(cmd.player)
+    post = VotePost(
+        post_id=cmd.post_id,
+        author=cmd.player,
+        seat=seat,
+        target=cmd.target,
+        abstain=cmd.abstain,
+        at=cmd.at,
+    )
+    reason, params = _void_reason(state, window, cmd, seat)
+    if reason:
+        return replace(post, void_reason=reason, void_params=tuple(sorted(params.items())))
+    return post
+
+
+def _void_reason(
+    state: GameState, window: Window, cmd: PostVote, seat: Seat | None
+) -> tuple[str | None, dict[str, str]]:
+    """Why a post arriving in an open window does not count, if it does not."""
+    n = len(state.seats)
+    if seat is None:
+        return "vote.not_player", {}
+    if not state.seat(seat).alive:
+        return "vote.out_of_game", {"seat": str(seat)}
+    if seat in window.barred_voters:
+        return "vote.barred_in_runoff", {"seat": str(seat)}
+    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
+        return "vote.after_deadline", {}
+    if cmd.abstain:
+        return None, {}
+    if cmd.target is None:
+        return "vote.unknown_target", {"raw": cmd.raw}
+    if not 1 <= cmd.target <= n:
+        return "vote.no_such_seat", {"target": str(cmd.target), "max": str(n)}
+    if not state.seat(cmd.target).alive:
+        return "vote.target_out", {"target": str(cmd.target)}
+    if window.candidates and cmd.target not in window.candidates:
+        return "vote.not_candidate", {
+            "target": str(cmd.target),
+            "candidates": ",".join(str(c) for c in window.candidates),
+        }
+    if not state.options.self_vote and cmd.target == seat:
+        return "vote.self_vote", {}
+    return None, {}
+
+
+def _order_key(post: VotePost) -> tuple[int, int, str]:
+    """Posts in time order: own timestamp, then the (snowflake or step) id."""
+    pid = post.post_id
+    return (post.at if post.at is not None else -1, int(pid) if pid.isdigit() else 0, pid)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tally:
+    """The count at a lock."""
+
+    votes: dict[Seat, Seat | None]
+    """Each counted voter's last valid vote (None: abstained)."""
+    void: tuple[VotePost, ...]
+    """Every post of the window that does not count, with its reason."""
+
+    @property
+    def counts(self) -> Counter[Seat]:
+        """Votes received per target."""
+        return Counter(t for t in self.votes.values() if t is not None)
+
+    @property
+    def abstained(self) -> tuple[Seat, ...]:
+        """Voters whose last post was an abstention, in seat order."""
+        return tuple(sorted(s for s, t in self.votes.items() if t is None))
+
+    def leaders(self) -> tuple[Seat, ...]:
+        """The players with the most votes, in seat order (empty when nobody was voted for)."""
+        counts = self.counts
+        if not counts:
+            return ()
+        top = max(counts.values())
+        return tuple(sorted(s for s, n in counts.items() if n == top))
+
+
+def tally(state: GameState, posts: Iterable[VotePost], cutoff: Instant | None) -> Tally:
+    """Count the window's posts at the lock: the late ones are void, the rest each voter's last."""
+    void: list[VotePost] = []
+    votes: dict[Seat, Seat | None] = {}
+    for post in sorted(posts, key=_order_key):
+        if (
+            post.void_reason is None
+            and cutoff is not None
+            and post.at is not None
+            and post.at > cutoff
+        ):
+            post = replace(post, void_reason="vote.after_deadline")
+        if (
+            post.void_reason is None
+            and post.target is not None
+            and not state.seat(post.target).alive
+        ):
+            post = replace(
+                post, void_reason="vote.target_out", void_params=(("target", str(post.target)),)
+            )
+        if post.void_reason is not None:
+            void.append(post)
+            continue
+        assert post.seat is not None
+        if state.seat(post.seat).alive:
+            votes[post.seat] = None if post.abstain else post.target
+    return Tally(votes=votes, void=tuple(void))
+
+
+def third_window_barred(rules: Ruleset, tied: tuple[Seat, ...]) -> tuple[Seat, ...]:
+    """Who may not vote in the third window (the tied players, unless the ruleset lets them)."""
+    return () if rules.tied_vote_in_third_window else tied
