@@ -85,6 +85,7 @@ def record_of(
             "winner": r.winner.value,
             "after": r.after,
             "reason": r.reason,
+            "reason_key": r.reason,
             "scores": {names[s]: points for s, points in r.scores},
         }
     return record
@@ -101,6 +102,7 @@ def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]
     day.update(
         {
             "tally": {names[s]: n for s, n in entry.tally},
+            "votes": {names[v]: (names[t] if t is not None else "abstain") for v, t in entry.votes},
             "abstained": named(entry.abstained),
             "invalid": len(entry.void_posts),
             "left": named(entry.left),

@@ -1,0 +1,91 @@
+"""Check a finished game's record against its published seed (RULES.md §4).
+
+Pure: given the record (as `faguan replay --json` and `/game record` write it), recompute the
+commitment, the deal and every lot, and report each as matching or not, naming what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine import lots
+from engine.errors import EngineError
+from engine.setup import new_game
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One recomputed item: what it is, whether it matches, and the difference if not."""
+
+    what: str
+    ok: bool
+    detail: str = ""
+
+
+def verify_record(record: Mapping[str, Any]) -> list[Finding]:
+    """Recompute the commitment, the deal and every lot of a record."""
+    findings: list[Finding] = []
+    seed = record.get("seed")
+    if not isinstance(seed, str):
+        return [Finding(what="seed", ok=False, detail="the record has no published seed")]
+    expected = lots.commitment(seed)
+    findings.append(
+        Finding(
+            what="commitment",
+            ok=expected == record.get("commitment"),
+            detail=f"SHA-256 of the seed is {expected}, the record says {record.get('commitment')}",
+        )
+    )
+    findings.append(_verify_deal(record, seed))
+    draws = list(record.get("lots", []))
+    for phase in record.get("phases", []):
+        tie = phase.get("tie") if isinstance(phase, Mapping) else None
+        if isinstance(tie, Mapping) and tie.get("then") == "lots":
+            draws.append(
+                {"label": tie.get("label"), "among": tie.get("tied"), "drawn": tie.get("drawn")}
+            )
+    for draw in draws:
+        findings.append(_verify_draw(seed, draw))
+    return findings
+
+
+def _verify_deal(record: Mapping[str, Any], seed: str) -> Finding:
+    players = list(record.get("players", []))
+    roles: Mapping[str, str] = record.get("roles", {})
+    deal = record.get("deal", {})
+    dealt = set(deal.get("dealt", []))
+    fixed = {p: r for p, r in roles.items() if p not in dealt}
+    try:
+        created = new_game(
+            ruleset=str(record.get("ruleset")),
+            players=players,
+            seed=seed,
+            options=dict(record.get("options", {})),
+            roles=fixed,
+        )
+    except EngineError as exc:
+        return Finding(what="deal", ok=False, detail=f"cannot recompute the deal: {exc.key}")
+    differ = [
+        f"{p}: dealt {r.value}, the record says {roles.get(p)}"
+        for p, r in zip(players, created.roles, strict=True)
+        if roles.get(p) != r.value
+    ]
+    return Finding(what=f"deal ({deal.get('label', '')})", ok=not differ, detail="; ".join(differ))
+
+
+def _verify_draw(seed: str, draw: Mapping[str, Any]) -> Finding:
+    label = draw.get("label")
+    among = draw.get("among")
+    if not isinstance(label, str) or not isinstance(among, list) or not among:
+        return Finding(what=f"lot {label}", ok=False, detail="the lot has no label or options")
+    drawn = lots.draw(seed, label, among)
+    return Finding(
+        what=f"lot {label}",
+        ok=drawn == draw.get("drawn"),
+        detail=(
+            f"the seed draws {drawn} among {', '.join(map(str, among))};"
+            f" the record says {draw.get('drawn')}"
+        ),
+    )
