@@ -1,0 +1,99 @@
+"""Effects: what the shell must do in the world after events are committed.
+
+Effects are data (message keys and parameters, never prose) derived from events by
+`effects_for`; the shell renders and performs them (`bot/discord_effects.py`). Public effects
+carry only public information; anything hidden goes in a `Whisper` to the seat concerned or a
+`TeamNotice` to a team's private thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from engine.model import Instant, Seat, Team
+
+Param = str | int | bool | None
+Params = tuple[tuple[str, Param], ...]
+
+
+def params(**values: Param) -> Params:
+    """Parameters as a sorted tuple (hashable, JSON-safe)."""
+    return tuple(sorted(values.items()))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Announce:
+    """A public post in the game channel."""
+
+    key: str
+    params: Params = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Whisper:
+    """A private message to the player in `seat` (DM, or ephemeral on their next command)."""
+
+    seat: Seat
+    key: str
+    params: Params = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeamNotice:
+    """A message in a team's private thread."""
+
+    team: Team
+    key: str
+    params: Params = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClockPost:
+    """The 看表帖: the phase lock post, with the exact deadline; players fall silent."""
+
+    phase: str
+    deadline: Instant | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetChannelsOpen:
+    """Open or close the game channels to the living players."""
+
+    open: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplyToPost:
+    """A reply to a vote post: ✅ for a valid one (`key=None`), or the reason it is void."""
+
+    post_id: str
+    key: str | None
+    params: Params = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScheduleDeadline:
+    """Wake the shell at `deadline` (None: no timer for the current window)."""
+
+    deadline: Instant | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeatHandover:
+    """A seat changed hands: the old player loses access, the new one gets the seat's role."""
+
+    seat: Seat
+    old_player: str
+    new_player: str
+
+
+Effect = (
+    Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
+    | SeatHandover
+)  # fmt: skip
+
+
+def seats_text(seats: Iterable[Seat]) -> str:
+    """Seat numbers as `3,5,9` (the shell renders names)."""
+    return ",".join(str(s) for s in seats)

@@ -1,0 +1,337 @@
+"""What to tell whom after events: `effects_for(before, events)`.
+
+One place decides what is public. Public effects (Announce, ClockPost, ReplyToPost) carry only
+what every player may know: who left, the vote table, ties and lots, overrides, and at the end
+everything. Roles, night targets and check answers go only to the seat or team entitled to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.effects import (
+    Announce,
+    ClockPost,
+    Effect,
+    ReplyToPost,
+    ScheduleDeadline,
+    SeatHandover,
+    SetChannelsOpen,
+    TeamNotice,
+    Whisper,
+    params,
+    seats_text,
+)
+from engine.events import (
+    ChoiceMade,
+    DayResolved,
+    DeadlineSet,
+    Event,
+    GameCreated,
+    GameEnded,
+    LastWordsGiven,
+    NightResolved,
+    Paused,
+    PlayerRemoved,
+    PlayerReplaced,
+    PostVoided,
+    PowerSubmitted,
+    Resumed,
+    VotePosted,
+    WindowOpened,
+)
+from engine.game import evolve, initial_state
+from engine.model import PhaseKind, Seat
+from engine.rulesets import get_ruleset
+from engine.state import GameState
+
+
+def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
+    """The effects of `events` applied to `before` (None when the first event creates the game)."""
+    out: list[Effect] = []
+    state = before
+    for event in events:
+        after = (
+            initial_state(event) if isinstance(event, GameCreated) else evolve(_need(state), event)
+        )
+        out.extend(_effects(state, event, after))
+        state = after
+    return out
+
+
+def _need(state: GameState | None) -> GameState:
+    if state is None:
+        raise ValueError("only GameCreated can start without a state")
+    return state
+
+
+def role_message(state: GameState, seat: Seat) -> Whisper:
+    """The private role message for a seat: role, powers, teammates (who knows whom)."""
+    rules = get_ruleset(state.ruleset)
+    me = state.seat(seat)
+    team = rules.team_of(me)
+    mates = [s.seat for s in state.seats if s.seat != seat and team and rules.team_of(s) == team]
+    powers = rules.night_powers(me) + rules.day_powers(me)
+    return Whisper(
+        seat=seat,
+        key="role.dealt",
+        params=params(
+            seat=int(seat),
+            role=me.role.value,
+            powers=",".join(p.value for p in powers),
+            teammates=seats_text(mates),
+        ),
+    )
+
+
+def _effects(before: GameState | None, event: Event, after: GameState) -> list[Effect]:
+    match event:
+        case GameCreated():
+            return [
+                Announce(
+                    key="game.started",
+                    params=params(
+                        ruleset=event.ruleset,
+                        players=len(event.players),
+                        commitment=event.commitment,
+                    ),
+                ),
+                *(role_message(after, s.seat) for s in after.seats),
+            ]
+        case WindowOpened():
+            return _window_opened(after, event)
+        case PowerSubmitted():
+            sub = event.submission
+            rules = get_ruleset(after.ruleset)
+            out: list[Effect] = [
+                Whisper(
+                    seat=sub.seat,
+                    key="power.accepted",
+                    params=params(power=sub.power.value, target=sub.target),
+                )
+            ]
+            team = rules.team_power(sub.power)
+            if team is not None:
+                out.append(
+                    TeamNotice(
+                        team=team,
+                        key="team.submission",
+                        params=params(seat=int(sub.seat), power=sub.power.value, target=sub.target),
+                    )
+                )
+            return out
+        case VotePosted():
+            post = event.post
+            return [
+                ReplyToPost(
+                    post_id=post.post_id, key=post.void_reason, params=tuple(post.void_params)
+                )
+            ]
+        case NightResolved():
+            return _night_resolved(_need(before), event)
+        case DayResolved():
+            return _day_resolved(_need(before), event, after)
+        case LastWordsGiven():
+            return [
+                Announce(key="lastwords.text", params=params(seat=int(event.seat), text=event.text))
+            ]
+        case ChoiceMade():
+            return [
+                Whisper(
+                    seat=event.seat, key="choice.accepted", params=params(target=int(event.target))
+                )
+            ]
+        case DeadlineSet():
+            return [
+                Announce(key="mod.deadline", params=params(deadline=event.deadline)),
+                ScheduleDeadline(deadline=event.deadline),
+            ]
+        case Paused():
+            return [
+                Announce(key="mod.paused", params=params(remaining_ms=event.remaining_ms)),
+                ScheduleDeadline(deadline=None),
+            ]
+        case Resumed():
+            return [
+                Announce(key="mod.resumed", params=params(deadline=event.deadline)),
+                ScheduleDeadline(deadline=event.deadline),
+            ]
+        case PlayerReplaced():
+            assert before is not None
+            return [
+                Announce(key="mod.replaced", params=params(seat=int(event.seat))),
+                SeatHandover(
+                    seat=event.seat,
+                    old_player=before.seat(event.seat).player,
+                    new_player=event.new_player,
+                ),
+                role_message(after, event.seat),
+            ]
+        case PlayerRemoved():
+            return [
+                Announce(key="mod.modkill", params=params(seat=int(event.seat))),
+                *_reveal_and_last_words((), event.record.last_words),
+            ]
+        case PostVoided():
+            return [
+                Announce(key="mod.voided", params=params(post=event.post_id, reason=event.reason)),
+                ReplyToPost(
+                    post_id=event.post_id,
+                    key="vote.voided_by_moderator",
+                    params=params(reason=event.reason),
+                ),
+            ]
+        case GameEnded():
+            r = event.result
+            return [
+                ScheduleDeadline(deadline=None),
+                Announce(
+                    key="game.over",
+                    params=params(
+                        winner=r.winner.value,
+                        after=r.after,
+                        reason=r.reason,
+                        roles=",".join(f"{s.seat}:{s.original_role.value}" for s in after.seats),
+                        scores=",".join(f"{seat}:{points}" for seat, points in r.scores),
+                        seed=after.seed,
+                        commitment=after.commitment,
+                    ),
+                ),
+                SetChannelsOpen(open=True),
+            ]
+    return []
+
+
+def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
+    window = event.window
+    rules = get_ruleset(state.ruleset)
+    out: list[Effect] = [ScheduleDeadline(deadline=event.deadline), SetChannelsOpen(open=True)]
+    if window.kind is PhaseKind.NIGHT:
+        out.append(
+            Announce(
+                key="window.night", params=params(number=window.number, deadline=event.deadline)
+            )
+        )
+        for seat in state.seats:
+            powers = rules.night_powers(seat) if seat.alive else ()
+            if powers:
+                out.append(
+                    Whisper(
+                        seat=seat.seat,
+                        key="window.powers",
+                        params=params(
+                            number=window.number,
+                            powers=",".join(p.value for p in powers),
+                            deadline=event.deadline,
+                        ),
+                    )
+                )
+    elif window.chooser is not None:
+        out.append(
+            Announce(
+                key="window.choice",
+                params=params(
+                    chooser=int(window.chooser),
+                    candidates=seats_text(window.candidates),
+                    deadline=event.deadline,
+                ),
+            )
+        )
+    elif window.revote:
+        out.append(
+            Announce(
+                key="window.revote",
+                params=params(
+                    number=window.number,
+                    revote=window.revote,
+                    candidates=seats_text(window.candidates),
+                    barred=seats_text(window.barred_voters),
+                    deadline=event.deadline,
+                ),
+            )
+        )
+    else:
+        out.append(
+            Announce(key="window.day", params=params(number=window.number, deadline=event.deadline))
+        )
+    return out
+
+
+def _reveal_and_last_words(
+    revealed: Sequence[tuple[Seat, str]], last_words: Sequence[Seat]
+) -> list[Effect]:
+    out: list[Effect] = []
+    if revealed:
+        out.append(
+            Announce(
+                key="reveal", params=params(revealed=",".join(f"{s}:{v}" for s, v in revealed))
+            )
+        )
+    if last_words:
+        out.append(Announce(key="lastwords.invite", params=params(seats=seats_text(last_words))))
+        out.extend(Whisper(seat=s, key="lastwords.prompt") for s in last_words)
+    return out
+
+
+def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
+    record = event.record
+    out: list[Effect] = [
+        ClockPost(phase=f"night {record.number}", deadline=before.deadline),
+        SetChannelsOpen(open=False),
+        Announce(
+            key="night.result", params=params(number=record.number, left=seats_text(record.left))
+        ),
+    ]
+    for check in record.checks:
+        for seat in check.by:
+            out.append(
+                Whisper(
+                    seat=seat,
+                    key="check.result",
+                    params=params(target=int(check.target), result=check.result.value),
+                )
+            )
+    out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    return out
+
+
+def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> list[Effect]:
+    record = event.record
+    out: list[Effect] = []
+    if record.confess is None:
+        out += [
+            ClockPost(phase=f"day {record.number}", deadline=before.deadline),
+            SetChannelsOpen(open=False),
+        ]
+    else:
+        out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
+    if record.confess is None and record.chosen_by is None:
+        votes = ";".join(f"{v}>{t if t is not None else 'abstain'}" for v, t in record.votes)
+        void = ";".join(f"{p.post_id}:{p.void_reason}" for p in record.void_posts)
+        out.append(
+            Announce(
+                key="day.tally",
+                params=params(number=record.number, revote=record.revote, votes=votes, void=void),
+            )
+        )
+    if record.tie is not None:
+        tie = record.tie
+        out.append(
+            Announce(
+                key=f"tie.{tie.then}",
+                params=params(
+                    tied=seats_text(tie.tied),
+                    drawn=tie.drawn,
+                    label=tie.label,
+                    chooser=tie.chooser,
+                    commitment=after.commitment,
+                ),
+            )
+        )
+    out.append(
+        Announce(
+            key="day.result", params=params(number=record.number, left=seats_text(record.left))
+        )
+    )
+    out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    return out
