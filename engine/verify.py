@@ -39,15 +39,14 @@ def verify_record(record: Mapping[str, Any]) -> list[Finding]:
         )
     )
     findings.append(_verify_deal(record, seed))
-    draws = list(record.get("lots", []))
+    for draw in record.get("lots", []):
+        findings.append(_verify_draw(seed, draw, "lot"))
     for phase in record.get("phases", []):
         tie = phase.get("tie") if isinstance(phase, Mapping) else None
         if isinstance(tie, Mapping) and tie.get("then") == "lots":
-            draws.append(
-                {"label": tie.get("label"), "among": tie.get("tied"), "drawn": tie.get("drawn")}
-            )
-    for draw in draws:
-        findings.append(_verify_draw(seed, draw))
+            where = f"tie of {phase.get('phase')} {phase.get('number')}"
+            draw = {"label": tie.get("label"), "among": tie.get("tied"), "drawn": tie.get("drawn")}
+            findings.append(_verify_draw(seed, draw, where))
     return findings
 
 
@@ -75,14 +74,14 @@ def _verify_deal(record: Mapping[str, Any], seed: str) -> Finding:
     return Finding(what=f"deal ({deal.get('label', '')})", ok=not differ, detail="; ".join(differ))
 
 
-def _verify_draw(seed: str, draw: Mapping[str, Any]) -> Finding:
+def _verify_draw(seed: str, draw: Mapping[str, Any], what: str) -> Finding:
     label = draw.get("label")
     among = draw.get("among")
     if not isinstance(label, str) or not isinstance(among, list) or not among:
-        return Finding(what=f"lot {label}", ok=False, detail="the lot has no label or options")
+        return Finding(what=f"{what} {label}", ok=False, detail="the lot has no label or options")
     drawn = lots.draw(seed, label, among)
     return Finding(
-        what=f"lot {label}",
+        what=f"{what} {label}",
         ok=drawn == draw.get("drawn"),
         detail=(
             f"the seed draws {drawn} among {', '.join(map(str, among))};"

@@ -39,7 +39,9 @@ class Game:
         self.events.extend(events)
         return events
 
-    def power(self, seat: int, power: str, target: int | None = None, *, at: int | None = None) -> None:
+    def power(
+        self, seat: int, power: str, target: int | None = None, *, at: int | None = None
+    ) -> None:
         self.do(
             SubmitPower(
                 player=f"p{seat}",

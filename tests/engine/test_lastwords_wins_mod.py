@@ -82,12 +82,26 @@ WINS = [
     ("v2", V2, [[(1, "kill", 3)], [(1, "kill", 4)]], [{5: 6}], Camp.KILLERS, "win.police_out"),
     ("v2", V2, [[]], [{3: 1, 4: 1}], None, None),
     ("mifei", MIFEI, [[(7, "shoot", 1)]], [{3: 2, 4: 2}], None, None),  # secret killer still in
-    ("v3", V3_12, [[(1, "kill", 4)], [(1, "kill", 5)], [(1, "kill", 6)]], [{7: 8}, {7: 9}], Camp.KILLERS, "win.police_out"),
+    (
+        "v3",
+        V3_12,
+        [[(1, "kill", 4)], [(1, "kill", 5)], [(1, "kill", 6)]],
+        [{7: 8}, {7: 9}],
+        Camp.KILLERS,
+        "win.police_out",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("ruleset", "roles", "nights", "days", "winner", "reason"), WINS)
-def test_wins(ruleset: str, roles: list[str], nights: list[list[tuple[int, str, int]]], days: list[dict[int, int]], winner: Camp | None, reason: str | None) -> None:
+def test_wins(
+    ruleset: str,
+    roles: list[str],
+    nights: list[list[tuple[int, str, int]]],
+    days: list[dict[int, int]],
+    winner: Camp | None,
+    reason: str | None,
+) -> None:
     game = Game(ruleset, roles)
     for i, night in enumerate(nights):
         if game.state.over:
@@ -110,7 +124,9 @@ def test_v3_killers_and_police_out_in_one_night_is_a_draw() -> None:
     game.day({4: 3, 8: 3, 9: 3})
     game.night((1, "kill", 4), (7, "save", 1))  # consecutive needle kills 1; 4 killed
     result = game.state.result
-    assert result is not None and result.winner is Camp.DRAW and result.reason == "win.both_out_draw"
+    assert (
+        result is not None and result.winner is Camp.DRAW and result.reason == "win.both_out_draw"
+    )
     assert result.after == "night 3"
 
 
@@ -122,7 +138,9 @@ def test_mifei_killers_side_and_police_out_together_is_a_draw() -> None:
     game.day({3: 2, 8: 2, 9: 2})
     game.night((1, "kill", 3), (6, "save", 1))  # second needle kills 1; 3 killed
     result = game.state.result
-    assert result is not None and result.winner is Camp.DRAW and result.reason == "win.both_out_draw"
+    assert (
+        result is not None and result.winner is Camp.DRAW and result.reason == "win.both_out_draw"
+    )
 
 
 def test_v3t_civilians_out_killers_win_and_spent_secret_police_counts_as_civilian() -> None:
@@ -135,7 +153,11 @@ def test_v3t_civilians_out_killers_win_and_spent_secret_police_counts_as_civilia
     game.lock()
     game.night((1, "kill", 6))
     result = game.state.result
-    assert result is not None and result.winner is Camp.KILLERS and result.reason == "win.civilians_out"
+    assert (
+        result is not None
+        and result.winner is Camp.KILLERS
+        and result.reason == "win.civilians_out"
+    )
 
 
 def test_v2_civilians_out_is_a_draw() -> None:
@@ -145,7 +167,11 @@ def test_v2_civilians_out_is_a_draw() -> None:
         game.lock()
     game.night((1, "kill", 8))
     result = game.state.result
-    assert result is not None and result.winner is Camp.DRAW and result.reason == "win.civilians_out_draw"
+    assert (
+        result is not None
+        and result.winner is Camp.DRAW
+        and result.reason == "win.civilians_out_draw"
+    )
 
 
 def test_scores_by_original_role() -> None:

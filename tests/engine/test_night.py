@@ -50,7 +50,9 @@ NIGHT_ONE = [
 
 
 @pytest.mark.parametrize(("ruleset", "roles", "actions", "left"), NIGHT_ONE)
-def test_night_one(ruleset: str, roles: list[str], actions: list[tuple[int, str, int]], left: list[int]) -> None:
+def test_night_one(
+    ruleset: str, roles: list[str], actions: list[tuple[int, str, int]], left: list[int]
+) -> None:
     game = Game(ruleset, roles)
     game.night(*actions)
     record = game.state.history[-1]
@@ -211,7 +213,15 @@ def test_submission_stamped_after_the_lock_is_void() -> None:
         ("v2", V2, 9, "kill", 6, ActorError, "actor.not_player"),
         ("v2", V2, 1, "kill", 9, TargetError, "target.unknown"),
         ("v2", V2, 3, "check", 3, TargetError, "target.self_forbidden"),
-        ("basic", [P, P, K, K, C, C, C, C], 1, "check", 2, TargetError, "target.police_check_police"),
+        (
+            "basic",
+            [P, P, K, K, C, C, C, C],
+            1,
+            "check",
+            2,
+            TargetError,
+            "target.police_check_police",
+        ),
         ("v2", V2, 1, "confess", None, ActorError, "actor.no_such_power"),
     ],
 )

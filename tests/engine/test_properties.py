@@ -50,8 +50,22 @@ def games(draw: st.DrawFn) -> tuple[str, int, str, str, list[Command]]:
     seat = st.integers(0, n + 1).map(Seat)
     at = st.none() | st.integers(0, 10_000).map(Instant)
     command = st.one_of(
-        st.builds(SubmitPower, player=who, power=st.sampled_from(list(Power)), target=st.none() | seat, passed=st.booleans(), at=at),
-        st.builds(PostVote, player=who, post_id=st.integers(0, 60).map(str), target=st.none() | seat, abstain=st.booleans(), at=at),
+        st.builds(
+            SubmitPower,
+            player=who,
+            power=st.sampled_from(list(Power)),
+            target=st.none() | seat,
+            passed=st.booleans(),
+            at=at,
+        ),
+        st.builds(
+            PostVote,
+            player=who,
+            post_id=st.integers(0, 60).map(str),
+            target=st.none() | seat,
+            abstain=st.booleans(),
+            at=at,
+        ),
         st.builds(Lock, at=at, forced=st.booleans()),
         st.builds(Lock, at=st.none()),
         st.builds(GiveLastWords, player=who, text=st.just("遗言")),
@@ -86,9 +100,13 @@ def _known_roles_ok(state, seat: int) -> None:  # type: ignore[no-untyped-def]
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games())
-def test_any_command_applies_or_raises_and_replay_rebuilds_the_state(game: tuple[str, int, str, str, list[Command]]) -> None:
+def test_any_command_applies_or_raises_and_replay_rebuilds_the_state(
+    game: tuple[str, int, str, str, list[Command]],
+) -> None:
     ruleset, n, seed, tie, commands = game
-    created = new_game(ruleset=ruleset, players=[f"p{i}" for i in range(1, n + 1)], seed=seed, options={"tie": tie})
+    created = new_game(
+        ruleset=ruleset, players=[f"p{i}" for i in range(1, n + 1)], seed=seed, options={"tie": tie}
+    )
     events = start_events(created)
     state = replay_events(events)
     effects = effects_for(None, events)
@@ -105,7 +123,10 @@ def test_any_command_applies_or_raises_and_replay_rebuilds_the_state(game: tuple
     assert replay_events(events) == state
     assert [codec.load(codec.dump(e)) for e in events] == events
     for effect in effects:
-        if isinstance(effect, Announce | ClockPost | ReplyToPost) and getattr(effect, "key", "") != "game.over":
+        if (
+            isinstance(effect, Announce | ClockPost | ReplyToPost)
+            and getattr(effect, "key", "") != "game.over"
+        ):
             keys = {k for k, _ in getattr(effect, "params", ())}
             assert not keys & SECRET_KEYS, effect
     if state.over:
@@ -121,11 +142,19 @@ def test_any_command_applies_or_raises_and_replay_rebuilds_the_state(game: tuple
     ),
     st.randoms(use_true_random=False),
 )
-def test_tally_does_not_depend_on_arrival_order(posts: list[tuple[int, int | None, int]], rnd: random.Random) -> None:
+def test_tally_does_not_depend_on_arrival_order(
+    posts: list[tuple[int, int | None, int]], rnd: random.Random
+) -> None:
     created = new_game(ruleset="v2", players=[f"p{i}" for i in range(1, 9)], seed="s")
     base, _ = apply(replay_events(start_events(created)), Lock())
     commands = [
-        PostVote(player=f"p{v}", post_id=str(1000 + i), target=None if t is None else Seat(t), abstain=t is None, at=Instant(at))
+        PostVote(
+            player=f"p{v}",
+            post_id=str(1000 + i),
+            target=None if t is None else Seat(t),
+            abstain=t is None,
+            at=Instant(at),
+        )
         for i, (v, t, at) in enumerate(posts)
     ]
     results = set()
@@ -136,7 +165,9 @@ def test_tally_does_not_depend_on_arrival_order(posts: list[tuple[int, int | Non
         for c in shuffled:
             state, _ = apply(state, c)
         count = tally(state, state.posts, Instant(40))
-        results.add((tuple(sorted(count.votes.items())), tuple(sorted(p.post_id for p in count.void))))
+        results.add(
+            (tuple(sorted(count.votes.items())), tuple(sorted(p.post_id for p in count.void)))
+        )
     assert len(results) == 1
 
 
@@ -149,5 +180,3 @@ def test_deal_is_a_permutation_of_the_table_and_depends_on_the_seed() -> None:
         )
         deals.add(created.roles)
     assert len(deals) > 15
-
-

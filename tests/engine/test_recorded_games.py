@@ -28,7 +28,9 @@ def _compare(actual: Any, expected: Any, path: str, seed: str, errors: list[str]
         if not isinstance(actual, dict):
             errors.append(f"{path}: expected an object, got {actual!r}")
             return
-        if list(expected) != [k for k in actual if k in expected] and path.endswith(("tally", "roles", "scores")):
+        if list(expected) != [k for k in actual if k in expected] and path.endswith(
+            ("tally", "roles", "scores")
+        ):
             errors.append(f"{path}: keys not in seat order: {list(actual)}")
         for key, value in expected.items():
             if key == "reason" and (path.endswith("result") or "rejected" in path):
@@ -44,7 +46,9 @@ def _compare(actual: Any, expected: Any, path: str, seed: str, errors: list[str]
         for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             _compare(a, e, f"{path}[{i}]", seed, errors)
     elif expected == "__LOTS__":
-        if not (isinstance(actual, str) or (isinstance(actual, dict) and actual.get("then") == "lots")):
+        if not (
+            isinstance(actual, str) or (isinstance(actual, dict) and actual.get("then") == "lots")
+        ):
             errors.append(f"{path}: expected a player drawn by lots, got {actual!r}")
     elif actual != expected:
         errors.append(f"{path}: expected {expected!r}, got {actual!r}")

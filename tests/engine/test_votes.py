@@ -38,7 +38,12 @@ TALLIES = [
 
 
 @pytest.mark.parametrize(("votes", "tally", "abstained", "left"), TALLIES)
-def test_tally(votes: dict[int, int | None], tally: dict[int, int], abstained: tuple[int, ...], left: tuple[int, ...]) -> None:
+def test_tally(
+    votes: dict[int, int | None],
+    tally: dict[int, int],
+    abstained: tuple[int, ...],
+    left: tuple[int, ...],
+) -> None:
     game = day_game()
     game.day(votes)
     record = last_day(game)
@@ -80,7 +85,9 @@ def test_tally_uses_post_timestamps_not_arrival_order() -> None:
         ("noself", 3, 3, "vote.self_vote"),
     ],
 )
-def test_invalid_vote_posts_have_reasons_and_do_not_count(setup: str | None, voter: int, target: int, reason: str) -> None:
+def test_invalid_vote_posts_have_reasons_and_do_not_count(
+    setup: str | None, voter: int, target: int, reason: str
+) -> None:
     game = Game("v2", V2, options={"self_vote": False} if setup == "noself" else None)
     game.night((1, "kill", 5)) if setup == "kill5" else game.night()
     player = "stranger" if voter == 9 else f"p{voter}"
