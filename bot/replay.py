@@ -33,12 +33,19 @@ from engine.commands import (
     VoidPost,
 )
 from engine.errors import EngineError, SetupError
-from engine.events import DayResolved, Event, VotePosted
+from engine.events import (
+    DayResolved,
+    Event,
+    NightResolved,
+    PowerSubmitted,
+    VotePosted,
+    WindowOpened,
+)
 from engine.game import apply, new_game, start_events
 from engine.game import replay_events as fold
 from engine.model import Camp, Instant, Power, Seat
 from engine.record import record_of
-from engine.state import DayRecord, GameState
+from engine.state import DayRecord, GameState, Submission
 
 GAME_TZ = ZoneInfo("Asia/Shanghai")
 TOP_KEYS = {"ruleset", "seed", "players", "options", "roles", "steps"}
@@ -261,8 +268,10 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
     rejected: list[dict[str, Any]] = []
     overrides: list[dict[str, Any]] = []
     post_steps: dict[str, int] = {}
+    power_steps: list[tuple[int, Submission]] = []
     for number, step in enumerate(steps, start=1):
         command = reader.command(number, step)
+        before = state
         try:
             state, new = apply(state, command)
         except EngineError as exc:
@@ -273,6 +282,22 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
         reader.applied(command)
         events.extend(new)
         for event in new:
+            if isinstance(event, PowerSubmitted):
+                power_steps.append((number, event.submission))
+            if isinstance(event, NightResolved):
+                cutoff = command.at if isinstance(command, Lock) and command.at else before.deadline
+                for late_step, sub in power_steps:
+                    if cutoff is not None and sub.at is not None and sub.at > cutoff:
+                        rejected.append(
+                            {
+                                "step": late_step,
+                                "reason": _reason(
+                                    reader, steps[late_step - 1], "phase.after_deadline", {}, locale
+                                ),
+                            }
+                        )
+            if isinstance(event, WindowOpened):
+                power_steps.clear()
             if isinstance(event, VotePosted):
                 post_steps[event.post.post_id] = number
                 if event.post.void_reason:

@@ -185,3 +185,75 @@ def test_rulesets_lists_ids_names_and_ranges(capsys: pytest.CaptureFixture[str])
     assert code == 0
     assert "mifei" in out and "秘匪版" in out and "12–16" in out
     assert len(out.strip().splitlines()) == 7
+
+
+HEADER = """
+ruleset = "v2"
+seed = "s"
+players = ["A", "B", "C", "D", "E", "F", "G", "H"]
+[options]
+tie = "victim_choice"
+[roles]
+A = "killer"
+B = "killer"
+C = "police"
+D = "police"
+"""
+
+
+def _steps(*steps: str) -> str:
+    return HEADER + "".join(f"\n[[steps]]\n{s.strip()}\n" for s in steps)
+
+
+def _replay(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> dict:  # type: ignore[type-arg]
+    game = tmp_path / "g.toml"
+    game.write_text(text, "utf-8")
+    code, out, err = run(capsys, "replay", str(game), "--json")
+    assert code == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def test_power_stamped_after_the_lock_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = _replay(
+        tmp_path,
+        capsys,
+        _steps(
+            'do = "power"\nby = "A"\npower = "kill"\ntarget = "E"\nat = "2026-12-01T22:00:00.001+08:00"',
+            'do = "lock"\nat = "2026-12-01T22:00:00+08:00"',
+        ),
+    )
+    assert [r["step"] for r in record["rejected"]] == [1]
+    assert record["phases"][0]["left"] == []
+
+
+def test_victim_choice_and_mod_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = _replay(
+        tmp_path,
+        capsys,
+        _steps(
+            'do = "power"\nby = "A"\npower = "kill"\ntarget = "H"',
+            'do = "lock"',
+            'do = "vote"\nby = "C"\ntarget = "A"',
+            'do = "vote"\nby = "D"\ntarget = "B"',
+            'do = "lock"',
+            'do = "vote"\nby = "C"\ntarget = "A"',
+            'do = "vote"\nby = "D"\ntarget = "B"',
+            'do = "vote"\nby = "E"\ntarget = "B"',
+            'do = "mod"\ncommand = "void"\npost = 8\nreason = "proxy"',
+            'do = "lock"',
+            'do = "choose"\nby = "H"\ntarget = "B"',
+            'do = "lock"',
+            'do = "mod"\ncommand = "replace"\ntarget = "A"\nplayer = "Z"',
+            'do = "power"\nby = "Z"\npower = "kill"\ntarget = "C"',
+            'do = "mod"\ncommand = "modkill"\ntarget = "G"',
+            'do = "lock"',
+        ),
+    )
+    days = [p for p in record["phases"] if p["phase"] == "day"]
+    assert [d.get("revote") for d in days] == [None, 1, 2]
+    assert days[1]["tie"] == {"tied": ["A", "B"], "policy": "victim_choice", "then": "choice", "chooser": "H"}
+    assert days[1]["invalid"] == 1  # the voided post
+    assert days[2]["left"] == ["B"] and days[2]["tie"]["drawn"] == "B"
+    assert record["substitutes"] == {"A": ["Z"]}
+    assert [o["command"] for o in record["overrides"]] == ["void", "replace", "modkill"]
+    assert record["phases"][-1] == {"phase": "night", "number": 2, "left": ["C"], "checks": [], "last_words": []}
