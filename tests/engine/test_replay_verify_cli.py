@@ -213,7 +213,9 @@ def _replay(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> di
     return json.loads(out)  # type: ignore[no-any-return]
 
 
-def test_power_stamped_after_the_lock_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_power_stamped_after_the_lock_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     record = _replay(
         tmp_path,
         capsys,
@@ -251,9 +253,20 @@ def test_victim_choice_and_mod_steps(tmp_path: Path, capsys: pytest.CaptureFixtu
     )
     days = [p for p in record["phases"] if p["phase"] == "day"]
     assert [d.get("revote") for d in days] == [None, 1, 2]
-    assert days[1]["tie"] == {"tied": ["A", "B"], "policy": "victim_choice", "then": "choice", "chooser": "H"}
+    assert days[1]["tie"] == {
+        "tied": ["A", "B"],
+        "policy": "victim_choice",
+        "then": "choice",
+        "chooser": "H",
+    }
     assert days[1]["invalid"] == 1  # the voided post
     assert days[2]["left"] == ["B"] and days[2]["tie"]["drawn"] == "B"
     assert record["substitutes"] == {"A": ["Z"]}
     assert [o["command"] for o in record["overrides"]] == ["void", "replace", "modkill"]
-    assert record["phases"][-1] == {"phase": "night", "number": 2, "left": ["C"], "checks": [], "last_words": []}
+    assert record["phases"][-1] == {
+        "phase": "night",
+        "number": 2,
+        "left": ["C"],
+        "checks": [],
+        "last_words": [],
+    }
