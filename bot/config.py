@@ -227,7 +227,7 @@ class Settings:
         where = (
             f"under [discord] in {self.source}"
             if self.source not in ("defaults", "mapping")
-            else "under [discord] in your config file (copy config.example.toml to faguan.toml)"
+            else "under [discord] in your config file (copy config.example.toml to config.toml)"
         )
         raise ConfigError(
             [
@@ -276,10 +276,8 @@ def _describe(value: object) -> str:
 
 
 def _format_duration(value: dt.timedelta) -> str:
-    minutes = int(value.total_seconds() // 60)
-    days, rest = divmod(minutes, 24 * 60)
-    hours, mins = divmod(rest, 60)
-    parts = [f"{n}{unit}" for n, unit in ((days, "d"), (hours, "h"), (mins, "m")) if n]
+    hours, minutes = divmod(int(value.total_seconds() // 60), 60)
+    parts = [f"{n}{unit}" for n, unit in ((hours, "h"), (minutes, "m")) if n]
     return "".join(parts) or "0m"
 
 
@@ -323,12 +321,9 @@ def _parse_deadline(value: object) -> DeadlineRule:
         return DailyAt(dt.time(int(clock["h"]), int(clock["m"])))
     if ":" in text:
         raise _Invalid(f"{value!r} is not a time of day", _DEADLINE_ALLOWED)
-    try:
-        return WindowLength(_parse_window(text))
-    except _Invalid:
-        raise _Invalid(
-            f"{value!r} is neither a time of day nor a duration", _DEADLINE_ALLOWED
-        ) from None
+    if not _DURATION.fullmatch(text.lower().replace(" ", "")):
+        raise _Invalid(f"{value!r} is neither a time of day nor a duration", _DEADLINE_ALLOWED)
+    return WindowLength(_parse_window(text))
 
 
 def _parse_reminder(value: object) -> dt.timedelta | None:
@@ -387,6 +382,8 @@ def _parse_role(value: object) -> RoleRef:
         name = value.strip()
         if not name:
             raise _Invalid("the role name is empty", allowed)
+        if name.isdigit() and 15 <= len(name) <= 20:
+            raise _Invalid(f"{name!r} looks like a role id in quotes", "the id without quotes")
         if len(name) > 100:
             raise _Invalid(f"the role name has {len(name)} characters", "at most 100 characters")
         return RoleRef(name=name)
@@ -479,6 +476,7 @@ class _Reader:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self._seen: set[str] = set()
 
     def problem(self, key: str, what: str, allowed: str) -> None:
         self.problems.append(f"{key}: {what}; allowed: {allowed}")
@@ -486,12 +484,12 @@ class _Reader:
     def table(self, raw: Mapping[str, Any], section: str) -> Mapping[str, Any]:
         """The table at `section` (empty when absent), after reporting unknown keys in it."""
         node: object = raw
-        if section:
-            parent, _, name = section.rpartition(".")
-            container = self.table(raw, parent) if parent else raw
-            node = container.get(name, {})
+        for name in section.split(".") if section else ():
+            node = node.get(name, {}) if isinstance(node, Mapping) else {}
         if not isinstance(node, Mapping):
-            self.problem(section, f"got {_describe(node)}", f"a table ([{section}])")
+            if section not in self._seen:
+                self.problem(section, f"got {_describe(node)}", f"a table ([{section}])")
+            self._seen.add(section)
             return {}
         known = LAYOUT[section]
         for key in node:
