@@ -307,7 +307,10 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
     if record.confess is None and record.chosen_by is None:
         votes = ";".join(f"{v}>{t if t is not None else 'abstain'}" for v, t in record.votes)
-        void = ";".join(f"{p.post_id}:{p.void_reason}" for p in record.void_posts)
+        void = ";".join(
+            f"{p.seat or 0}:{(p.void_reason or '').removeprefix('vote.')}:{p.at if p.at is not None else ''}"
+            for p in record.void_posts
+        )
         out.append(
             Announce(
                 key="day.tally",
