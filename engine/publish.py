@@ -43,7 +43,7 @@ from engine.events import (
 from engine.game import evolve, initial_state
 from engine.model import PhaseKind, Seat
 from engine.rulesets import get_ruleset
-from engine.state import GameState
+from engine.state import GameState, VotePost
 
 
 def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
@@ -307,10 +307,7 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
     if record.confess is None and record.chosen_by is None:
         votes = ";".join(f"{v}>{t if t is not None else 'abstain'}" for v, t in record.votes)
-        void = ";".join(
-            f"{p.seat or 0}:{(p.void_reason or '').removeprefix('vote.')}:{p.at if p.at is not None else ''}"
-            for p in record.void_posts
-        )
+        void = ";".join(_void_item(p) for p in record.void_posts)
         out.append(
             Announce(
                 key="day.tally",
@@ -331,10 +328,14 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
                 ),
             )
         )
-    out.append(
-        Announce(
-            key="day.result", params=params(number=record.number, left=seats_text(record.left))
-        )
-    )
+    if record.tie is None or record.tie.then not in ("revote", "choice"):
+        left = seats_text(record.left)
+        out.append(Announce(key="day.result", params=params(number=record.number, left=left)))
     out.extend(_reveal_and_last_words(record.revealed, record.last_words))
     return out
+
+
+def _void_item(post: VotePost) -> str:
+    """`seat:reason:at` for the 票型's list of void posts (seat 0: not a player)."""
+    reason = (post.void_reason or "").removeprefix("vote.")
+    return f"{post.seat or 0}:{reason}:{post.at if post.at is not None else ''}"
