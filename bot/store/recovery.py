@@ -119,7 +119,7 @@ def describe_failure(exc: BaseException, seq: int | None) -> str:
     key = getattr(exc, "key", None)
     if isinstance(key, str):
         kind = f"{kind}[{key}]"
-    where = f"event {seq}" if seq is not None else "its event log"
+    where = f"event {seq}" if seq is not None else "an unreadable event"
     return f"replay failed at {where}: {kind}"
 
 

@@ -489,7 +489,7 @@ class Repository:
             .where(Seat.game_id == game_id, Seat.seat.in_(seats))
             .group_by(Seat.seat)
         )
-        current = {seat: term for seat, term in rows.tuples()}
+        current = {seat: term for seat, term in rows}
         return {seat: current.get(seat, -1) + 1 for seat in seats}
 
     async def _duplicate(self, s: AsyncSession, message_id: int) -> RecordResult | None:
@@ -507,6 +507,13 @@ class Repository:
             outcome=found.outcome,
             outbox=tuple(_item(row) for row in rows),
         )
+
+    async def last_message_id(self, game_id: int) -> int | None:
+        """The newest Discord message recorded for the game: catch-up reads history after it."""
+        async with self._sessions() as s:
+            return await s.scalar(
+                select(func.max(Input.message_id)).where(Input.game_id == game_id)
+            )
 
     async def get_game(self, game_id: int) -> GameInfo:
         """The game's record (no seed); raises ``GameNotFound``."""
@@ -594,7 +601,7 @@ class Repository:
 
     async def event_rows(self, game_id: int, *, after_seq: int = 0) -> list[StoredEvent]:
         """Events after ``after_seq`` with their metadata, checked to be gap-free."""
-        async with self._sessions() as s, s.begin():
+        async with self._sessions() as s:  # one read transaction, rolled back at close
             last = await self._last_seq(s, game_id)
             return await self._events(s, game_id, after_seq, last)
 
@@ -647,7 +654,7 @@ class Repository:
         A snapshot that fails to load or resume is ignored (logged): the events are the truth.
         Errors from ``fold`` propagate (``recovery.rebuild`` turns them into a stopped game).
         """
-        async with self._sessions() as s, s.begin():
+        async with self._sessions() as s:  # one read transaction, rolled back at close
             last = await self._last_seq(s, game_id)
             snap: Snapshot | None = None
             if snapshot is not None:
@@ -783,7 +790,7 @@ class Repository:
             .order_by(Seat.game_id, Seat.seat)
         )
         async with self._sessions() as s:
-            return [(game_id, seat) for game_id, seat in (await s.execute(query)).tuples()]
+            return [(game_id, seat) for game_id, seat in await s.execute(query)]
 
     # --- servers ------------------------------------------------------------------------------
 

@@ -1,0 +1,315 @@
+"""A miniature shell with crash points, for the "nothing lost, nothing doubled" tests.
+
+``play`` drives a scripted game the way the bot does (load → decide → record → perform → mark
+done), through sessions whose commits pass crash points, and a performer standing for Discord.
+A ``Faults`` plan names which crash points (counted across the whole run) kill the work: the
+exception abandons the session without commit, the engine is disposed, and a new one "restarts"
+on the same database: recovery, then catch-up (see ``play``).
+
+Scenarios (the game being played) are pluggable: a counter game defined here, and the real engine
+in test_store_crash.py when it is importable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sqlalchemy import delete, event, select
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.orm import Session
+
+from bot.store.db import Database, create_engine, open_database
+from bot.store.models import Base, Input
+from bot.store.recovery import deliver, recover
+from bot.store.repository import JsonDict, OutboxItem, Repository, SeatSpec
+
+# --- crash points -------------------------------------------------------------------------------
+
+
+class Crash(BaseException):
+    """The process dies here. BaseException: no ``except Exception`` in the code may absorb it."""
+
+
+@dataclass
+class Faults:
+    """Counts crash points as the run passes them; raises ``Crash`` at the planned ones."""
+
+    plan: frozenset[int] = frozenset()
+    passed: int = 0
+    trace: list[str] = field(default_factory=list)
+    crashes: list[str] = field(default_factory=list)
+
+    def point(self, where: str) -> None:
+        self.passed += 1
+        self.trace.append(where)
+        if self.passed in self.plan:
+            self.crashes.append(where)
+            raise Crash(where)
+
+
+class CrashableSession(Session):
+    """A session that passes a crash point just before and just after each commit."""
+
+
+@event.listens_for(CrashableSession, "before_commit")
+def _before_commit(session: Session) -> None:
+    session.info["faults"].point("before commit")
+
+
+@event.listens_for(CrashableSession, "after_commit")
+def _after_commit(session: Session) -> None:
+    session.info["faults"].point("after commit")
+
+
+def open_crashable(url: str, faults: Faults) -> Database:
+    """The bot's database, with every commit passing the fault plan's crash points."""
+    engine = create_engine(url)
+    sessions = async_sessionmaker(
+        engine,
+        expire_on_commit=False,
+        sync_session_class=CrashableSession,
+        info={"faults": faults},
+    )
+    return Database(engine=engine, sessions=sessions)
+
+
+class World:
+    """Discord, as far as effects go: it outlives crashes, and applies one effect per key.
+
+    ``perform`` may be called more than once for a key (at least once delivery); like a Discord
+    nonce, the key makes the repeat harmless. ``applied`` is what players saw, in order.
+    """
+
+    def __init__(self, faults: Faults) -> None:
+        self.faults = faults
+        self.applied: list[JsonDict] = []
+        self.applications: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+
+    async def perform(self, item: OutboxItem) -> None:
+        self.calls[item.idempotency_key] += 1
+        if self.applications[item.idempotency_key]:
+            return
+        self.applications[item.idempotency_key] += 1
+        self.applied.append(item.payload)
+        self.faults.point("after perform, before mark done")
+
+
+# --- scenarios ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the engine made of one input."""
+
+    events: list[JsonDict]
+    effects: list[JsonDict]
+    outcome: JsonDict
+    finish: bool = False
+
+
+class Scenario(Protocol):
+    """A game to script: its setup, its inputs (Discord message id, command), its rules."""
+
+    name: str
+    players: Sequence[str]
+
+    def start(self) -> Decision: ...
+
+    def steps(self) -> list[tuple[int, Any]]: ...
+
+    def fold(self, events: list[JsonDict]) -> Any: ...
+
+    def decide(self, state: Any, command: Any) -> Decision: ...
+
+
+class CounterGame:
+    """A tiny game: players add positive numbers; 0 or less is rejected; "end" ends it."""
+
+    name = "counter"
+    players = ("甲", "乙", "丙")
+
+    def start(self) -> Decision:
+        return Decision(
+            events=[{"type": "Started", "players": list(self.players)}],
+            effects=[{"type": "Announce", "key": "start"}],
+            outcome={"ok": True},
+        )
+
+    def steps(self) -> list[tuple[int, Any]]:
+        return [
+            (1001, ("甲", 3)),
+            (1002, ("乙", 0)),  # rejected: recorded with its reply, no event
+            (1003, ("丙", 5)),
+            (1001, ("甲", 3)),  # Discord redelivers an old message: a no-op
+            (1004, ("乙", 4)),
+            (1005, "end"),
+        ]
+
+    def fold(self, events: list[JsonDict]) -> Any:
+        if not events or events[0]["type"] != "Started":
+            raise ValueError("a game starts with Started")
+        state: dict[str, Any] = {"total": 0, "adds": [], "over": False}
+        for e in events[1:]:
+            if state["over"]:
+                raise ValueError("event after the end")
+            if e["type"] == "Added":
+                state["total"] += e["n"]
+                state["adds"].append((e["by"], e["n"]))
+            elif e["type"] == "Ended":
+                state["over"] = True
+            else:
+                raise ValueError(f"unknown event {e['type']}")
+        return state
+
+    def decide(self, state: Any, command: Any) -> Decision:
+        if command == "end":
+            return Decision(
+                [{"type": "Ended", "total": state["total"]}],
+                [{"type": "Announce", "key": "end", "total": state["total"]}],
+                {"ok": True},
+                finish=True,
+            )
+        by, n = command
+        if state["over"] or n <= 0:
+            return Decision([], [{"type": "Whisper", "to": by, "key": "rejected"}], {"ok": False})
+        after = state["total"] + n
+        return Decision(
+            [{"type": "Added", "by": by, "n": n}],
+            [
+                {"type": "Announce", "key": "total", "total": after},
+                {"type": "Whisper", "to": by, "key": "added", "n": n},
+            ],
+            {"ok": True},
+        )
+
+
+# --- the miniature shell ------------------------------------------------------------------------
+
+START_MESSAGE = 1000
+GUILD = 1_180_000_000_000_000_001
+
+
+async def _start(repo: Repository, scenario: Scenario, world: World) -> int:
+    start = scenario.start()
+    result = await repo.create_game(
+        server_id=GUILD,
+        ruleset=scenario.name,
+        seed="s",
+        commitment="c",
+        seats=[SeatSpec(i + 1, name) for i, name in enumerate(scenario.players)],
+        events=start.events,
+        effects=start.effects,
+        message_id=START_MESSAGE,
+        outcome=start.outcome,
+    )
+    await deliver(repo, result.pending, world.perform)
+    return result.game_id
+
+
+async def _handle(
+    repo: Repository, scenario: Scenario, world: World, game_id: int, message_id: int, command: Any
+) -> None:
+    loaded = await repo.load_game(game_id, scenario.fold)
+    decision = scenario.decide(loaded.state, command)
+    result = await repo.record(
+        game_id,
+        events=decision.events,
+        effects=decision.effects,
+        message_id=message_id,
+        outcome=decision.outcome,
+        expected_seq=loaded.seq,
+        finish=decision.finish,
+    )
+    await deliver(repo, result.pending, world.perform)
+
+
+async def play(
+    url: str, scenario: Scenario, faults: Faults, world: World, *, redeliver: bool
+) -> int:
+    """Run the whole script, restarting after every crash; returns the game id.
+
+    After a restart, catch-up resumes after the newest recorded message (so effects of
+    committed inputs are left to recovery alone) or, with ``redeliver``, also hands in again
+    the input in progress and the one before (so recorded inputs arrive twice).
+    """
+    steps = scenario.steps()
+    position = 0
+    restarted = False
+    while True:
+        db = open_crashable(url, faults)
+        repo = Repository(db.sessions)
+        try:
+            game_id: int | None = None
+            if restarted:
+                await recover(repo, scenario.fold, world.perform)
+                games = await repo.list_games()
+                game_id = games[0].id if games and not redeliver else None
+            if game_id is None:
+                game_id = await _start(repo, scenario, world)
+            elif (last := await repo.last_message_id(game_id)) is not None:
+                while position < len(steps) and steps[position][0] <= last:
+                    position += 1
+            while position < len(steps):
+                message_id, command = steps[position]
+                await _handle(repo, scenario, world, game_id, message_id, command)
+                position += 1
+            return game_id
+        except Crash:
+            restarted = True
+            if redeliver:
+                position = max(position - 1, 0)
+        finally:
+            await db.dispose()
+
+
+@dataclass
+class Outcome:
+    """Everything a crash must not change."""
+
+    state: Any
+    seq: int
+    events: list[tuple[int, JsonDict, int | None]]
+    inputs: list[tuple[int, JsonDict | None, int | None, int | None]]
+    applied: list[JsonDict]
+    status: str
+    undone: int
+
+
+async def observe(url: str, scenario: Scenario, game_id: int, world: World) -> Outcome:
+    """Read the end result back through a fresh, crash-free database handle."""
+    db = open_database(url)
+    try:
+        repo = Repository(db.sessions)
+        loaded = await repo.load_game(game_id, scenario.fold)
+        rows = await repo.event_rows(game_id)
+        async with db.sessions() as s:
+            inputs = [
+                (i.message_id, i.outcome, i.first_seq, i.last_seq)
+                for i in await s.scalars(select(Input).order_by(Input.message_id))
+            ]
+        return Outcome(
+            state=loaded.state,
+            seq=loaded.seq,
+            events=[(row.seq, row.payload, row.message_id) for row in rows],
+            inputs=inputs,
+            applied=list(world.applied),
+            status=(await repo.get_game(game_id)).status.value,
+            undone=len(await repo.undone_effects(include_stopped=True)),
+        )
+    finally:
+        await db.dispose()
+
+
+async def wipe(url: str) -> None:
+    """Empty every table (between scenarios sharing one test database)."""
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            for table in reversed(Base.metadata.sorted_tables):
+                await connection.execute(delete(table))
+    finally:
+        await engine.dispose()
