@@ -88,9 +88,24 @@ class SeatHandover:
     new_player: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class SeatLeft:
+    """A player left the game (出局): they lose posting rights in the game channels."""
+
+    seat: Seat
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeamJoin:
+    """A seat is (now) a member of a team: add them to the team's private thread."""
+
+    team: Team
+    seat: Seat
+
+
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
-    | SeatHandover
+    | SeatHandover | SeatLeft | TeamJoin
 )  # fmt: skip
 
 
