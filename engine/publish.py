@@ -16,7 +16,9 @@ from engine.effects import (
     ReplyToPost,
     ScheduleDeadline,
     SeatHandover,
+    SeatLeft,
     SetChannelsOpen,
+    TeamJoin,
     TeamNotice,
     Whisper,
     params,
@@ -55,7 +57,22 @@ def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effec
             initial_state(event) if isinstance(event, GameCreated) else evolve(_need(state), event)
         )
         out.extend(_effects(state, event, after))
+        out.extend(_membership(state, after))
         state = after
+    return out
+
+
+def _membership(before: GameState | None, after: GameState) -> list[Effect]:
+    """Who left the game, and who joined a team (at the deal, or when a role turns)."""
+    rules = get_ruleset(after.ruleset)
+    out: list[Effect] = []
+    for seat in after.seats:
+        old = before.seat(seat.seat) if before is not None else None
+        if old is not None and old.alive and not seat.alive:
+            out.append(SeatLeft(seat=seat.seat))
+        team = rules.team_of(seat)
+        if team is not None and seat.alive and (old is None or rules.team_of(old) != team):
+            out.append(TeamJoin(team=team, seat=seat.seat))
     return out
 
 
