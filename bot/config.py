@@ -44,6 +44,7 @@ __all__ = [
     "Settings",
     "WindowLength",
     "load",
+    "parse_deadline_rule",
 ]
 
 TOKEN_ENV: Final = "DISCORD_TOKEN"
@@ -324,6 +325,14 @@ def _parse_deadline(value: object) -> DeadlineRule:
     if not _DURATION.fullmatch(text.lower().replace(" ", "")):
         raise _Invalid(f"{value!r} is neither a time of day nor a duration", _DEADLINE_ALLOWED)
     return WindowLength(_parse_window(text))
+
+
+def parse_deadline_rule(value: object) -> DeadlineRule:
+    """A deadline rule from text ("22:00" or "24h"), or ValueError saying what is allowed."""
+    try:
+        return _parse_deadline(value)
+    except _Invalid as exc:
+        raise ValueError(f"{exc.what}; allowed: {exc.allowed}") from None
 
 
 def _parse_reminder(value: object) -> dt.timedelta | None:

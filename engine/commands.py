@@ -41,6 +41,8 @@ class Lock:
 
     at: Instant | None = None
     next_deadline: Instant | None = None
+    runoff_deadline: Instant | None = None
+    """The deadline for a run-off (PK) or victim's-choice window, if the lock opens one."""
     post_id: str | None = None
     forced: bool = False
 

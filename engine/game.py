@@ -494,7 +494,8 @@ def _resolve_day(
             ),
         ]
     if then_window is not None:
-        return [resolved, WindowOpened(window=then_window, deadline=cmd.next_deadline)]
+        runoff = cmd.runoff_deadline if cmd.runoff_deadline is not None else cmd.next_deadline
+        return [resolved, WindowOpened(window=then_window, deadline=runoff)]
     return _after_resolution(state, rules, resolved, cmd.next_deadline)
 
 
