@@ -792,6 +792,17 @@ class Repository:
         async with self._sessions() as s:
             return [(game_id, seat) for game_id, seat in await s.execute(query)]
 
+    async def update_channels(self, game_id: int, changes: Mapping[str, Any]) -> JsonDict:
+        """Merge ``changes`` into a game's Discord objects (channels, threads, role); returns them."""
+        async with self._sessions() as s, s.begin():
+            row = await s.scalar(select(Game).where(Game.id == game_id).with_for_update())
+            if row is None:
+                raise GameNotFound(game_id)
+            merged = {**row.channels, **changes}
+            row.channels = {key: value for key, value in merged.items() if value is not None}
+            row.updated_at = self._clock()
+            return dict(row.channels)
+
     # --- servers ------------------------------------------------------------------------------
 
     async def get_settings(self, server_id: int) -> JsonDict:

@@ -1,0 +1,330 @@
+"""The Discord application: `create_bot(settings)` builds the bot; `setup_hook` wires it.
+
+At start the bot upgrades the database, rebuilds every active game and performs what the outbox
+still holds, then (once connected) reads the channels' history for posts made while it was down,
+locks every window whose deadline has passed and schedules the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import discord
+from discord.ext import commands
+
+from bot.config import Settings
+from bot.discord_effects import DiscordEffects
+from bot.i18n import render
+from bot.render import Context
+from bot.schedule import from_ms, to_ms
+from bot.service import GameService, Outcome
+from bot.store import Database, Repository, open_database, upgrade
+from bot.timing import Clock, DeadlineScheduler, SystemClock
+from bot.translator import FaguanTranslator
+from bot.views import ConfirmButton, PowerSelect
+from engine.commands import Command
+from engine.model import Instant, Seat, Team
+from engine.rulesets import get_ruleset
+from engine.state import GameState
+
+log = logging.getLogger(__name__)
+
+REQUIRED_PERMISSIONS = (
+    "manage_roles",
+    "manage_channels",
+    "manage_threads",
+    "send_messages",
+    "read_message_history",
+)
+
+_APPS: dict[int, FaguanBot] = {}
+"""Running bots by id, so module-level deadline jobs can find theirs."""
+
+
+async def fire_deadline(bot_key: int, game_id: int) -> None:
+    """The deadline job (module-level, as APScheduler wants): lock the game's window."""
+    bot = _APPS.get(bot_key)
+    if bot is not None:
+        await bot.lock_due(game_id)
+
+
+class FaguanBot(commands.Bot):
+    """The judge on Discord."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        scheduler: DeadlineScheduler | None = None,
+        database: Database | None = None,
+        seed_source: Any = None,
+        **options: Any,
+    ) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        intents.members = True
+        super().__init__(command_prefix=commands.when_mentioned, intents=intents, **options)
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock()
+        self.scheduler = scheduler or DeadlineScheduler(self.clock)
+        self._database = database
+        self._owns_database = database is None
+        self.seed_source = seed_source or (lambda: secrets.token_hex(16))
+        self.effects = DiscordEffects(self)
+        self.service: GameService
+        self._caught_up = False
+        self.missing_permissions: dict[int, list[str]] = {}
+        self.channel_games: dict[int, int] = {}
+        """Game and vote channel ids → the game played there."""
+        self.vote_channels: set[int] = set()
+        _APPS[id(self)] = self
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    async def setup_hook(self) -> None:
+        """Database, service, commands, persistent views; then recovery of the outbox."""
+        url = self.settings.database.url
+        if self._database is None:
+            await upgrade(url)
+            self._database = open_database(url)
+        repo = Repository(self._database.sessions)
+        self.service = GameService(repo, self.clock)
+        self.service.set_performer(self.effects)
+        from bot.cogs.game import GameCog
+        from bot.cogs.moderator import ModeratorCog
+        from bot.cogs.play import PlayCog
+
+        await self.add_cog(GameCog(self))
+        await self.add_cog(PlayCog(self))
+        await self.add_cog(ModeratorCog(self))
+        self.add_dynamic_items(ConfirmButton, PowerSelect)
+        await self.tree.set_translator(FaguanTranslator())
+        await self.tree.sync()
+        if not self.scheduler.manual:
+            self.scheduler.start()
+
+    async def on_ready(self) -> None:
+        """After every connect: check permissions, recover, catch up, reconcile deadlines."""
+        self.check_permissions()
+        self.effects.recovering = True
+        try:
+            stopped = await self.service.recover()
+        finally:
+            self.effects.recovering = False
+        for game_id, reason in stopped.items():
+            log.error("game %s stopped: %s", game_id, reason)
+        for game_id in await self.service.active_games():
+            info = await self.service.info(game_id, refresh=True)
+            if self.get_guild(info.server_id) is None:
+                continue  # another shard's game
+            self.register_channels(game_id, info.channels)
+            await self.catch_up(game_id)
+            await self.reconcile(game_id)
+        self._caught_up = True
+
+    async def close(self) -> None:
+        """Stop timers and the database with the bot."""
+        _APPS.pop(id(self), None)
+        if not self.scheduler.manual:
+            self.scheduler.shutdown()
+        await super().close()
+        if self._owns_database and self._database is not None:
+            await self._database.dispose()
+
+    def check_permissions(self) -> None:
+        """Say, per guild, which permissions the bot lacks."""
+        for guild in self.guilds:
+            me = guild.me
+            perms = me.guild_permissions if me else discord.Permissions.none()
+            missing = [p for p in REQUIRED_PERMISSIONS if not getattr(perms, p)]
+            if not self.intents.message_content:
+                missing.append("message_content intent")
+            self.missing_permissions[guild.id] = missing
+            if missing:
+                log.warning("guild %s: missing permissions: %s", guild.id, ", ".join(missing))
+
+    # -- time ------------------------------------------------------------------------------------
+    def now_ms(self) -> Instant:
+        """Now, as the engine's Instant."""
+        return Instant(to_ms(self.clock.now()))
+
+    def schedule_deadline(self, game_id: int, deadline: int | None) -> None:
+        """Wake at `deadline` to lock the game's window (None: no timer)."""
+        job = f"game:{game_id}:deadline"
+        if deadline is None:
+            self.scheduler.cancel(job)
+            return
+        self.scheduler.schedule(job, from_ms(deadline), fire_deadline, id(self), game_id)
+
+    async def lock_due(self, game_id: int, *, forced: bool = False) -> Outcome | None:
+        """The deadline is reached (or a moderator advances): sweep the vote channel, then lock."""
+        if not await self.service.is_active(game_id):
+            return None
+        state = await self.service.state(game_id)
+        if state.window is None or (state.deadline is None and not forced):
+            return None
+        if not forced and state.deadline is not None and self.now_ms() < state.deadline:
+            self.schedule_deadline(game_id, state.deadline)
+            return None
+        await self.catch_up(game_id)
+        state = await self.service.state(game_id)
+        info = await self.service.info(game_id)
+        command = self.service.lock_command(state, info, forced=forced)
+        return await self.service.submit(game_id, command)
+
+    async def reconcile(self, game_id: int) -> None:
+        """Lock an overdue window now (votes are judged by their own times); schedule the rest."""
+        state = await self.service.state(game_id)
+        if state.deadline is None:
+            return
+        if state.deadline <= self.now_ms():
+            await self.lock_due(game_id)
+        else:
+            self.schedule_deadline(game_id, state.deadline)
+
+    async def catch_up(self, game_id: int) -> None:
+        """Ingest vote posts made while the bot was away (history after the last one processed)."""
+        cog = self.get_cog("PlayCog")
+        if cog is not None:
+            await cog.catch_up(game_id)  # type: ignore[attr-defined]
+
+    # -- games -----------------------------------------------------------------------------------------
+    def register_channels(self, game_id: int, channels: dict[str, Any]) -> None:
+        """Route posts and commands in a game's channels to it."""
+        self.channel_games[int(channels["game"])] = game_id
+        self.channel_games[int(channels["vote"])] = game_id
+        self.vote_channels.add(int(channels["vote"]))
+
+    def is_vote_channel(self, game_id: int, channel_id: int) -> bool:
+        """Whether posts in this channel are read as votes."""
+        return channel_id in self.vote_channels and self.channel_games.get(channel_id) == game_id
+
+    async def start_game(self, interaction: discord.Interaction[Any], lobby: dict[str, Any]) -> int:
+        """Deal a signed-up game: the players' role, the bot's own allow overwrite, the deal."""
+        from bot.schedule import GameSchedule
+        from bot.service import PlayerSpec
+
+        guild = interaction.guild
+        channel = interaction.channel
+        assert guild is not None and isinstance(channel, discord.TextChannel)
+        vote = guild.get_channel(int(lobby["vote"]))
+        assert isinstance(vote, discord.TextChannel)
+        for place in {channel, vote}:
+            # The bot keeps posting (its 看表帖 and results) when players are silenced.
+            await place.set_permissions(
+                guild.me,
+                send_messages=True,
+                read_messages=True,
+                add_reactions=True,
+                manage_threads=True,
+                create_private_threads=True,
+                send_messages_in_threads=True,
+            )
+        role = await guild.create_role(
+            name=f"法官·{channel.name}", reason="faguan: players of a game"
+        )
+        players = []
+        for user_id, name in lobby["players"]:
+            member = guild.get_member(int(user_id)) or await guild.fetch_member(int(user_id))
+            await member.add_roles(role, reason="faguan: joined a game")
+            players.append(PlayerSpec(user_id=int(user_id), name=str(name)))
+        channels = {"game": str(channel.id), "vote": str(vote.id), "players_role": str(role.id)}
+        game_id = await self.service.create_game(
+            server_id=guild.id,
+            ruleset=str(lobby["ruleset"]),
+            players=players,
+            seed=self.seed_source(),
+            options={"tie": lobby["tie"], "language": lobby["language"]},
+            channels=channels,
+            schedule=GameSchedule.from_json(lobby["schedule"]),
+        )
+        self.register_channels(game_id, channels)
+        return game_id
+
+    def render(self, locale: str, key: str, **params: object) -> str:
+        """A catalog text."""
+        return render(locale, key, params)
+
+    # -- helpers for cogs and views ------------------------------------------------------------------
+    async def context(
+        self, game_id: int, state: GameState | None = None, locale: str | None = None
+    ) -> Context:
+        """How to render for a game: its language, timezone and seat names."""
+        info = await self.service.info(game_id)
+        state = state or await self.service.state(game_id)
+        guild = self.get_guild(info.server_id)
+        names: dict[int, str] = {}
+        for seat in state.seats:
+            member = guild.get_member(int(seat.player)) if guild and seat.player.isdigit() else None
+            names[int(seat.seat)] = member.display_name if member else seat.player
+        return Context(
+            locale=locale or str(info.options.get("language", self.settings.game.language)),
+            timezone=ZoneInfo(str(info.schedule.get("timezone", "Asia/Shanghai"))),
+            names=names,
+        )
+
+    def team_of(self, state: GameState, seat: Seat) -> Team | None:
+        """The team a seat acts with now."""
+        return get_ruleset(state.ruleset).team_of(state.seat(seat))
+
+    def locale_of(self, interaction: discord.Interaction[Any], default: str | None = None) -> str:
+        """The language to answer a person in: theirs if we speak it, else the game's."""
+        tag = str(interaction.locale)
+        if tag.startswith("zh"):
+            return "zh-CN"
+        if tag.startswith("en"):
+            return "en"
+        return default or self.settings.game.language
+
+    async def answer_command(
+        self, interaction: discord.Interaction[Any], game_id: int, command: Command
+    ) -> Outcome:
+        """Submit a player's command and answer them privately: done, or exactly why not."""
+        outcome = await self.service.submit(game_id, command)
+        ctx = await self.context(game_id, locale=self.locale_of(interaction))
+        if outcome.error is not None:
+            text = render(ctx.locale, outcome.error.key, dict(outcome.error.params))
+        else:
+            text = ctx.t("notice.accepted")
+        await respond(interaction, text)
+        return outcome
+
+    async def confirm_role(
+        self, interaction: discord.Interaction[Any], game_id: int, seat: int
+    ) -> None:
+        """Record that a player has seen their role."""
+        info = await self.service.info(game_id)
+        confirmed = sorted({*info.channels.get("confirmed", []), seat})
+        await self.service.set_channels(game_id, {"confirmed": confirmed})
+        ctx = await self.context(game_id, locale=self.locale_of(interaction))
+        await respond(interaction, ctx.t("notice.confirmed"))
+
+
+async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: Any) -> None:
+    """Answer privately (ephemeral in a guild), whether or not the interaction was deferred."""
+    if interaction.response.is_done():
+        await interaction.followup.send(text, ephemeral=True, **kwargs)
+    else:
+        await interaction.response.send_message(text, ephemeral=True, **kwargs)
+
+
+def create_bot(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    scheduler: DeadlineScheduler | None = None,
+    database: Database | None = None,
+    **options: Any,
+) -> FaguanBot:
+    """Build the bot; sharded (AutoShardedBot) when the settings ask for shards."""
+    shards = settings.discord
+    if shards.shard_count is not None:
+        cls: type[FaguanBot] = type("ShardedFaguanBot", (FaguanBot, commands.AutoShardedBot), {})
+        options.setdefault("shard_count", shards.shard_count)
+        if shards.shard_ids is not None:
+            options.setdefault("shard_ids", list(shards.shard_ids))
+        return cls(settings, clock=clock, scheduler=scheduler, database=database, **options)
+    return FaguanBot(settings, clock=clock, scheduler=scheduler, database=database, **options)

@@ -1,0 +1,294 @@
+"""Sign-up and the game's public face: /game new, join, leave, start, status, record."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.app import respond
+from bot.cogs.common import NoGame, find_game, is_moderator, text
+from bot.config import parse_deadline_rule
+from bot.render import deadline_text
+from bot.schedule import GameSchedule
+from engine.errors import EngineError
+from engine.record import record_of
+from engine.rulesets import RULESETS, get_ruleset
+from engine.view import view_for
+
+if TYPE_CHECKING:
+    from bot.app import FaguanBot
+
+TIES = ["lots", "revote", "none", "victim_choice"]
+
+
+def lobby_key(channel_id: int) -> str:
+    """Where a channel's sign-up lives in the server settings."""
+    return f"lobby:{channel_id}"
+
+
+class GameCog(commands.Cog, name="GameCog"):
+    """/game: sign-up, start, status, record."""
+
+    game = app_commands.Group(
+        name="game", description=_("Games of 杀人游戏 judged by the bot"), guild_only=True
+    )
+
+    def __init__(self, bot: FaguanBot) -> None:
+        self.bot = bot
+
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        original = getattr(error, "original", error)
+        if isinstance(original, NoGame):
+            await respond(interaction, text(self.bot, interaction, original.key))
+            return
+        raise error
+
+    async def _lobby(self, interaction: discord.Interaction[Any]) -> dict[str, Any] | None:
+        assert interaction.guild is not None and interaction.channel is not None
+        settings = await self.bot.service.repo.get_settings(interaction.guild.id)
+        lobby = settings.get(lobby_key(interaction.channel.id))
+        return dict(lobby) if isinstance(lobby, dict) else None
+
+    async def _save_lobby(
+        self, interaction: discord.Interaction[Any], lobby: dict[str, Any] | None
+    ) -> None:
+        assert interaction.guild is not None and interaction.channel is not None
+        await self.bot.service.repo.update_settings(
+            interaction.guild.id, {lobby_key(interaction.channel.id): lobby}
+        )
+
+    @game.command(
+        name="new", description=_("Open sign-up for a new game in this channel (moderators)")
+    )
+    @app_commands.describe(
+        ruleset=_("ruleset"),
+        tie=_("tie"),
+        power_deadline=_("power_deadline"),
+        vote_deadline=_("vote_deadline"),
+        vote_channel=_("vote_channel"),
+    )
+    @app_commands.choices(tie=[app_commands.Choice(name=t, value=t) for t in TIES])
+    async def new(
+        self,
+        interaction: discord.Interaction[Any],
+        ruleset: str,
+        min_players: int | None = None,
+        max_players: int | None = None,
+        tie: str = "lots",
+        power_deadline: str | None = None,
+        vote_deadline: str | None = None,
+        vote_channel: discord.TextChannel | None = None,
+        language: str | None = None,
+    ) -> None:
+        if not is_moderator(self.bot, interaction.user):
+            await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
+            return
+        assert interaction.channel is not None
+        if interaction.channel.id in self.bot.channel_games:
+            await respond(interaction, text(self.bot, interaction, "notice.game_running"))
+            return
+        try:
+            rules = get_ruleset(ruleset)
+        except EngineError as err:
+            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
+            return
+        low = min_players or rules.min_players
+        high = max_players or rules.max_players
+        if not rules.min_players <= low <= high <= rules.max_players:
+            await respond(
+                interaction,
+                text(
+                    self.bot,
+                    interaction,
+                    "setup.player_count",
+                    ruleset=ruleset,
+                    min=rules.min_players,
+                    max=rules.max_players,
+                    players=f"{low}–{high}",
+                ),
+            )
+            return
+        defaults = self.bot.settings.game
+        try:
+            power = (
+                parse_deadline_rule(power_deadline) if power_deadline else defaults.schedule.power
+            )
+            vote = parse_deadline_rule(vote_deadline) if vote_deadline else defaults.schedule.vote
+        except ValueError as err:
+            await respond(
+                interaction, text(self.bot, interaction, "notice.bad_deadline", problem=str(err))
+            )
+            return
+        lang = language or defaults.language
+        if lang not in ("zh-CN", "en"):
+            await respond(
+                interaction, text(self.bot, interaction, "notice.bad_language", value=lang)
+            )
+            return
+        schedule = GameSchedule(power=power, vote=vote, timezone=defaults.timezone)
+        lobby = {
+            "ruleset": ruleset,
+            "min": low,
+            "max": high,
+            "tie": tie,
+            "language": lang,
+            "schedule": schedule.to_json(),
+            "vote": (vote_channel or interaction.channel).id,
+            "players": [],
+        }
+        await self._save_lobby(interaction, lobby)
+        await interaction.response.send_message(
+            self.bot.render(
+                lang,
+                "notice.lobby_open",
+                ruleset=f"{ruleset} {rules.name_zh}",
+                min=low,
+                max=high,
+                power=str(power),
+                vote=str(vote),
+            )
+        )
+
+    @new.autocomplete("ruleset")
+    async def _rulesets(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [
+            app_commands.Choice(
+                name=f"{r.id} {r.name_zh} ({r.min_players}–{r.max_players})", value=r.id
+            )
+            for r in RULESETS.values()
+            if current.lower() in f"{r.id} {r.name_zh}".lower()
+        ][:25]
+
+    @game.command(name="join", description=_("Join the game being signed up in this channel"))
+    async def join(self, interaction: discord.Interaction[Any]) -> None:
+        lobby = await self._lobby(interaction)
+        if lobby is None:
+            await respond(interaction, text(self.bot, interaction, "notice.no_lobby"))
+            return
+        players: list[list[Any]] = lobby["players"]
+        if any(p[0] == interaction.user.id for p in players):
+            await respond(interaction, text(self.bot, interaction, "notice.already_joined"))
+            return
+        if len(players) >= lobby["max"]:
+            await respond(
+                interaction, text(self.bot, interaction, "notice.lobby_full", max=lobby["max"])
+            )
+            return
+        players.append([interaction.user.id, interaction.user.display_name])
+        await self._save_lobby(interaction, lobby)
+        await interaction.response.send_message(
+            self.bot.render(
+                lobby["language"],
+                "notice.joined",
+                seat=len(players),
+                name=interaction.user.display_name,
+                count=len(players),
+                max=lobby["max"],
+            )
+        )
+
+    @game.command(name="leave", description=_("Leave the sign-up"))
+    async def leave(self, interaction: discord.Interaction[Any]) -> None:
+        lobby = await self._lobby(interaction)
+        if lobby is None or not any(p[0] == interaction.user.id for p in lobby["players"]):
+            await respond(interaction, text(self.bot, interaction, "notice.not_joined"))
+            return
+        lobby["players"] = [p for p in lobby["players"] if p[0] != interaction.user.id]
+        await self._save_lobby(interaction, lobby)
+        await interaction.response.send_message(
+            self.bot.render(
+                lobby["language"],
+                "notice.left_lobby",
+                name=interaction.user.display_name,
+                count=len(lobby["players"]),
+                max=lobby["max"],
+            )
+        )
+
+    @game.command(name="start", description=_("Deal the roles and start (moderators)"))
+    async def start(self, interaction: discord.Interaction[Any]) -> None:
+        if not is_moderator(self.bot, interaction.user):
+            await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
+            return
+        lobby = await self._lobby(interaction)
+        if lobby is None:
+            await respond(interaction, text(self.bot, interaction, "notice.no_lobby"))
+            return
+        count = len(lobby["players"])
+        if count < lobby["min"]:
+            await respond(
+                interaction,
+                text(self.bot, interaction, "notice.too_few", count=count, min=lobby["min"]),
+            )
+            return
+        await interaction.response.defer(thinking=True)
+        game_id = await self.bot.start_game(interaction, lobby)
+        await self._save_lobby(interaction, None)
+        await interaction.followup.send(
+            self.bot.render(lobby["language"], "notice.started", game=game_id)
+        )
+
+    @game.command(name="status", description=_("Phase, deadline, who is in, who has voted"))
+    async def status(
+        self, interaction: discord.Interaction[Any], game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        state = await self.bot.service.state(gid)
+        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        view = view_for(state, None)
+        phase = (
+            ctx.t("notice.phase_over")
+            if view.over
+            else (
+                ctx.t(f"record.{view.phase_kind.value}", number=view.phase.split()[1])
+                if view.phase and view.phase_kind
+                else "—"
+            )
+        )
+        if view.paused:
+            phase += " " + ctx.t("notice.paused")
+        alive = ctx.seats(",".join(str(s.seat) for s in view.seats if s.alive))
+        voted = ctx.seats(",".join(str(s) for s in view.voted)) or "—"
+        lines = [
+            ctx.t(
+                "notice.status",
+                game=gid,
+                ruleset=state.ruleset,
+                phase=phase,
+                deadline=deadline_text(ctx, view.deadline),
+            ),
+            ctx.t("notice.alive", names=alive),
+        ]
+        if view.phase_kind is not None and view.phase_kind.value == "day":
+            lines.append(ctx.t("notice.voted", names=voted))
+        await respond(interaction, "\n".join(lines))
+
+    @game.command(name="record", description=_("The record and the seed of a finished game"))
+    async def record(
+        self, interaction: discord.Interaction[Any], game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        state = await self.bot.service.state(gid)
+        if not state.over:
+            await respond(interaction, text(self.bot, interaction, "notice.not_over"))
+            return
+        data = record_of(state)
+        ctx = await self.bot.context(gid, state)
+        data["names"] = {str(k): v for k, v in ctx.names.items()}
+        blob = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+        await interaction.response.send_message(
+            text(
+                self.bot, interaction, "notice.record", seed=state.seed, commitment=state.commitment
+            ),
+            file=discord.File(io.BytesIO(blob), filename=f"faguan-game-{gid}.json"),
+        )

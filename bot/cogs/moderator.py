@@ -1,0 +1,140 @@
+"""/mod: the moderator's overrides, each an engine command (recorded and announced)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.app import respond
+from bot.cogs.common import NoGame, find_game, is_moderator, text
+from bot.schedule import to_ms
+from engine.commands import (
+    Command,
+    EndGame,
+    ExtendDeadline,
+    ModKill,
+    Pause,
+    ReplacePlayer,
+    Resume,
+    SetDeadline,
+    VoidPost,
+)
+from engine.model import Camp, Instant, Seat
+
+if TYPE_CHECKING:
+    from bot.app import FaguanBot
+
+
+class ModeratorCog(commands.Cog, name="ModeratorCog"):
+    """Overrides: only for the moderator role or Manage Server."""
+
+    mod = app_commands.Group(name="mod", description=_("Moderator tools"), guild_only=True)
+
+    def __init__(self, bot: FaguanBot) -> None:
+        self.bot = bot
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:  # type: ignore[override]
+        if is_moderator(self.bot, interaction.user):
+            return True
+        await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
+        return False
+
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        original = getattr(error, "original", error)
+        if isinstance(original, NoGame):
+            await respond(interaction, text(self.bot, interaction, original.key))
+            return
+        if isinstance(error, app_commands.CheckFailure):
+            return
+        raise error
+
+    async def _do(
+        self, interaction: discord.Interaction[Any], command: Command, game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        await self.bot.answer_command(interaction, gid, command)
+
+    @mod.command(name="extend", description=_("Extend the current deadline"))
+    async def extend(
+        self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
+    ) -> None:
+        await self._do(
+            interaction, ExtendDeadline(delta_ms=minutes * 60_000, by=str(interaction.user.id))
+        )
+
+    @mod.command(name="shorten", description=_("Shorten the current deadline"))
+    async def shorten(
+        self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
+    ) -> None:
+        await self._do(
+            interaction, ExtendDeadline(delta_ms=-minutes * 60_000, by=str(interaction.user.id))
+        )
+
+    @mod.command(
+        name="set-deadline", description=_("Set the current deadline (YYYY-MM-DD HH:MM, game time)")
+    )
+    async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
+        gid = await find_game(self.bot, interaction)
+        ctx = await self.bot.context(gid)
+        try:
+            local = dt.datetime.strptime(time.strip(), "%Y-%m-%d %H:%M").replace(
+                tzinfo=ctx.timezone
+            )
+        except ValueError:
+            await respond(interaction, text(self.bot, interaction, "notice.bad_time", value=time))
+            return
+        await self._do(
+            interaction,
+            SetDeadline(deadline=Instant(to_ms(local)), by=str(interaction.user.id)),
+            gid,
+        )
+
+    @mod.command(name="advance", description=_("Lock the current window now"))
+    async def advance(self, interaction: discord.Interaction[Any]) -> None:
+        gid = await find_game(self.bot, interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        outcome = await self.bot.lock_due(gid, forced=True)
+        key = outcome.error.key if outcome and outcome.error else "notice.accepted"
+        await respond(interaction, text(self.bot, interaction, key))
+
+    @mod.command(name="pause", description=_("Pause the clock"))
+    async def pause(self, interaction: discord.Interaction[Any]) -> None:
+        await self._do(interaction, Pause(at=self.bot.now_ms(), by=str(interaction.user.id)))
+
+    @mod.command(name="resume", description=_("Resume the clock"))
+    async def resume(self, interaction: discord.Interaction[Any]) -> None:
+        await self._do(interaction, Resume(at=self.bot.now_ms(), by=str(interaction.user.id)))
+
+    @mod.command(name="replace", description=_("Replace a player with a substitute"))
+    async def replace(
+        self, interaction: discord.Interaction[Any], seat: int, member: discord.Member
+    ) -> None:
+        await self._do(
+            interaction,
+            ReplacePlayer(seat=Seat(seat), new_player=str(member.id), by=str(interaction.user.id)),
+        )
+
+    @mod.command(name="modkill", description=_("Remove a player for inactivity"))
+    async def modkill(self, interaction: discord.Interaction[Any], seat: int) -> None:
+        await self._do(interaction, ModKill(seat=Seat(seat), by=str(interaction.user.id)))
+
+    @mod.command(name="void", description=_("Void a vote post"))
+    async def void(
+        self, interaction: discord.Interaction[Any], message_id: str, reason: str
+    ) -> None:
+        await self._do(
+            interaction,
+            VoidPost(post_id=message_id.strip(), reason=reason, by=str(interaction.user.id)),
+        )
+
+    @mod.command(name="end", description=_("End the game"))
+    @app_commands.choices(winner=[app_commands.Choice(name=c.value, value=c.value) for c in Camp])
+    async def end(self, interaction: discord.Interaction[Any], winner: str) -> None:
+        await self._do(interaction, EndGame(winner=Camp(winner), by=str(interaction.user.id)))

@@ -1,0 +1,371 @@
+"""Players: vote posts in the vote channel, /vote, /role, /act, /pass, /lastwords, /choose."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.app import respond
+from bot.cogs.common import NoGame, find_game, text
+from bot.render import Context
+from bot.schedule import to_ms
+from bot.views import PASS, valid_targets
+from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
+from engine.model import Instant, Power, Seat
+from engine.state import GameState
+from engine.view import view_for
+from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
+
+if TYPE_CHECKING:
+    from bot.app import FaguanBot
+
+log = logging.getLogger(__name__)
+ABSTAIN = "abstain"
+
+
+def seat_maps(state: GameState, ctx: Context) -> tuple[dict[str, int], dict[int, int]]:
+    """Names and mentions that point at seats, for the vote-post parser."""
+    names = {name: seat for seat, name in ctx.names.items()}
+    mentions = {int(s.player): int(s.seat) for s in state.seats if s.player.isdigit()}
+    return names, mentions
+
+
+class LastWordsModal(discord.ui.Modal):
+    """A text box for last words (遗言)."""
+
+    words: discord.ui.TextInput[LastWordsModal] = discord.ui.TextInput(
+        label="遗言 / Last words",
+        style=discord.TextStyle.paragraph,
+        max_length=1500,
+        custom_id="words",
+    )
+
+    def __init__(self, bot: FaguanBot, game_id: int) -> None:
+        super().__init__(title="遗言 / Last words", custom_id=f"faguan:lastwords:{game_id}")
+        self.bot = bot
+        self.game_id = game_id
+
+    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        command = GiveLastWords(
+            player=str(interaction.user.id), text=str(self.words.value), at=self.bot.now_ms()
+        )
+        await self.bot.answer_command(interaction, self.game_id, command)
+
+
+class PlayCog(commands.Cog, name="PlayCog"):
+    """Everything a player does."""
+
+    def __init__(self, bot: FaguanBot) -> None:
+        self.bot = bot
+        self._edited: set[int] = set()
+
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        original = getattr(error, "original", error)
+        if isinstance(original, NoGame):
+            await respond(interaction, text(self.bot, interaction, original.key))
+            return
+        raise error
+
+    # -- vote posts --------------------------------------------------------------------------------
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or message.guild is None:
+            return
+        game_id = self.bot.channel_games.get(message.channel.id)
+        if game_id is not None and self.bot.is_vote_channel(game_id, message.channel.id):
+            await self.ingest(game_id, message)
+
+    async def ingest(self, game_id: int, message: discord.Message) -> None:
+        """Turn a post in the vote channel into a vote (or ignore ordinary chat)."""
+        if not await self.bot.service.is_active(game_id):
+            return
+        state = await self.bot.service.state(game_id)
+        ctx = await self.bot.context(game_id, state)
+        names, mentions = seat_maps(state, ctx)
+        parsed = parse_vote_post(message.content, names=names, mentions=mentions)
+        if isinstance(parsed, NotAVote):
+            return
+        command = PostVote(
+            player=str(message.author.id),
+            post_id=str(message.id),
+            target=Seat(parsed.seat) if isinstance(parsed, VoteFor) else None,
+            abstain=isinstance(parsed, Abstain),
+            raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
+            at=Instant(to_ms(message.created_at)),
+        )
+        await self.bot.service.submit(game_id, command, message_id=message.id)
+
+    async def catch_up(self, game_id: int) -> None:
+        """Read the vote channel after the last post processed and ingest, in time order."""
+        info = await self.bot.service.info(game_id)
+        channel = self.bot.get_channel(int(info.channels["vote"]))
+        if not isinstance(channel, discord.TextChannel):
+            return
+        last = await self.bot.service.repo.last_message_id(game_id)
+        after = (
+            discord.Object(last)
+            if last
+            else discord.Object(discord.utils.time_snowflake(info.created_at))
+        )
+        async for message in channel.history(limit=None, after=after, oldest_first=True):
+            if not message.author.bot:
+                await self.ingest(game_id, message)
+
+    @commands.Cog.listener()
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        game_id = self.bot.channel_games.get(payload.channel_id)
+        if game_id is None or "content" not in payload.data or payload.message_id in self._edited:
+            return
+        state = await self.bot.service.state(game_id)
+        if not any(p.post_id == str(payload.message_id) for p in state.posts):
+            return
+        self._edited.add(payload.message_id)
+        ctx = await self.bot.context(game_id, state)
+        channel = self.bot.get_channel(payload.channel_id)
+        if isinstance(channel, discord.TextChannel):
+            await channel.get_partial_message(payload.message_id).reply(
+                ctx.t("vote.edited"), mention_author=False
+            )
+
+    # -- slash commands ----------------------------------------------------------------------------
+    @app_commands.command(
+        name="vote", description=_("Vote (the bot posts your vote publicly, stamped now)")
+    )
+    @app_commands.describe(target=_("target"))
+    async def vote(self, interaction: discord.Interaction[Any], target: str) -> None:
+        game_id = await find_game(self.bot, interaction)
+        state = await self.bot.service.state(game_id)
+        ctx = await self.bot.context(game_id, state, locale=None)
+        seat = state.seat_of(str(interaction.user.id))
+        abstain = target == ABSTAIN or target in ("弃权",)
+        voted: Seat | None = None
+        if not abstain:
+            if not target.isdigit():
+                await respond(
+                    interaction, text(self.bot, interaction, "vote.unknown_target", raw=target)
+                )
+                return
+            voted = Seat(int(target))
+        info = await self.bot.service.info(game_id)
+        channel = self.bot.get_channel(int(info.channels["vote"]))
+        assert isinstance(channel, discord.TextChannel)
+        who = ctx.seat(seat) if seat is not None else interaction.user.display_name
+        line = ctx.t(
+            "notice.vote_post",
+            who=who,
+            target=ctx.t("notice.abstain") if abstain else ctx.seat(voted),
+        )
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        post = await channel.send(line)
+        command = PostVote(
+            player=str(interaction.user.id),
+            post_id=str(post.id),
+            target=voted,
+            abstain=abstain,
+            at=Instant(to_ms(post.created_at)),
+        )
+        outcome = await self.bot.service.submit(game_id, command, message_id=post.id)
+        if outcome.error is not None:
+            await respond(
+                interaction, text(self.bot, interaction, outcome.error.key, **outcome.error.params)
+            )
+        else:
+            void = outcome.state and next(
+                (p for p in outcome.state.posts if p.post_id == str(post.id)), None
+            )
+            key = void.void_reason if void and void.void_reason else "notice.accepted"
+            params = dict(void.void_params) if void and void.void_reason else {}
+            await respond(interaction, text(self.bot, interaction, key, **params))
+
+    @vote.autocomplete("target")
+    async def _vote_targets(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        try:
+            game_id = await find_game(self.bot, interaction)
+        except NoGame:
+            return []
+        state = await self.bot.service.state(game_id)
+        ctx = await self.bot.context(game_id, state, locale=self.bot.locale_of(interaction))
+        choices = [app_commands.Choice(name=ctx.t("notice.abstain"), value=ABSTAIN)]
+        pool = (
+            state.window.candidates if state.window and state.window.candidates else state.alive()
+        )
+        choices += [app_commands.Choice(name=ctx.seat(s), value=str(s)) for s in pool]
+        return [c for c in choices if current.lower() in c.name.lower()][:25]
+
+    @app_commands.command(
+        name="role",
+        description=_("Your seat, role, powers, teammates and check results (only you see it)"),
+    )
+    async def role(self, interaction: discord.Interaction[Any], game_id: int | None = None) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        state = await self.bot.service.state(gid)
+        seat = state.seat_of(str(interaction.user.id))
+        if seat is None:
+            await respond(interaction, text(self.bot, interaction, "actor.not_player"))
+            return
+        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        await respond(interaction, describe_view(ctx, state, seat))
+
+    @app_commands.command(name="act", description=_("Use a night power"))
+    @app_commands.describe(power=_("power"), target=_("target"))
+    async def act(
+        self,
+        interaction: discord.Interaction[Any],
+        power: str,
+        target: int,
+        game_id: int | None = None,
+    ) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        try:
+            chosen = Power(power)
+        except ValueError:
+            await respond(
+                interaction, text(self.bot, interaction, "actor.no_such_power", power=power)
+            )
+            return
+        command = SubmitPower(
+            player=str(interaction.user.id), power=chosen, target=Seat(target), at=self.bot.now_ms()
+        )
+        await self.bot.answer_command(interaction, gid, command)
+
+    @act.autocomplete("power")
+    async def _powers(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        try:
+            gid = await find_game(self.bot, interaction)
+        except NoGame:
+            return []
+        state = await self.bot.service.state(gid)
+        seat = state.seat_of(str(interaction.user.id))
+        if seat is None:
+            return []
+        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        view = view_for(state, seat)
+        return [
+            app_commands.Choice(name=ctx.t(f"power.{p.value}"), value=p.value) for p in view.powers
+        ][:25]
+
+    @act.autocomplete("target")
+    async def _targets(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[int]]:
+        try:
+            gid = await find_game(self.bot, interaction)
+        except NoGame:
+            return []
+        state = await self.bot.service.state(gid)
+        seat = state.seat_of(str(interaction.user.id))
+        power = getattr(interaction.namespace, "power", None)
+        if seat is None or power not in {p.value for p in Power}:
+            return []
+        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        targets = valid_targets(state, seat, Power(power))
+        return [
+            app_commands.Choice(name=ctx.seat(s), value=int(s))
+            for s in targets
+            if current in ctx.seat(s)
+        ][:25]
+
+    @app_commands.command(name="pass", description=_("Explicitly pass on a night power (不行使)"))
+    @app_commands.describe(power=_("power"))
+    async def pass_(
+        self, interaction: discord.Interaction[Any], power: str, game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        try:
+            chosen = Power(power)
+        except ValueError:
+            await respond(
+                interaction, text(self.bot, interaction, "actor.no_such_power", power=power)
+            )
+            return
+        command = SubmitPower(
+            player=str(interaction.user.id), power=chosen, passed=True, at=self.bot.now_ms()
+        )
+        await self.bot.answer_command(interaction, gid, command)
+
+    pass_.autocomplete("power")(_powers)
+
+    @app_commands.command(name="lastwords", description=_("Give your last words (遗言)"))
+    async def lastwords(
+        self, interaction: discord.Interaction[Any], game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        state = await self.bot.service.state(gid)
+        seat = state.seat_of(str(interaction.user.id))
+        if seat is None or seat not in state.last_words_open:
+            await respond(interaction, text(self.bot, interaction, "lastwords.not_entitled"))
+            return
+        await interaction.response.send_modal(LastWordsModal(self.bot, gid))
+
+    @app_commands.command(name="choose", description=_("Pick who leaves among the tied players"))
+    @app_commands.describe(target=_("target"))
+    async def choose(
+        self, interaction: discord.Interaction[Any], target: int, game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.bot, interaction, game_id)
+        command = ChooseTied(
+            player=str(interaction.user.id), target=Seat(target), at=self.bot.now_ms()
+        )
+        await self.bot.answer_command(interaction, gid, command)
+
+
+def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
+    """A player's private view as text: seat, role, powers, teammates, checks, submissions."""
+    view = view_for(state, seat)
+    lines = [
+        ctx.t(
+            "role_msg.dealt",
+            seat=int(seat),
+            role=ctx.t(f"role.{view.role}"),
+            powers_line="",
+            mates_line="",
+        )
+    ]
+    if view.powers:
+        lines.append(
+            ctx.t(
+                "role_msg.powers_line",
+                powers="、".join(ctx.t(f"power.{p.value}") for p in view.powers),
+            )
+        )
+    if view.teammates:
+        lines.append(
+            ctx.t(
+                "role_msg.mates_line", teammates=ctx.seats(",".join(str(s) for s in view.teammates))
+            )
+        )
+    for night, target, result in view.checks:
+        lines.append(
+            ctx.t(
+                "notice.check_line",
+                night=night,
+                target=ctx.seat(target),
+                result=ctx.t(f"check.{result.value}"),
+            )
+        )
+    for who, power, target in view.submissions:
+        shown = ctx.seat(target) if target is not None else PASS
+        lines.append(
+            ctx.t(
+                "notice.submission_line",
+                seat=ctx.seat(who),
+                power=ctx.t(f"power.{power.value}"),
+                target=shown,
+            )
+        )
+    if view.last_words_due:
+        lines.append(ctx.t("lastwords_msg.prompt"))
+    if not view.seats[int(seat) - 1].alive:
+        lines.append(ctx.t("actor.out_of_game"))
+    return "\n".join(lines)

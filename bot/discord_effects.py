@@ -1,0 +1,228 @@
+"""The only code that turns engine effects into Discord calls.
+
+Each effect comes from the outbox with an idempotency key. Discord gives no way to make a send
+idempotent, so when an effect is performed again (a retry, or recovery after a crash between the
+send and marking it done), the performer first looks at the bot's recent messages in the target
+channel and skips the send if the same text is already there.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot.render import render_private, render_public, render_reply
+from bot.store import OutboxItem
+from engine import codec
+from engine.effects import (
+    Announce,
+    ClockPost,
+    ReplyToPost,
+    ScheduleDeadline,
+    SeatHandover,
+    SeatLeft,
+    SetChannelsOpen,
+    TeamJoin,
+    TeamNotice,
+    Whisper,
+)
+from engine.model import Seat, Team
+from engine.state import GameState
+
+if TYPE_CHECKING:
+    from bot.app import FaguanBot
+
+log = logging.getLogger(__name__)
+
+CANNOT_DM = 50007
+RECENT = 30
+
+
+class DiscordEffects:
+    """Performs one outbox item on Discord."""
+
+    def __init__(self, bot: FaguanBot) -> None:
+        self.bot = bot
+        self.recovering = False
+
+    async def __call__(self, item: OutboxItem) -> None:
+        effect = codec.load(item.payload)
+        game_id = item.game_id
+        state = await self.bot.service.state(game_id)
+        again = self.recovering or item.attempts > 0
+        match effect:
+            case Announce() | ClockPost():
+                ctx = await self.bot.context(game_id, state)
+                await self._send(
+                    await self._channel(game_id, "game"), render_public(ctx, effect), again
+                )
+            case Whisper():
+                await self._whisper(game_id, state, effect, again)
+            case TeamNotice():
+                ctx = await self.bot.context(game_id, state)
+                thread = await self._team_thread(game_id, effect.team)
+                await self._send(thread, render_private(ctx, effect), again)
+            case ReplyToPost():
+                await self._reply(game_id, state, effect, again)
+            case SetChannelsOpen():
+                await self._set_open(game_id, effect.open)
+            case SeatLeft():
+                await self._silence(game_id, state, effect.seat)
+            case TeamJoin():
+                thread = await self._team_thread(game_id, effect.team)
+                await thread.add_user(discord.Object(int(state.seat(effect.seat).player)))
+            case SeatHandover():
+                await self._handover(game_id, state, effect)
+            case ScheduleDeadline():
+                self.bot.schedule_deadline(game_id, effect.deadline)
+            case _:
+                log.warning("game %s: no performer for %s", game_id, type(effect).__name__)
+
+    # -- channels ------------------------------------------------------------------------------
+    async def _channel(self, game_id: int, name: str) -> discord.abc.Messageable:
+        info = await self.bot.service.info(game_id)
+        channel_id = int(info.channels[name])
+        channel = self.bot.get_channel(channel_id) or await self.bot.fetch_channel(channel_id)
+        assert isinstance(channel, discord.abc.Messageable)
+        return channel
+
+    async def _send(
+        self, channel: discord.abc.Messageable, content: str, again: bool, **kwargs: Any
+    ) -> discord.Message:
+        if again:
+            async for message in channel.history(limit=RECENT):
+                if (
+                    self.bot.user
+                    and message.author.id == self.bot.user.id
+                    and message.content == content
+                ):
+                    return message  # sent before the crash or failure: do not post twice
+        return await channel.send(content, **kwargs)
+
+    async def _set_open(self, game_id: int, open_: bool) -> None:
+        info = await self.bot.service.info(game_id)
+        guild = self.bot.get_guild(info.server_id)
+        role_id = info.channels.get("players_role")
+        if guild is None or role_id is None:
+            return
+        role = guild.get_role(int(role_id))
+        if role is None:
+            return
+        for name in ("game", "vote"):
+            channel = guild.get_channel(int(info.channels[name]))
+            if isinstance(channel, discord.TextChannel):
+                await channel.set_permissions(role, send_messages=None if open_ else False)
+
+    async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
+        """A player out of the game may no longer post in the game channels."""
+        info = await self.bot.service.info(game_id)
+        guild = self.bot.get_guild(info.server_id)
+        if guild is None:
+            return
+        member = discord.Object(int(state.seat(seat).player))
+        for name in ("game", "vote"):
+            channel = guild.get_channel(int(info.channels[name]))
+            if isinstance(channel, discord.TextChannel):
+                await channel.set_permissions(member, send_messages=False)
+
+    async def _team_thread(self, game_id: int, team: Team) -> discord.Thread:
+        info = await self.bot.service.info(game_id)
+        key = f"thread_{team.value}"
+        if key in info.channels:
+            thread = self.bot.get_channel(int(info.channels[key]))
+            if thread is None:
+                thread = await self.bot.fetch_channel(int(info.channels[key]))
+            assert isinstance(thread, discord.Thread)
+            return thread
+        parent = await self._channel(game_id, "game")
+        assert isinstance(parent, discord.TextChannel)
+        names = {Team.KILLERS: "杀手", Team.POLICE: "警察"}
+        thread = await parent.create_thread(
+            name=f"第{game_id}局·{names.get(team, team.value)}",
+            type=discord.ChannelType.private_thread,
+            invitable=False,
+        )
+        await self.bot.service.set_channels(game_id, {key: str(thread.id)})
+        return thread
+
+    # -- private messages --------------------------------------------------------------------------
+    async def _whisper(self, game_id: int, state: GameState, effect: Whisper, again: bool) -> None:
+        from bot.views import views_for_whisper
+
+        ctx = await self.bot.context(game_id, state)
+        user_id = int(state.seat(effect.seat).player)
+        text = render_private(ctx, effect)
+        view = views_for_whisper(game_id, state, effect)
+        try:
+            user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
+            dm = user.dm_channel or await user.create_dm()
+            if view is not None:
+                await self._send(dm, text, again, view=view)
+            else:
+                await self._send(dm, text, again)
+        except discord.Forbidden as exc:
+            if exc.code != CANNOT_DM:
+                raise
+            await self._dm_blocked(game_id, state, effect.seat)
+
+    async def _dm_blocked(self, game_id: int, state: GameState, seat: Seat) -> None:
+        """Record a player who does not accept DMs; tell them (and the moderators) once."""
+        info = await self.bot.service.info(game_id)
+        blocked = list(info.channels.get("dm_blocked", []))
+        if int(seat) in blocked:
+            return
+        await self.bot.service.set_channels(game_id, {"dm_blocked": [*blocked, int(seat)]})
+        log.warning("game %s: seat %s does not accept DMs", game_id, seat)
+        ctx = await self.bot.context(game_id, state)
+        channel = await self._channel(game_id, "game")
+        text = ctx.t(
+            "notice.dm_blocked", seat=ctx.seat(seat), mention=f"<@{state.seat(seat).player}>"
+        )
+        await channel.send(text)
+
+    async def _reply(
+        self, game_id: int, state: GameState, effect: ReplyToPost, again: bool
+    ) -> None:
+        ctx = await self.bot.context(game_id, state)
+        channel = await self._channel(game_id, "vote")
+        assert isinstance(channel, discord.TextChannel)
+        message = channel.get_partial_message(int(effect.post_id))
+        text = render_reply(ctx, effect)
+        try:
+            if text is None:
+                await message.add_reaction("✅")
+            else:
+                if again:
+                    async for old in channel.history(limit=RECENT):
+                        if (
+                            old.content == text
+                            and old.reference
+                            and old.reference.message_id == message.id
+                        ):
+                            return
+                await message.reply(text, mention_author=False)
+        except discord.NotFound:
+            log.info("game %s: vote post %s was deleted before the reply", game_id, effect.post_id)
+
+    async def _handover(self, game_id: int, state: GameState, effect: SeatHandover) -> None:
+        info = await self.bot.service.info(game_id)
+        guild = self.bot.get_guild(info.server_id)
+        if guild is None:
+            return
+        role_id = info.channels.get("players_role")
+        old, new = int(effect.old_player), int(effect.new_player)
+        if role_id is not None:
+            role = guild.get_role(int(role_id))
+            if role is not None:
+                old_member = guild.get_member(old)
+                if old_member is not None:
+                    await old_member.remove_roles(role)
+                new_member = guild.get_member(new) or await guild.fetch_member(new)
+                await new_member.add_roles(role)
+        rules_team = self.bot.team_of(state, effect.seat)
+        if rules_team is not None:
+            thread = await self._team_thread(game_id, rules_team)
+            await thread.remove_user(discord.Object(old))
+            await thread.add_user(discord.Object(new))

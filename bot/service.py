@@ -1,0 +1,280 @@
+"""The application service: every input to a game goes through `GameService.submit`.
+
+Theory of operation (DESIGN.md): load the game's state (cached, or rebuilt from its events),
+let the engine decide, commit the events and their effects to the outbox in one transaction,
+then perform the effects and mark them done. A Discord message id makes an input idempotent:
+a redelivered post returns the first outcome and writes nothing. Inputs to one game are
+serialized by a per-game lock, so effects are performed in the order their events happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.schedule import GameSchedule, from_ms, to_ms
+from bot.store import (
+    GameInfo,
+    GameStatus,
+    Loaded,
+    OutboxItem,
+    Repository,
+    SeatSpec,
+    SeqConflict,
+    deliver,
+    recover,
+)
+from bot.timing import Clock
+from engine import codec
+from engine.commands import Command, Lock, ReplacePlayer
+from engine.effects import ReplyToPost, params
+from engine.errors import EngineError
+from engine.events import Event, GameEnded
+from engine.game import evolve, new_game, replay_events, start_events
+from engine.model import Instant, PhaseKind
+from engine.publish import effects_for
+from engine.state import GameState
+
+log = logging.getLogger(__name__)
+
+Perform = Callable[[OutboxItem], Awaitable[None]]
+
+
+def fold(events: list[dict[str, Any]]) -> GameState:
+    """A game's state from its stored events."""
+    return replay_events(codec.load(e) for e in events)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What an input did: the new state and events, or the engine's refusal."""
+
+    state: GameState | None
+    events: list[Event] = field(default_factory=list)
+    error: EngineError | None = None
+    duplicate: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when the input was accepted (or was already, for a redelivered post)."""
+        return self.error is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlayerSpec:
+    """A player joining a game: their Discord user id and display name."""
+
+    user_id: int
+    name: str
+
+
+class GameService:
+    """Loads, decides, commits and delivers; knows nothing of Discord (effects go to `perform`)."""
+
+    def __init__(self, repo: Repository, clock: Clock) -> None:
+        self.repo = repo
+        self.clock = clock
+        self._loaded: dict[int, Loaded[GameState]] = {}
+        self._info: dict[int, GameInfo] = {}
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._perform: Perform | None = None
+
+    def set_performer(self, perform: Perform) -> None:
+        """Who performs effects (the Discord shell; a recorder in tests)."""
+        self._perform = perform
+
+    # -- reading ---------------------------------------------------------------------------------
+    async def state(self, game_id: int) -> GameState:
+        """The game's current state."""
+        return (await self._load(game_id)).state
+
+    async def info(self, game_id: int, *, refresh: bool = False) -> GameInfo:
+        """The game's stored row (channels, schedule, status); cached."""
+        if refresh or game_id not in self._info:
+            self._info[game_id] = await self.repo.get_game(game_id)
+        return self._info[game_id]
+
+    def cached_state(self, game_id: int) -> GameState | None:
+        """The state if loaded, without I/O."""
+        loaded = self._loaded.get(game_id)
+        return loaded.state if loaded else None
+
+    async def _load(self, game_id: int) -> Loaded[GameState]:
+        if game_id not in self._loaded:
+            self._loaded[game_id] = await self.repo.load_game(game_id, fold)
+        return self._loaded[game_id]
+
+    def schedule(self, info: GameInfo) -> GameSchedule:
+        """The game's schedule."""
+        return GameSchedule.from_json(info.schedule)
+
+    # -- creating ----------------------------------------------------------------------------------
+    async def create_game(
+        self,
+        *,
+        server_id: int,
+        ruleset: str,
+        players: Sequence[PlayerSpec],
+        seed: str,
+        options: dict[str, Any],
+        channels: dict[str, Any],
+        schedule: GameSchedule,
+        message_id: int | None = None,
+    ) -> int:
+        """Deal and start a game; its first effects (role messages, night 1) are performed."""
+        created = new_game(
+            ruleset=ruleset,
+            players=[str(p.user_id) for p in players],
+            seed=seed,
+            options={k: v for k, v in options.items() if k in ("tie", "self_vote", "composition")},
+        )
+        first = schedule.deadline("night", self.clock.now())
+        events = start_events(created, Instant(to_ms(first)))
+        effects = effects_for(None, events)
+        result = await self.repo.create_game(
+            server_id=server_id,
+            ruleset=ruleset,
+            seed=seed,
+            commitment=created.commitment,
+            seats=[
+                SeatSpec(seat=i, name=p.name, user_id=p.user_id) for i, p in enumerate(players, 1)
+            ],
+            events=[codec.dump(e) for e in events],
+            effects=[codec.dump(e) for e in effects],
+            options=options,
+            channels=channels,
+            schedule=schedule.to_json(),
+            message_id=message_id,
+        )
+        game_id = result.game_id
+        self._loaded.pop(game_id, None)
+        await self._deliver(result.pending)
+        return game_id
+
+    async def set_channels(self, game_id: int, channels: dict[str, Any]) -> None:
+        """Remember Discord objects made for a game (team threads, the players' role)."""
+        await self.repo.update_channels(game_id, channels)
+        self._info.pop(game_id, None)
+
+    # -- inputs ------------------------------------------------------------------------------------
+    async def submit(
+        self, game_id: int, command: Command, *, message_id: int | None = None
+    ) -> Outcome:
+        """Decide, commit, deliver. A refused command changes nothing (a refused vote post is
+        remembered by its message id, with its reply, so a redelivery is answered once)."""
+        async with self._locks[game_id]:
+            for attempt in (1, 2):
+                loaded = await self._load(game_id)
+                try:
+                    outcome, pending = await self._commit(game_id, loaded, command, message_id)
+                except SeqConflict:
+                    self._loaded.pop(game_id, None)  # someone else appended: rebuild and retry
+                    if attempt == 2:
+                        raise
+                    continue
+                await self._deliver(pending)
+                return outcome
+        raise AssertionError("unreachable")
+
+    async def _commit(
+        self, game_id: int, loaded: Loaded[GameState], command: Command, message_id: int | None
+    ) -> tuple[Outcome, Sequence[OutboxItem]]:
+        state = loaded.state
+        try:
+            events = _decide(state, command)
+        except EngineError as error:
+            if message_id is None:
+                return Outcome(state=state, error=error), ()
+            post_id = str(message_id)
+            reply = ReplyToPost(
+                post_id=post_id, key=error.key, params=params(**_flat(error.params))
+            )
+            result = await self.repo.record(
+                game_id,
+                events=[],
+                effects=[codec.dump(reply)],
+                message_id=message_id,
+                outcome={"error": error.key},
+            )
+            return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
+        effects = effects_for(state, events)
+        subs = [
+            SeatSpec(seat=command.seat, name=command.new_player, user_id=int(command.new_player))
+            for _ in [0]
+            if isinstance(command, ReplacePlayer) and command.new_player.isdigit()
+        ]
+        result = await self.repo.record(
+            game_id,
+            events=[codec.dump(e) for e in events],
+            effects=[codec.dump(e) for e in effects],
+            message_id=message_id,
+            expected_seq=loaded.seq,
+            substitutes=subs,
+            finish=any(isinstance(e, GameEnded) for e in events),
+        )
+        if result.duplicate:
+            return Outcome(state=state, duplicate=True), result.pending
+        for event in events:
+            state = evolve(state, event)
+        assert result.last_seq is not None
+        self._loaded[game_id] = Loaded(state=state, seq=result.last_seq)
+        self._info.pop(game_id, None)
+        return Outcome(state=state, events=events), result.pending
+
+    async def _deliver(self, items: Sequence[OutboxItem]) -> None:
+        if items and self._perform is not None:
+            await deliver(self.repo, items, self._perform)
+
+    # -- deadlines ---------------------------------------------------------------------------------
+    def lock_command(self, state: GameState, info: GameInfo, *, forced: bool = False) -> Lock:
+        """The lock of the current window at its deadline (or now, when forced), with the
+        deadlines of whatever window opens next computed from the game's schedule."""
+        now = self.clock.now()
+        at = now if forced or state.deadline is None else from_ms(state.deadline)
+        start = max(now, at)
+        schedule = self.schedule(info)
+        assert state.window is not None
+        next_kind = "day" if state.window.kind is PhaseKind.NIGHT else "night"
+        return Lock(
+            at=Instant(to_ms(at)),
+            next_deadline=Instant(to_ms(schedule.deadline(next_kind, start))),
+            runoff_deadline=Instant(to_ms(schedule.deadline("day", start))),
+            forced=forced,
+        )
+
+    # -- start -------------------------------------------------------------------------------------
+    async def recover(self) -> dict[int, str]:
+        """Rebuild every active game and perform what the outbox still holds; returns the games
+        stopped because their events could not be replayed (id → reason)."""
+        report = await recover(self.repo, fold, self._perform or _nothing)
+        for game_id, loaded in report.games.items():
+            self._loaded[game_id] = loaded
+        return report.stopped
+
+    async def active_games(self) -> list[int]:
+        """Ids of the games in play."""
+        return await self.repo.active_game_ids()
+
+    async def is_active(self, game_id: int) -> bool:
+        """Whether the game is in play."""
+        return (await self.info(game_id)).status is GameStatus.ACTIVE
+
+
+async def _nothing(item: OutboxItem) -> None:
+    raise RuntimeError("no performer set")
+
+
+def _decide(state: GameState, command: Command) -> list[Event]:
+    from engine.game import decide
+
+    return decide(state, command)
+
+
+def _flat(values: Any) -> dict[str, str | int | bool | None]:
+    return {
+        k: v if isinstance(v, str | int | bool) or v is None else str(v) for k, v in values.items()
+    }

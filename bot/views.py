@@ -1,0 +1,138 @@
+"""Persistent buttons and menus in DMs: confirm the role, choose a night target.
+
+They are `DynamicItem`s: their custom ids carry the game, seat or power, so a click on a message
+sent before a restart still reaches the right game.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from engine.commands import SubmitPower
+from engine.effects import Whisper
+from engine.model import Power, Seat
+from engine.rulesets import get_ruleset
+from engine.state import GameState
+
+if TYPE_CHECKING:
+    from bot.app import FaguanBot
+
+PASS = "pass"
+
+
+def valid_targets(state: GameState, seat: Seat, power: Power) -> list[Seat]:
+    """Seats this player may target with `power` now (what the engine would accept)."""
+    rules = get_ruleset(state.ruleset)
+    actor = state.seat(seat)
+    return [
+        s.seat
+        for s in state.seats
+        if s.alive and rules.target_error(state, actor, power, s) is None
+    ]
+
+
+class ConfirmButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"faguan:confirm:(?P<game>\d+):(?P<seat>\d+)",
+):
+    """ "I have received my role" (the moderator sees who has not confirmed)."""
+
+    def __init__(self, game_id: int, seat: int, label: str = "确认收到 / Confirm") -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label,
+                style=discord.ButtonStyle.success,
+                custom_id=f"faguan:confirm:{game_id}:{seat}",
+            )
+        )
+        self.game_id = game_id
+        self.seat = seat
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Button[Any],
+        match: re.Match[str],
+        /,
+    ) -> ConfirmButton:
+        return cls(int(match["game"]), int(match["seat"]))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: FaguanBot = interaction.client
+        await bot.confirm_role(interaction, self.game_id, self.seat)
+
+
+class PowerSelect(
+    discord.ui.DynamicItem[discord.ui.Select[Any]],
+    template=r"faguan:act:(?P<game>\d+):(?P<night>\d+):(?P<power>[a-z_]+)",
+):
+    """A menu of valid targets (and pass) for one night power."""
+
+    def __init__(
+        self,
+        game_id: int,
+        night: int,
+        power: Power,
+        options: list[discord.SelectOption] | None = None,
+    ) -> None:
+        super().__init__(
+            discord.ui.Select(
+                custom_id=f"faguan:act:{game_id}:{night}:{power.value}",
+                options=options or [discord.SelectOption(label=PASS, value=PASS)],
+                min_values=1,
+                max_values=1,
+            )
+        )
+        self.game_id = game_id
+        self.night = night
+        self.power = power
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Select[Any],
+        match: re.Match[str],
+        /,
+    ) -> PowerSelect:
+        return cls(int(match["game"]), int(match["night"]), Power(match["power"]))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: FaguanBot = interaction.client
+        values = (interaction.data or {}).get("values", [])  # type: ignore[union-attr]
+        choice = values[0] if values else PASS
+        command = SubmitPower(
+            player=str(interaction.user.id),
+            power=self.power,
+            target=None if choice == PASS else Seat(int(choice)),
+            passed=choice == PASS,
+            at=bot.now_ms(),
+        )
+        await bot.answer_command(interaction, self.game_id, command)
+
+
+def views_for_whisper(game_id: int, state: GameState, effect: Whisper) -> discord.ui.View | None:
+    """The components that go with a private message, if any."""
+    if effect.key == "role.dealt":
+        view = discord.ui.View(timeout=None)
+        view.add_item(ConfirmButton(game_id, int(effect.seat)))
+        return view
+    if effect.key == "window.powers" and state.window is not None:
+        params = dict(effect.params)
+        view = discord.ui.View(timeout=None)
+        for power_id in str(params.get("powers", "")).split(","):
+            if not power_id:
+                continue
+            power = Power(power_id)
+            options = [discord.SelectOption(label=f"{power.value}: 不行使 / pass", value=PASS)]
+            for seat in valid_targets(state, effect.seat, power):
+                options.append(
+                    discord.SelectOption(label=f"{power.value} → {seat}号", value=str(seat))
+                )
+            view.add_item(PowerSelect(game_id, state.window.number, power, options[:25]))
+        return view
+    return None
