@@ -121,7 +121,8 @@ class DiscordEffects:
         guild = self.bot.get_guild(info.server_id)
         if guild is None:
             return
-        member = discord.Object(int(state.seat(seat).player))
+        user_id = int(state.seat(seat).player)
+        member = guild.get_member(user_id) or await guild.fetch_member(user_id)
         for name in ("game", "vote"):
             channel = guild.get_channel(int(info.channels[name]))
             if isinstance(channel, discord.TextChannel):

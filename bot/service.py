@@ -176,7 +176,9 @@ class GameService:
                     if attempt == 2:
                         raise
                     continue
-                await self._deliver(pending)
+                if pending:
+                    # Everything still undone for this game, in order: earlier failures first.
+                    await self._deliver(await self.repo.undone_effects(game_id))
                 return outcome
         raise AssertionError("unreachable")
 

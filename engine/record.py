@@ -6,10 +6,18 @@ their seat's original player (substitutes are listed under `substitutes`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from engine.model import Seat
-from engine.state import DayRecord, GameState, NightRecord, OverrideRecord, TieRecord
+from engine.state import (
+    CheckRecord,
+    DayRecord,
+    GameState,
+    NightRecord,
+    OverrideRecord,
+    TieRecord,
+)
 
 
 def seat_names(state: GameState) -> dict[Seat, str]:
@@ -22,9 +30,11 @@ def record_of(
     *,
     rejected: list[dict[str, Any]] | None = None,
     overrides: list[dict[str, Any]] | None = None,
+    names: Mapping[Seat, str] | None = None,
 ) -> dict[str, Any]:
-    """The record as a JSON-ready dict; names everywhere in seat order."""
-    names = seat_names(state)
+    """The record as a JSON-ready dict; names everywhere in seat order (by default each seat's
+    original player id; the bot passes display names)."""
+    names = dict(names) if names is not None else seat_names(state)
 
     def named(seats: tuple[Seat, ...]) -> list[str]:
         return [names[s] for s in sorted(seats)]
@@ -36,9 +46,7 @@ def record_of(
                 "phase": "night",
                 "number": entry.number,
                 "left": named(entry.left),
-                "checks": [
-                    {"target": names[c.target], "result": c.result.value} for c in entry.checks
-                ],
+                "checks": [_check(c, names) for c in entry.checks],
                 "last_words": named(entry.last_words),
             }
             if entry.revealed:
@@ -58,6 +66,7 @@ def record_of(
             "tie": state.options.tie.value,
             "self_vote": state.options.self_vote,
             "composition": state.options.composition,
+            **dict(state.options.extras),
         },
         "roles": {names[s.seat]: s.original_role.value for s in state.seats},
         "deal": {
@@ -91,6 +100,14 @@ def record_of(
     return record
 
 
+def _check(check: CheckRecord, names: dict[Seat, str]) -> dict[str, Any]:
+    """A check: target and answer; a check made alone (not by a team) also names who made it."""
+    out: dict[str, Any] = {"target": names[check.target], "result": check.result.value}
+    if check.team is None:
+        out["by"] = [names[s] for s in check.by]
+    return out
+
+
 def _lot_name(option: str, names: dict[Seat, str]) -> str:
     return names[Seat(int(option))] if option.isdigit() else option
 
@@ -112,6 +129,11 @@ def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]
     )
     if entry.confess is not None:
         day["confess"] = names[entry.confess]
+    if entry.vetoed is not None and entry.veto_by is not None:
+        day["vetoed"] = names[entry.vetoed]
+        day["veto_by"] = names[entry.veto_by]
+    if entry.eliminated is not None:
+        day["eliminated"] = names[entry.eliminated]
     if entry.revealed:
         day["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
     return day

@@ -17,6 +17,7 @@ from bot.config import parse_deadline_rule
 from bot.render import deadline_text
 from bot.schedule import GameSchedule
 from engine.errors import EngineError
+from engine.model import Seat
 from engine.record import record_of
 from engine.rulesets import RULESETS, get_ruleset
 from engine.view import view_for
@@ -282,9 +283,8 @@ class GameCog(commands.Cog, name="GameCog"):
         if not state.over:
             await respond(interaction, text(self.bot, interaction, "notice.not_over"))
             return
-        data = record_of(state)
         ctx = await self.bot.context(gid, state)
-        data["names"] = {str(k): v for k, v in ctx.names.items()}
+        data = record_of(state, names={Seat(k): v for k, v in ctx.names.items()})
         blob = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
         await interaction.response.send_message(
             text(

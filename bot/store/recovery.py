@@ -79,6 +79,9 @@ async def deliver(repo: Repository, items: Sequence[OutboxItem], perform: Perfor
                 item.attempts + 1,
                 type(exc).__name__,
             )
+            log.debug(
+                "effect %s failed", item.id, exc_info=exc
+            )  # may name hidden things: DEBUG only
             await repo.record_attempt_failure(item.id, reason)
             report.failed[item.id] = reason
             blocked.add(item.game_id)
