@@ -44,7 +44,7 @@ from engine.events import (
 )
 from engine.game import evolve, initial_state
 from engine.model import PhaseKind, Seat
-from engine.rulesets import get_ruleset
+from engine.rulesets import rules_for
 from engine.state import GameState, VotePost
 
 
@@ -64,7 +64,7 @@ def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effec
 
 def _membership(before: GameState | None, after: GameState) -> list[Effect]:
     """Who left the game, and who joined a team (at the deal, or when a role turns)."""
-    rules = get_ruleset(after.ruleset)
+    rules = rules_for(after)
     out: list[Effect] = []
     for seat in after.seats:
         old = before.seat(seat.seat) if before is not None else None
@@ -84,10 +84,9 @@ def _need(state: GameState | None) -> GameState:
 
 def role_message(state: GameState, seat: Seat) -> Whisper:
     """The private role message for a seat: role, powers, teammates (who knows whom)."""
-    rules = get_ruleset(state.ruleset)
+    rules = rules_for(state)
     me = state.seat(seat)
-    team = rules.team_of(me)
-    mates = [s.seat for s in state.seats if s.seat != seat and team and rules.team_of(s) == team]
+    mates = [s.seat for s in state.seats if s.seat != seat and rules.knows_role(me, s)]
     powers = rules.night_powers(me) + rules.day_powers(me)
     return Whisper(
         seat=seat,
@@ -119,7 +118,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
             return _window_opened(after, event)
         case PowerSubmitted():
             sub = event.submission
-            rules = get_ruleset(after.ruleset)
+            rules = rules_for(after)
             out: list[Effect] = [
                 Whisper(
                     seat=sub.seat,
@@ -128,7 +127,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 )
             ]
             team = rules.team_power(sub.power)
-            if team is not None:
+            if team is not None and rules.team_of(after.seat(sub.seat)) == team:
                 out.append(
                     TeamNotice(
                         team=team,
@@ -221,8 +220,13 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
 
 def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
     window = event.window
-    rules = get_ruleset(state.ruleset)
-    out: list[Effect] = [ScheduleDeadline(deadline=event.deadline), SetChannelsOpen(open=True)]
+    rules = rules_for(state)
+    # Players talk by day; from the day's 看表帖 until the night's results they are silent (天黑).
+    out: list[Effect] = [ScheduleDeadline(deadline=event.deadline)]
+    if window.kind is PhaseKind.DAY and window.chooser is None:
+        out.append(SetChannelsOpen(open=True))
+    elif window.kind is PhaseKind.NIGHT and window.number == 1:
+        out.append(SetChannelsOpen(open=False))
     if window.kind is PhaseKind.NIGHT:
         out.append(
             Announce(
@@ -294,7 +298,6 @@ def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
     record = event.record
     out: list[Effect] = [
         ClockPost(phase=f"night {record.number}", deadline=before.deadline),
-        SetChannelsOpen(open=False),
         Announce(
             key="night.result", params=params(number=record.number, left=seats_text(record.left))
         ),
@@ -316,11 +319,9 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
     record = event.record
     out: list[Effect] = []
     if record.confess is None:
-        out += [
-            ClockPost(phase=f"day {record.number}", deadline=before.deadline),
-            SetChannelsOpen(open=False),
-        ]
-    else:
+        out.append(ClockPost(phase=f"day {record.number}", deadline=before.deadline))
+    out.append(SetChannelsOpen(open=False))  # silence from the 看表帖 (or the confession) on
+    if record.confess is not None:
         out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
     if record.confess is None and record.chosen_by is None:
         votes = ";".join(f"{v}>{t if t is not None else 'abstain'}" for v, t in record.votes)
@@ -345,6 +346,8 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
                 ),
             )
         )
+    if record.vetoed is not None:
+        out.append(Announce(key="day.vetoed", params=params(seat=int(record.vetoed))))
     if record.tie is None or record.tie.then not in ("revote", "choice"):
         left = seats_text(record.left)
         out.append(Announce(key="day.result", params=params(number=record.number, left=left)))
