@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.config import ConfigError, Settings, load
 from bot.forum_text import forum_text
 from bot.replay import ReplayFileError, replay_file
+from bot.store.migrate import main_db_upgrade
 from engine.rulesets import RULESETS
 from engine.verify import verify_record
 
@@ -57,14 +60,43 @@ def _rulesets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settings(path: str, explicit: bool) -> Settings:
+    """The configuration: the file if there is one (it must exist when named), else defaults."""
+    if Path(path).exists():
+        return load(path)
+    if explicit:
+        raise ConfigError(
+            [f"{path}: no such file; copy config.example.toml to {path}"], source=path
+        )
+    return load(None)
+
+
 def _run(args: argparse.Namespace) -> int:
-    print(
-        "faguan run: the Discord bot is not built yet (see the open issue “The bot on Discord”).\n"
-        "What works today: faguan replay GAME.toml [--json], faguan verify RECORD.json, "
-        "faguan rulesets.",
-        file=sys.stderr,
+    try:
+        settings = _settings(args.config, args.config_given)
+        token = settings.require_token()
+    except ConfigError as exc:
+        print(f"faguan run: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    return 1
+    from bot.app import create_bot
+
+    bot = create_bot(settings)
+    bot.run(token, log_handler=None)
+    return 0
+
+
+def _db(args: argparse.Namespace) -> int:
+    def configured() -> str | None:
+        try:
+            return _settings(args.config, args.config_given).database.url
+        except ConfigError as exc:
+            print(f"faguan db: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    return main_db_upgrade(args.rest, default_url=configured)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,10 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the Discord bot")
-    run.add_argument(
-        "--config", default="config.toml", help="the configuration file (default: config.toml)"
-    )
+    run.add_argument("--config", help="the configuration file (default: config.toml if present)")
     run.set_defaults(func=_run)
+    db = sub.add_parser("db", help="database maintenance: faguan db upgrade [--database-url URL]")
+    db.add_argument("action", choices=["upgrade"])
+    db.add_argument("--config", help="the configuration file (default: config.toml if present)")
+    db.add_argument("rest", nargs=argparse.REMAINDER)
+    db.set_defaults(func=_db)
     replay = sub.add_parser("replay", help="play a game file without Discord and print its record")
     replay.add_argument("game", help="a replay file (TOML, RULES.md §6)")
     replay.add_argument("--json", action="store_true", help="print the record as JSON")
@@ -93,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `faguan` console script."""
     args = build_parser().parse_args(argv)
+    if hasattr(args, "config"):
+        args.config_given = args.config is not None
+        args.config = args.config or "config.toml"
     return int(args.func(args))
 
 
