@@ -191,7 +191,7 @@ class FaguanBot(commands.Bot):
         if cog is not None:
             await cog.catch_up(game_id)  # type: ignore[attr-defined]
 
-    # -- games -----------------------------------------------------------------------------------------
+    # -- games ---------------------------------------------------------------------------
     def register_channels(self, game_id: int, channels: dict[str, Any]) -> None:
         """Route posts and commands in a game's channels to it."""
         self.channel_games[int(channels["game"])] = game_id
@@ -248,7 +248,7 @@ class FaguanBot(commands.Bot):
         """A catalog text."""
         return render(locale, key, params)
 
-    # -- helpers for cogs and views ------------------------------------------------------------------
+    # -- helpers for cogs and views ----------------------------------------------------
     async def context(
         self, game_id: int, state: GameState | None = None, locale: str | None = None
     ) -> Context:

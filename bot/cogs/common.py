@@ -1,4 +1,4 @@
-"""What the cogs share: finding the game an interaction is about, and answering in the right language."""
+"""What the cogs share: the game an interaction is about, and answers in the asker's language."""
 
 from __future__ import annotations
 

@@ -793,7 +793,7 @@ class Repository:
             return [(game_id, seat) for game_id, seat in await s.execute(query)]
 
     async def update_channels(self, game_id: int, changes: Mapping[str, Any]) -> JsonDict:
-        """Merge ``changes`` into a game's Discord objects (channels, threads, role); returns them."""
+        """Merge ``changes`` into a game's Discord objects (channels, threads, role)."""
         async with self._sessions() as s, s.begin():
             row = await s.scalar(select(Game).where(Game.id == game_id).with_for_update())
             if row is None:

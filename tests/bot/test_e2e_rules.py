@@ -107,7 +107,7 @@ async def test_vote_posts_change_abstain_edit_delete_late_dead_and_strangers(tab
     assert any(m.reference.message_id == stranger.id for m in replies)
     late_reply = [m for m in replies if m.reference.message_id == late.id]
     assert late_reply and "看表帖" in late_reply[0].content
-    ok = [m for m in table.channel.history() if m.id == on_time.id][0]
+    ok = next(m for m in table.channel.history() if m.id == on_time.id)
     assert any(str(r.emoji) == "✅" for r in ok.reactions)
 
 
@@ -229,7 +229,7 @@ async def test_restart_mid_resolution_performs_the_rest_once(table: Table) -> No
         times=1,
     )
     await d.lock()
-    table.env._errors_acknowledged = len(table.env.errors)  # noqa: SLF001 - read the failure
+    table.env._errors_acknowledged = len(table.env.errors)
     undone = await table.bot.service.repo.undone_effects(d.game_id)
     assert undone
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
