@@ -78,6 +78,8 @@ class NightResolved:
     changes: tuple[SeatChange, ...]
     lots: tuple[LotDraw, ...] = ()
     leavers_counted: int = 0
+    last_words_kept: tuple[Seat, ...] = ()
+    """Earlier leavers whose last words stay open (policy window `next_death`, nobody left)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,6 +90,8 @@ class DayResolved:
     changes: tuple[SeatChange, ...]
     lots: tuple[LotDraw, ...] = ()
     leavers_counted: int = 0
+    last_words_kept: tuple[Seat, ...] = ()
+    """Earlier leavers whose last words stay open (policy window `next_death`, nobody left)."""
 
 
 @dataclass(frozen=True, kw_only=True)

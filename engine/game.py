@@ -10,7 +10,7 @@ of its events, which is what storage, restart recovery, replay and verification 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 from engine import lots
@@ -50,10 +50,10 @@ from engine.events import (
     VotePosted,
     WindowOpened,
 )
-from engine.lastwords import entitled
+from engine.lastwords import entitled, kept_open
 from engine.model import Camp, Instant, PhaseKind, Power, Seat, TiePolicy
-from engine.night import resolve_night
-from engine.rulesets import Ruleset, get_ruleset
+from engine.night import counted_submissions, resolve_night
+from engine.rulesets import Ruleset, rules_for
 from engine.setup import new_game
 from engine.state import (
     DayRecord,
@@ -67,7 +67,7 @@ from engine.state import (
     TieRecord,
     Window,
 )
-from engine.votes import judge_post, tally, third_window_barred
+from engine.votes import judge_post, runoff_barred, tally
 
 __all__ = ["apply", "decide", "evolve", "new_game", "replay_events", "start_events"]
 
@@ -87,7 +87,7 @@ def start_events(created: GameCreated, first_deadline: Instant | None = None) ->
 
 def decide(state: GameState, command: Command) -> list[Event]:
     """The events `command` causes in `state`; an EngineError (state unchanged) if refused."""
-    rules = get_ruleset(state.ruleset)
+    rules = rules_for(state)
     match command:
         case SubmitPower():
             return _submit_power(state, rules, command)
@@ -220,7 +220,7 @@ def _target(state: GameState, target: Seat | None) -> SeatState:
 def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Event]:
     window = _need_window(state)
     actor = _actor(state, cmd.player)
-    if cmd.power is Power.CONFESS or cmd.power in rules.day_powers(actor):
+    if cmd.power in rules.day_power_ids:
         return _day_power(state, rules, window, actor, cmd)
     if window.kind is not PhaseKind.NIGHT:
         raise PhaseError("phase.not_night")
@@ -228,6 +228,11 @@ def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Ev
         if cmd.power in actor.spent:
             raise ActorError("actor.power_spent", power=cmd.power.value)
         raise ActorError("actor.no_such_power", power=cmd.power.value)
+    return [_submission(state, rules, actor, cmd)]
+
+
+def _submission(state: GameState, rules: Ruleset, actor: SeatState, cmd: SubmitPower) -> Event:
+    """A submission (night power, or a day power acting at the lock), its target checked."""
     if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
         raise PhaseError("phase.after_deadline")
     target: Seat | None = None
@@ -237,21 +242,31 @@ def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Ev
         if error:
             raise TargetError(error, target=seat.seat)
         target = seat.seat
-    return [
-        PowerSubmitted(
-            submission=Submission(seat=actor.seat, power=cmd.power, target=target, at=cmd.at)
-        )
-    ]
+    return PowerSubmitted(
+        submission=Submission(seat=actor.seat, power=cmd.power, target=target, at=cmd.at)
+    )
 
 
 def _day_power(
     state: GameState, rules: Ruleset, window: Window, actor: SeatState, cmd: SubmitPower
 ) -> list[Event]:
-    """认匪: the killer leaves at once with last words; the day closes with no vote."""
+    """A power used by day: 认匪 (confess) acts at once; the others (`veto`) are submitted during
+    any vote window, a victim's-choice window included, and act at its lock."""
     if cmd.power not in rules.day_powers(actor):
+        if cmd.power in actor.spent:
+            raise ActorError("actor.power_spent", power=cmd.power.value)
         raise ActorError("actor.no_such_power", power=cmd.power.value)
-    if window.kind is not PhaseKind.DAY or window.chooser is not None:
+    if window.kind is not PhaseKind.DAY:
         raise PhaseError("phase.not_day")
+    if cmd.power is not Power.CONFESS:
+        return [_submission(state, rules, actor, cmd)]
+    if window.chooser is not None:
+        raise PhaseError("phase.not_day")
+    return _confess(state, rules, window, actor)
+
+
+def _confess(state: GameState, rules: Ruleset, window: Window, actor: SeatState) -> list[Event]:
+    """认匪: the killer leaves at once with last words; the day closes with no vote."""
     record = DayRecord(
         number=window.number, revote=window.revote, tally=(), votes=(), abstained=(),
         void_posts=(), left=(actor.seat,), tie=None, last_words=(actor.seat,), confess=actor.seat,
@@ -365,7 +380,7 @@ def _lock(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
     if window.kind is PhaseKind.NIGHT:
         return _resolve_night(state, rules, cmd, cutoff)
     if window.chooser is not None:
-        return _resolve_choice(state, rules, cmd)
+        return _resolve_choice(state, rules, cmd, cutoff)
     return _resolve_day(state, rules, cmd, cutoff)
 
 
@@ -377,11 +392,8 @@ def _revealed(
         return ()
     if rules.reveal.value == "role":
         return tuple((s, state.seat(s).role.value) for s in seats)
-    return tuple((s, _camp_of(state.seat(s)).value) for s in seats)
-
-
-def _camp_of(seat: SeatState) -> Camp:
-    return Camp.KILLERS if seat.original_role.value in ("killer", "secret_killer") else Camp.GOOD
+    camps = ((s, rules.camp_of(state.seat(s))) for s in seats)
+    return tuple((s, camp.value if camp else "neutral") for s, camp in camps)
 
 
 def _resolve_night(
@@ -395,8 +407,9 @@ def _resolve_night(
         last_words=words, revealed=_revealed(state, rules, outcome.deaths),
     )  # fmt: skip
     resolved = NightResolved(
-        record=record, changes=outcome.changes, lots=outcome.lots, leavers_counted=counted
-    )
+        record=record, changes=outcome.changes, lots=outcome.lots, leavers_counted=counted,
+        last_words_kept=kept_open(state, rules, outcome.deaths),
+    )  # fmt: skip
     return _after_resolution(state, rules, resolved, cmd.next_deadline)
 
 
@@ -431,13 +444,13 @@ def _resolve_day(
     count = tally(state, state.posts, cutoff)
     leaders = count.leaders()
     policy = state.options.tie
-    left: tuple[Seat, ...] = ()
+    picked: Seat | None = None
     tie: TieRecord | None = None
     draws: tuple[LotDraw, ...] = ()
     then_window: Window | None = None
     ends_in_draw = False
     if len(leaders) == 1:
-        left = leaders
+        picked = leaders[0]
     elif leaders:
         if policy is TiePolicy.LOTS:
             tie, draws = _lots(state, leaders, window.revote, cmd.post_id, policy)
@@ -461,29 +474,33 @@ def _resolve_day(
                 )
         else:
             tie = TieRecord(tied=leaders, policy=policy, then="revote")
-            barred = third_window_barred(rules, leaders) if window.revote == 1 else ()
             then_window = Window(
                 kind=PhaseKind.DAY,
                 number=window.number,
                 revote=window.revote + 1,
                 candidates=leaders,
-                barred_voters=barred,
+                barred_voters=runoff_barred(rules, leaders, window.revote + 1),
             )
         if tie and tie.drawn is not None:
-            left = (tie.drawn,)
+            picked = tie.drawn
+    voters = tuple(sorted(v for v, t in count.votes.items() if t is not None and t == picked))
+    out = _eliminate(state, rules, picked, voters, cutoff)
+    left = out.left
     words, counted = entitled(state, rules, left, window.phase)
     record = DayRecord(
         number=window.number, revote=window.revote,
         tally=tuple(sorted(count.counts.items())),
         votes=tuple(sorted(count.votes.items())),
         abstained=count.abstained, void_posts=count.void, left=left, tie=tie, last_words=words,
-        revealed=_revealed(state, rules, left),
+        revealed=_revealed(state, rules, left), vetoed=out.vetoed, veto_by=out.veto_by,
+        eliminated=out.eliminated,
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
-        changes=tuple(SeatChange(seat=s, dies=True) for s in left),
+        changes=out.changes,
         lots=draws,
         leavers_counted=counted,
+        last_words_kept=kept_open(state, rules, left),
     )
     if ends_in_draw:
         after = evolve(state, resolved)
@@ -499,7 +516,9 @@ def _resolve_day(
     return _after_resolution(state, rules, resolved, cmd.next_deadline)
 
 
-def _resolve_choice(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
+def _resolve_choice(
+    state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
+) -> list[Event]:
     """The end of a victim's-choice window: their pick leaves, or lots if they did not pick."""
     window = state.window
     assert window is not None and window.chooser is not None
@@ -516,20 +535,83 @@ def _resolve_choice(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
     else:
         tie, draws = _lots(state, window.candidates, window.revote, cmd.post_id, policy)
     assert tie.drawn is not None
-    left = (tie.drawn,)
+    out = _eliminate(
+        state, rules, tie.drawn, _last_voters(state, window.number, tie.drawn), cutoff
+    )
+    left = out.left
     words, counted = entitled(state, rules, left, window.phase)
     record = DayRecord(
         number=window.number, revote=window.revote, tally=(), votes=(), abstained=(), void_posts=(),
         left=left, tie=tie, last_words=words, chosen_by=window.chooser if state.choice else None,
-        revealed=_revealed(state, rules, left),
+        revealed=_revealed(state, rules, left), vetoed=out.vetoed, veto_by=out.veto_by,
+        eliminated=out.eliminated,
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
-        changes=(SeatChange(seat=left[0], dies=True),),
+        changes=out.changes,
         lots=draws,
         leavers_counted=counted,
+        last_words_kept=kept_open(state, rules, left),
     )
     return _after_resolution(state, rules, resolved, cmd.next_deadline)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Elimination:
+    """What the day's pick does: who leaves, and whether a veto spared the pick."""
+
+    left: tuple[Seat, ...] = ()
+    changes: tuple[SeatChange, ...] = ()
+    vetoed: Seat | None = None
+    veto_by: Seat | None = None
+    eliminated: Seat | None = None
+
+
+def _eliminate(
+    state: GameState,
+    rules: Ruleset,
+    picked: Seat | None,
+    voters: tuple[Seat, ...],
+    cutoff: Instant | None,
+) -> _Elimination:
+    """Who leaves when the day's vote (or its lots, or a victim's choice) picks `picked`: nobody
+    when a `veto` submitted in this window names them; else whom the ruleset says."""
+    if picked is None:
+        return _Elimination()
+    vetoer = _vetoer(state, rules, picked, cutoff)
+    if vetoer is not None:
+        spent = Power.VETO if Power.VETO in rules.one_shot else None
+        return _Elimination(
+            changes=(SeatChange(seat=vetoer, spent=spent),), vetoed=picked, veto_by=vetoer
+        )
+    left = tuple(sorted(set(rules.vote_leavers(state, state.seat(picked), voters))))
+    return _Elimination(
+        left=left,
+        changes=tuple(SeatChange(seat=s, dies=True) for s in left),
+        eliminated=None if left == (picked,) else picked,
+    )
+
+
+def _vetoer(state: GameState, rules: Ruleset, picked: Seat, cutoff: Instant | None) -> Seat | None:
+    """The first seat whose latest `veto` in this window (stamped by the cut-off) names `picked`."""
+    for (seat, power), sub in sorted(counted_submissions(state, cutoff).items()):
+        if (
+            power is Power.VETO
+            and sub.target == picked
+            and Power.VETO in rules.day_powers(state.seat(seat))
+        ):
+            return seat
+    return None
+
+
+def _last_voters(state: GameState, day: int, picked: Seat) -> tuple[Seat, ...]:
+    """Who voted for `picked` in the day's last counted window (before a victim's choice)."""
+    for record in reversed(state.history):
+        if isinstance(record, NightRecord):
+            break
+        if isinstance(record, DayRecord) and record.number == day and record.votes:
+            return tuple(sorted(v for v, t in record.votes if t == picked))
+    return ()
 
 
 def _lots(
@@ -600,7 +682,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 history=(*state.history, event.record),
                 lots=state.lots + event.lots,
                 leavers_counted=event.leavers_counted,
-                last_words_open=event.record.last_words,
+                last_words_open=event.last_words_kept + event.record.last_words,
                 window=None,
                 deadline=None,
                 submissions=(),

@@ -21,6 +21,8 @@ def entitled(
         return (), counted
     if policy.not_if_multiple and len(ordered) >= 2:
         return (), counted
+    if policy.only is not None and phase.kind is not policy.only:
+        return (), counted + len(ordered)
     match policy.kind:
         case "all":
             return ordered, counted + len(ordered)
@@ -32,3 +34,12 @@ def entitled(
         case "until":
             assert policy.until is not None
             return (ordered if phase <= policy.until else ()), counted + len(ordered)
+
+
+def kept_open(state: GameState, rules: Ruleset, leavers: Sequence[Seat]) -> tuple[Seat, ...]:
+    """The open last words that a resolution with these leavers does not close: all of them when
+    nobody leaves and the policy keeps last words open until the next death list."""
+    policy = rules.last_words(len(state.seats), Counter(s.original_role for s in state.seats))
+    if policy.window == "next_death" and not leavers:
+        return state.last_words_open
+    return ()

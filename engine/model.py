@@ -22,6 +22,12 @@ class Role(StrEnum):
     DOCTOR = "doctor"
     SECRET_KILLER = "secret_killer"
     SECRET_POLICE = "secret_police"
+    SPECIAL_POLICE = "special_police"
+    INSPECTOR = "inspector"
+    MINE = "mine"
+    KILLER_MINE = "killer_mine"
+    SAPPER = "sapper"
+    ACCOMPLICE = "accomplice"
 
 
 class Power(StrEnum):
@@ -33,6 +39,8 @@ class Power(StrEnum):
     SHOOT = "shoot"
     EXECUTE = "execute"
     CONFESS = "confess"
+    VETO = "veto"
+    DEMINE = "demine"
 
 
 class Camp(StrEnum):
@@ -51,12 +59,15 @@ class Team(StrEnum):
 
 
 class CheckResult(StrEnum):
-    """What a police check answers (RULES.md §2)."""
+    """What a check answers (RULES.md §2): a sign, or a role id where the true identity is told."""
 
     KILLER = "killer"
     GOOD = "good"
     SPECIAL = "special"
     NONE = "none"
+    CIVILIAN = "civilian"
+    POLICE = "police"
+    KILLER_MINE = "killer_mine"
 
 
 class PhaseKind(StrEnum):

@@ -4,12 +4,14 @@ Theory of operation. All night actions are simultaneous (the face-to-face night 
 dawn), so resolution never depends on submission order:
 1. each team's choice: the target most of its living members chose (latest submission each),
    an explicit pass counting as a choice of "no action"; a tie is broken by lots;
-2. attacks (the kill, shots, executions): whether each would kill is asked of the ruleset on the
-   state at the start of the night (`attack_effective`);
-3. the doctor's treatment cancels every savable, effective attack on its target; with none to
+   a team power used by someone outside the team (匪民's check of a killer) acts alone;
+2. attacks (the kill, shots, executions, digging for mines): whom each would kill is asked of
+   the ruleset on the state at the start of the night (`attack_victims`);
+3. the doctor's treatment cancels every savable attack that would kill its target; with none to
    cancel it is an empty needle, which may kill (`needle_kills`);
 4. spent one-shot powers are marked and may turn the role (`role_after_spending`);
-5. checks are answered on the state after the night's actions (`check_answer`).
+5. checks are answered (`check_answer`) on the state after the night's actions, or at its start
+   where the ruleset's checkers act before the others (`check_after_actions`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class Action:
     power: Power
     actors: tuple[Seat, ...]
     target: Seat
+    team: Team | None = None
+    """The team that acted, for a team power used by its members."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,7 +89,7 @@ def team_choice(
         target = None if picked == PASS else Seat(int(picked))
     if target is None:
         return None, draw
-    return Action(power=power, actors=members, target=target), draw
+    return Action(power=power, actors=members, target=target, team=team), draw
 
 
 def gather_actions(
@@ -106,7 +110,8 @@ def gather_actions(
         if draw:
             draws.append(draw)
     for (seat, power), sub in sorted(subs.items()):
-        if power in team_powers or sub.target is None:
+        team = rules.team_power(power)
+        if sub.target is None or (team is not None and seat in state.team_members(team)):
             continue
         actions.append(Action(power=power, actors=(seat,), target=sub.target))
     return actions, draws
@@ -117,23 +122,27 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
     assert state.window is not None
     night = state.window.number
     actions, draws = gather_actions(state, rules, cutoff)
-    attacks = [a for a in actions if a.power in (Power.KILL, Power.SHOOT, Power.EXECUTE)]
-    effective = [a for a in attacks if rules.attack_effective(a.power, state.seat(a.target))]
+    hits = [
+        (a, victim)
+        for a in actions
+        if a.power in rules.attack_powers
+        for victim in rules.attack_victims(state, a.power, a.actors, state.seat(a.target))
+    ]
 
     cancelled: set[int] = set()
     needles: dict[Seat, bool] = {}
     for treat in (a for a in actions if a.power is Power.SAVE):
         savable = [
             i
-            for i, a in enumerate(effective)
-            if a.target == treat.target and rules.savable(a.power)
+            for i, (a, victim) in enumerate(hits)
+            if victim == treat.target and rules.savable(a.power)
         ]
         if savable:
             cancelled.update(savable)
         else:
             needles[treat.target] = rules.needle_kills(state.seat(treat.target), night)
 
-    deaths = {a.target for i, a in enumerate(effective) if i not in cancelled}
+    deaths = {victim for i, (_, victim) in enumerate(hits) if i not in cancelled}
     deaths.update(seat for seat, kills in needles.items() if kills)
 
     spent: dict[Seat, Power] = {}
@@ -169,19 +178,20 @@ def _answer_checks(
     new_roles: dict[Seat, Role],
     spent: dict[Seat, Power],
 ) -> Iterable[CheckRecord]:
-    """Answer each check on the target as it stands after tonight's actions."""
+    """Answer each check on the target as it stands after tonight's actions (or before them)."""
     for action in actions:
         if action.power is not Power.CHECK:
             continue
         target = state.seat(action.target)
-        after = replace(
-            target,
-            role=new_roles.get(target.seat, target.role),
-            spent=target.spent | ({spent[target.seat]} if target.seat in spent else set()),
-        )
+        if rules.check_after_actions:
+            target = replace(
+                target,
+                role=new_roles.get(target.seat, target.role),
+                spent=target.spent | ({spent[target.seat]} if target.seat in spent else set()),
+            )
         yield CheckRecord(
-            team=Team.POLICE,
+            team=action.team,
             by=action.actors,
             target=action.target,
-            result=rules.check_answer(after),
+            result=rules.check_answer(target),
         )

@@ -10,13 +10,15 @@ from engine.errors import SetupError
 from engine.events import GameCreated
 from engine.model import Role, Seat, TiePolicy
 from engine.rulesets import get_ruleset
-from engine.rulesets.base import Composition
+from engine.rulesets.base import Composition, Ruleset
 from engine.state import Options
 
 
-def read_options(raw: Mapping[str, object]) -> Options:
-    """Options from a plain mapping, each checked (unknown keys refused)."""
-    known = {"tie", "self_vote", "composition"}
+def read_options(raw: Mapping[str, object], rules: Ruleset | None = None) -> Options:
+    """Options from a plain mapping, each checked (unknown keys refused); `rules` adds the
+    ruleset's own options (e.g. the mine's side), stored with their defaults filled in."""
+    own = dict(rules.option_choices) if rules is not None else {}
+    known = {"tie", "self_vote", "composition", *own}
     for key in raw:
         if key not in known:
             raise SetupError("setup.unknown_option", option=key, known=", ".join(sorted(known)))
@@ -38,7 +40,17 @@ def read_options(raw: Mapping[str, object]) -> Options:
         raise SetupError(
             "setup.bad_option", option="composition", value=str(composition), allowed="1, 2"
         )
-    return Options(tie=policy, self_vote=self_vote, composition=composition)
+    extras: list[tuple[str, str]] = []
+    for name, allowed in sorted(own.items()):
+        value = raw.get(name, allowed[0])
+        if not isinstance(value, str) or value not in allowed:
+            raise SetupError(
+                "setup.bad_option", option=name, value=str(value), allowed=", ".join(allowed)
+            )
+        extras.append((name, value))
+    return Options(
+        tie=policy, self_vote=self_vote, composition=composition, extras=tuple(extras)
+    )
 
 
 def _pick_composition(
@@ -73,7 +85,8 @@ def new_game(
     if len(set(players)) != n:
         dup = next(p for p in players if list(players).count(p) > 1)
         raise SetupError("setup.duplicate_player", player=dup)
-    opts = read_options(options or {})
+    opts = read_options(options or {}, rules)
+    rules = rules.configured(opts.extras)
     fixed: dict[int, Role] = {}
     for player, role_id in (roles or {}).items():
         if player not in players:

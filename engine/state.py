@@ -25,6 +25,8 @@ class Options:
     tie: TiePolicy = TiePolicy.LOTS
     self_vote: bool = True
     composition: int = 1
+    extras: tuple[tuple[str, str], ...] = ()
+    """The ruleset's own options in force (`Ruleset.option_choices`), by name, defaults filled."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,7 +104,8 @@ class LotDraw:
 class CheckRecord:
     """A private check answer, for the team (or player) that made it."""
 
-    team: Team
+    team: Team | None
+    """The team that checked; None for a player checking alone."""
     by: tuple[Seat, ...]
     target: Seat
     result: CheckResult
@@ -149,6 +152,11 @@ class DayRecord:
     confess: Seat | None = None
     chosen_by: Seat | None = None
     revealed: tuple[tuple[Seat, str], ...] = ()
+    vetoed: Seat | None = None
+    """The player the vote picked whose elimination a `veto` cancelled (nobody leaves)."""
+    veto_by: Seat | None = None
+    eliminated: Seat | None = None
+    """The player the vote picked, when others left because of it (a mine takes its voters)."""
 
 
 @dataclass(frozen=True, kw_only=True)

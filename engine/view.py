@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat
-from engine.rulesets import get_ruleset
+from engine.rulesets import rules_for
 from engine.state import DayRecord, GameState, NightRecord
 
 
@@ -24,7 +24,8 @@ class SeatInfo:
     player: str
     alive: bool
     role: Role | None
-    """Known to this viewer (own seat, teammate, revealed, or the game is over), else None."""
+    """Known to this viewer (own seat, teammate or someone the ruleset lets this seat
+    know, revealed, or the game is over), else None."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,7 +58,7 @@ class PlayerView:
 
 def view_for(state: GameState, seat: Seat | None) -> PlayerView:
     """What `seat` (None: the public) may know now."""
-    rules = get_ruleset(state.ruleset)
+    rules = rules_for(state)
     known: dict[Seat, Role] = {}
     for entry in state.history:
         if isinstance(entry, NightRecord | DayRecord):
@@ -75,7 +76,9 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
             mates = tuple(
                 s.seat for s in state.seats if s.seat != me.seat and rules.team_of(s) == team
             )
-            known.update({s: state.seat(s).role for s in mates})
+        known.update(
+            {s.seat: s.role for s in state.seats if s.seat != me.seat and rules.knows_role(me, s)}
+        )
     window = state.window
     voted = tuple(
         sorted({p.seat for p in state.posts if p.void_reason is None and p.seat is not None})

@@ -130,6 +130,8 @@ def tally(state: GameState, posts: Iterable[VotePost], cutoff: Instant | None) -
     return Tally(votes=votes, void=tuple(void))
 
 
-def third_window_barred(rules: Ruleset, tied: tuple[Seat, ...]) -> tuple[Seat, ...]:
-    """Who may not vote in the third window (the tied players, unless the ruleset lets them)."""
-    return () if rules.tied_vote_in_third_window else tied
+def runoff_barred(rules: Ruleset, tied: tuple[Seat, ...], revote: int) -> tuple[Seat, ...]:
+    """Who may not vote in run-off `revote` (1: the second window, 2: the third): the tied
+    players where the ruleset bars them (by default only in the third window)."""
+    allowed = rules.tied_vote_in_second_window if revote == 1 else rules.tied_vote_in_third_window
+    return () if allowed else tied

@@ -8,10 +8,17 @@ from engine.rulesets.basic import Basic
 from engine.rulesets.mifei import Mifei
 from engine.rulesets.v2 import V2
 from engine.rulesets.v3 import V3, V3M, V3MT, V3T
+from engine.rulesets.v31 import V31
+from engine.state import GameState
 
 RULESETS: dict[str, Ruleset] = {
-    r.id: r for r in (V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic())
+    r.id: r for r in (V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic(), V31())
 }
+
+
+def rules_for(state: GameState) -> Ruleset:
+    """The ruleset of a game with the game's ruleset options in force."""
+    return get_ruleset(state.ruleset).configured(state.options.extras)
 
 
 def get_ruleset(ruleset_id: str) -> Ruleset:
@@ -24,4 +31,4 @@ def get_ruleset(ruleset_id: str) -> Ruleset:
         ) from None
 
 
-__all__ = ["RULESETS", "LastWordsPolicy", "Ruleset", "WinClause", "get_ruleset"]
+__all__ = ["RULESETS", "LastWordsPolicy", "Ruleset", "WinClause", "get_ruleset", "rules_for"]

@@ -6,13 +6,16 @@ few overridden methods. Nothing in shared code names a ruleset; it asks the rule
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
 from typing import ClassVar, Literal
 
 from engine.errors import SetupError
-from engine.model import Camp, CheckResult, PhaseId, Power, Reveal, Role, Team
+from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Reveal, Role, Seat, Team
 from engine.state import GameState, SeatState
 
 Composition = Mapping[Role, int]
@@ -27,6 +30,11 @@ class LastWordsPolicy:
     n: int = 0
     until: PhaseId | None = None
     not_if_multiple: bool = False
+    only: PhaseKind | None = None
+    """Only players who leave in this kind of phase get last words (工兵地雷: nights only)."""
+    window: Literal["next_resolution", "next_death"] = "next_resolution"
+    """How long the last words may be given: until the next resolution is published (§1.8's
+    default), or until the next one in which someone leaves (1.0 检查官: 在后一个死亡名单宣布前)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,13 +56,51 @@ class Ruleset:
     third_tie: ClassVar[Literal["draw", "none"]] = "draw"
     """What a third tie under `revote` does: a drawn game, or nobody leaves that day."""
     tied_vote_in_third_window: ClassVar[bool] = False
+    tied_vote_in_second_window: ClassVar[bool] = True
+    """Whether the tied players may vote in the first run-off (1.0 简化: they may not)."""
     reveal: ClassVar[Reveal] = Reveal.NONE
     scores: ClassVar[Mapping[Role, tuple[int, int, int]]]
     """Points by original role: (good wins, killers win, draw)."""
-    one_shot: ClassVar[frozenset[Power]] = frozenset({Power.SHOOT, Power.EXECUTE})
+    one_shot: ClassVar[frozenset[Power]] = frozenset({Power.SHOOT, Power.EXECUTE, Power.VETO})
     self_target_forbidden: ClassVar[frozenset[Power]] = frozenset(
-        {Power.CHECK, Power.SHOOT, Power.EXECUTE}
+        {Power.CHECK, Power.SHOOT, Power.EXECUTE, Power.DEMINE}
     )
+    role_powers: ClassVar[Mapping[Role, tuple[Power, ...]]] = {
+        Role.KILLER: (Power.KILL,),
+        Role.POLICE: (Power.CHECK,),
+        Role.DOCTOR: (Power.SAVE,),
+        Role.SECRET_KILLER: (Power.SHOOT,),
+        Role.SECRET_POLICE: (Power.EXECUTE,),
+        Role.SPECIAL_POLICE: (Power.SHOOT,),
+    }
+    """Night powers by current role (RULES.md §2)."""
+    role_day_powers: ClassVar[Mapping[Role, tuple[Power, ...]]] = {Role.INSPECTOR: (Power.VETO,)}
+    """Powers used by day, by current role."""
+    day_power_ids: ClassVar[frozenset[Power]] = frozenset({Power.CONFESS, Power.VETO})
+    """Powers that are used by day: `confess` acts at once; the others are submitted during a
+    vote window and act at its lock (`veto` spares its target from that lock's elimination)."""
+    attack_powers: ClassVar[frozenset[Power]] = frozenset({Power.KILL, Power.SHOOT, Power.EXECUTE})
+    """Night powers that may kill (asked of `attack_victims`)."""
+    check_after_actions: ClassVar[bool] = True
+    """Whether checks see tonight's spent powers and turned roles (3.0: the police act last), or
+    the state at the start of the night (3.1: the police act before the secret killer and the
+    special police)."""
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Ruleset options (a side chosen by option, a variant): name → allowed values, the default
+    first."""
+    chosen: Mapping[str, str] = MappingProxyType({})
+    """The options in force for a configured instance (see `configured`)."""
+
+    # -- options -------------------------------------------------------------------------------
+    def configured(self, extras: Sequence[tuple[str, str]]) -> Ruleset:
+        """This ruleset with its options set (the registered instance when it has none)."""
+        if not extras:
+            return self
+        return _configured(self, tuple(extras))
+
+    def option(self, name: str) -> str:
+        """The value of a ruleset option in force (its default when not chosen)."""
+        return self.chosen.get(name, self.option_choices[name][0])
 
     # -- setup ---------------------------------------------------------------------------------
     def compositions(self, players: int) -> Sequence[Composition]:
@@ -85,20 +131,20 @@ class Ruleset:
             return Team.POLICE
         return None
 
+    def knows_role(self, viewer: SeatState, other: SeatState) -> bool:
+        """Whether `viewer` knows `other`'s role during play (teammates know each other)."""
+        team = self.team_of(viewer)
+        return team is not None and self.team_of(other) == team
+
     def night_powers(self, seat: SeatState) -> tuple[Power, ...]:
         """Night powers a living seat holds now (spent one-shot powers excluded)."""
-        powers: tuple[Power, ...] = {
-            Role.KILLER: (Power.KILL,),
-            Role.POLICE: (Power.CHECK,),
-            Role.DOCTOR: (Power.SAVE,),
-            Role.SECRET_KILLER: (Power.SHOOT,),
-            Role.SECRET_POLICE: (Power.EXECUTE,),
-        }.get(seat.role, ())
+        powers = self.role_powers.get(seat.role, ())
         return tuple(p for p in powers if p not in seat.spent)
 
     def day_powers(self, seat: SeatState) -> tuple[Power, ...]:
-        """Powers usable by day (e.g. `confess`)."""
-        return ()
+        """Powers usable by day (e.g. `confess`, `veto`), spent ones excluded."""
+        powers = self.role_day_powers.get(seat.role, ())
+        return tuple(p for p in powers if p not in seat.spent)
 
     def team_power(self, power: Power) -> Team | None:
         """The team whose members choose this power's target together by majority."""
@@ -123,6 +169,14 @@ class Ruleset:
             return not self.kill_immune(target)
         return True
 
+    def attack_victims(
+        self, state: GameState, power: Power, actors: tuple[Seat, ...], target: SeatState
+    ) -> tuple[Seat, ...]:
+        """Who an attack by `actors` on `target` would kill before any save (state at the start
+        of the night): the target when the attack is effective. A ruleset may name others: a
+        mine takes the killers with it, a sapper who digs at a killer is blown up himself."""
+        return (target.seat,) if self.attack_effective(power, target) else ()
+
     def savable(self, power: Power) -> bool:
         """Whether the doctor's treatment cancels an attack by this power."""
         return True
@@ -140,10 +194,23 @@ class Ruleset:
         return False
 
     def check_answer(self, seat: SeatState) -> CheckResult:
-        """What the police are told of `seat` (its state after the night's actions)."""
+        """What a check tells of `seat` (after the night's actions, see `check_after_actions`)."""
         return CheckResult.KILLER if seat.role is Role.KILLER else CheckResult.GOOD
 
+    # -- day ---------------------------------------------------------------------------------
+    def vote_leavers(
+        self, state: GameState, chosen: SeatState, voters: tuple[Seat, ...]
+    ) -> tuple[Seat, ...]:
+        """Who leaves when the day's vote (or its lots) picks `chosen`; `voters` are those whose
+        counted vote went to `chosen`. By default the chosen player; a mine takes its voters."""
+        return (chosen.seat,)
+
     # -- end ---------------------------------------------------------------------------------------
+    def camp_of(self, seat: SeatState) -> Camp | None:
+        """The side a seat plays for (by its original role), None for a player of no side."""
+        killers = (Role.KILLER, Role.SECRET_KILLER, Role.KILLER_MINE, Role.ACCOMPLICE)
+        return Camp.KILLERS if seat.original_role in killers else Camp.GOOD
+
     def win(self, state: GameState) -> WinClause | None:
         """The first win condition that holds, in the ruleset's order, or None."""
         raise NotImplementedError
@@ -152,6 +219,13 @@ class Ruleset:
         """Points for an original role and a result."""
         good, killers, draw = self.scores.get(role, (0, 0, 0))
         return {Camp.GOOD: good, Camp.KILLERS: killers, Camp.DRAW: draw}[winner]
+
+
+@cache
+def _configured(ruleset: Ruleset, extras: tuple[tuple[str, str], ...]) -> Ruleset:
+    clone = copy.copy(ruleset)
+    clone.chosen = dict(extras)
+    return clone
 
 
 def all_out(state: GameState, roles: frozenset[Role]) -> bool:

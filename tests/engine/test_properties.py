@@ -30,7 +30,7 @@ from engine.game import apply, new_game, replay_events, start_events
 from engine.model import Camp, Instant, Power, Seat
 from engine.publish import effects_for
 from engine.record import record_of
-from engine.rulesets import RULESETS
+from engine.rulesets import RULESETS, rules_for
 from engine.verify import verify_record
 from engine.view import view_for
 from engine.votes import tally
@@ -39,12 +39,15 @@ SECRET_KEYS = {"role", "roles", "powers", "teammates", "result", "seed"}
 
 
 @st.composite
-def games(draw: st.DrawFn) -> tuple[str, int, str, str, list[Command]]:
+def games(draw: st.DrawFn) -> tuple[str, int, str, dict[str, object], list[Command]]:
     ruleset = draw(st.sampled_from(sorted(RULESETS)))
     rules = RULESETS[ruleset]
     n = draw(st.integers(rules.min_players, rules.max_players))
     seed = draw(st.text(min_size=1, max_size=8))
     tie = draw(st.sampled_from(["lots", "revote", "none", "victim_choice"]))
+    options: dict[str, object] = {"tie": tie}
+    for name, allowed in sorted(rules.option_choices.items()):
+        options[name] = draw(st.sampled_from(allowed))
     players = [f"p{i}" for i in range(1, n + 1)]
     who = st.sampled_from([*players, "stranger", "sub1"])
     seat = st.integers(0, n + 1).map(Seat)
@@ -80,20 +83,19 @@ def games(draw: st.DrawFn) -> tuple[str, int, str, str, list[Command]]:
         st.builds(EndGame, winner=st.sampled_from(list(Camp))),
     )
     weights = draw(st.lists(command, min_size=1, max_size=120))
-    return ruleset, n, seed, tie, weights
+    return ruleset, n, seed, options, weights
 
 
 def _known_roles_ok(state, seat: int) -> None:  # type: ignore[no-untyped-def]
     view = view_for(state, Seat(seat))
     if state.over:
         return
-    rules = RULESETS[state.ruleset]
+    rules = rules_for(state)
     me = state.seat(Seat(seat))
-    team = rules.team_of(me)
     for info in view.seats:
         if info.role is None or info.seat == seat:
             continue
-        assert team is not None and rules.team_of(state.seat(info.seat)) == team, (
+        assert rules.knows_role(me, state.seat(info.seat)), (
             f"seat {seat} sees the role of seat {info.seat}"
         )
 
@@ -101,11 +103,11 @@ def _known_roles_ok(state, seat: int) -> None:  # type: ignore[no-untyped-def]
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games())
 def test_any_command_applies_or_raises_and_replay_rebuilds_the_state(
-    game: tuple[str, int, str, str, list[Command]],
+    game: tuple[str, int, str, dict[str, object], list[Command]],
 ) -> None:
-    ruleset, n, seed, tie, commands = game
+    ruleset, n, seed, options, commands = game
     created = new_game(
-        ruleset=ruleset, players=[f"p{i}" for i in range(1, n + 1)], seed=seed, options={"tie": tie}
+        ruleset=ruleset, players=[f"p{i}" for i in range(1, n + 1)], seed=seed, options=options
     )
     events = start_events(created)
     state = replay_events(events)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from engine.rulesets import RULESETS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "games" / "v2" / "example_whole_game.toml"
 
@@ -184,7 +185,7 @@ def test_rulesets_lists_ids_names_and_ranges(capsys: pytest.CaptureFixture[str])
     code, out, _ = run(capsys, "rulesets")
     assert code == 0
     assert "mifei" in out and "秘匪版" in out and "12–16" in out
-    assert len(out.strip().splitlines()) == 7
+    assert len(out.strip().splitlines()) == len(RULESETS)
 
 
 HEADER = """

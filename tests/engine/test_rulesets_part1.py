@@ -1,0 +1,132 @@
+"""Table-driven rules tests for v31, v1, v1_inspector and the 2.0 variants (docs/rulesets/)."""
+
+from __future__ import annotations
+
+import pytest
+from gamekit import Game
+
+from engine.errors import ActorError
+from engine.model import Camp
+from engine.state import NightRecord
+
+C, K, P, D = "civilian", "killer", "police", "doctor"
+SK, SP = "secret_killer", "secret_police"
+T = "special_police"
+
+# -- v31 ---------------------------------------------------------------------------------------
+# 12: killers 1-2, secret killer 3, police 4, special police 5, doctor 6, civilians 7-12
+V31 = [K, K, SK, P, T, D, C, C, C, C, C, C]
+
+V31_NIGHT_ONE = [
+    # (actions, who leaves)
+    ([(1, "kill", 7)], [7]),
+    ([(1, "kill", 5)], []),  # the special police cannot be killed before it fires
+    ([(1, "kill", 5), (5, "shoot", 1)], [1]),  # immunity judged at the start of the night
+    ([(1, "kill", 3)], []),  # the secret killer is never killed by the killers
+    ([(3, "shoot", 5)], [5]),  # the secret killer's bullet kills the special police
+    ([(3, "shoot", 5), (6, "save", 5)], []),  # and can be saved
+    ([(3, "shoot", 4)], []),  # and has no effect on anyone else
+    ([(3, "shoot", 1)], []),
+    ([(5, "shoot", 1)], [1]),  # the special police's bullet kills a killer
+    ([(5, "shoot", 3)], [3]),  # or the secret killer
+    ([(5, "shoot", 3), (6, "save", 3)], []),  # savable
+    ([(5, "shoot", 7)], []),  # no effect on a civilian
+    ([(5, "shoot", 4)], []),  # nor on the police
+    ([(5, "shoot", 3), (3, "shoot", 5)], [3, 5]),  # both fire at each other
+    ([(1, "kill", 7), (6, "save", 7)], []),
+]
+
+
+@pytest.mark.parametrize(("actions", "left"), V31_NIGHT_ONE)
+def test_v31_night_one(actions: list[tuple[int, str, int]], left: list[int]) -> None:
+    game = Game("v31", V31)
+    game.night(*actions)
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord) and list(record.left) == left
+
+
+V31_CHECKS = [
+    # (other actions tonight, target, answer)
+    ([], 1, "killer"),
+    ([], 3, "good"),  # an unfired secret killer: the civilian sign
+    ([(3, "shoot", 7)], 3, "good"),  # the police act before the secret killer fires
+    ([], 5, "good"),  # the special police
+    ([], 6, "good"),  # the doctor
+    ([], 7, "good"),
+]
+
+
+@pytest.mark.parametrize(("actions", "target", "answer"), V31_CHECKS)
+def test_v31_checks(actions: list[tuple[int, str, int]], target: int, answer: str) -> None:
+    game = Game("v31", V31)
+    game.night(*actions, (4, "check", target))
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord)
+    assert [c.result.value for c in record.checks] == [answer]
+
+
+def test_v31_fired_secret_killer_checks_killer_the_next_night_and_joins_the_kill() -> None:
+    game = Game("v31", V31)
+    game.night((3, "shoot", 7))
+    assert game.state.seat(3).role.value == "killer"
+    game.lock()
+    game.night((4, "check", 3), (1, "kill", 8), (3, "kill", 9), (2, "kill", 9))
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord)
+    assert [c.result.value for c in record.checks] == ["killer"]
+    assert record.left == (9,)
+    game.lock()
+    with pytest.raises(ActorError):  # its bullet is spent
+        game.power(3, "shoot", 10)
+
+
+def test_v31_fired_special_police_is_a_civilian_and_can_be_killed() -> None:
+    game = Game("v31", V31)
+    game.night((5, "shoot", 7))  # no effect, spent
+    assert game.state.seat(5).role.value == "civilian"
+    game.lock()
+    game.night((1, "kill", 5))
+    assert game.state.history[-1].left == (5,)  # type: ignore[union-attr]
+
+
+def test_v31_consecutive_needles_kill_but_never_the_doctor() -> None:
+    game = Game("v31", V31)
+    game.night((6, "save", 6), (6, "save", 7))  # the later submission counts: needle on 7
+    game.lock()
+    game.night((6, "save", 7))
+    assert game.state.history[-1].left == (7,)  # type: ignore[union-attr]
+    game.lock()
+    game.night((6, "save", 6))
+    game.lock()
+    game.night((6, "save", 6))  # the doctor's own consecutive needles do not kill
+    assert game.state.seat(6).alive and game.state.seat(6).needles == (3, 4)
+
+
+V31_WINS = [
+    # (nights, days, winner, reason)
+    ([[(5, "shoot", 1)]], [{4: 2, 5: 2, 6: 2}], Camp.GOOD, "win.killers_out"),  # 3 unfired
+    ([[(3, "shoot", 5), (1, "kill", 6)]], [{1: 4, 2: 4, 3: 4}], Camp.KILLERS, "win.police_side_out"),
+]
+
+
+@pytest.mark.parametrize(("nights", "days", "winner", "reason"), V31_WINS)
+def test_v31_wins(
+    nights: list[list[tuple[int, str, int]]],
+    days: list[dict[int, int]],
+    winner: Camp,
+    reason: str,
+) -> None:
+    game = Game("v31", V31)
+    for night, day in zip(nights, days, strict=True):
+        game.night(*night)
+        game.day(day)
+    result = game.state.result
+    assert result is not None and result.winner is winner and result.reason == reason
+
+
+def test_v31_fired_special_police_does_not_keep_the_police_side_in() -> None:
+    game = Game("v31", V31)
+    game.night((5, "shoot", 7), (1, "kill", 6))  # 5 is now a civilian; the doctor dies
+    game.day({1: 4, 2: 4, 3: 4})  # the last police out: 5 does not count
+    result = game.state.result
+    assert result is not None and result.winner is Camp.KILLERS
