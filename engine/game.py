@@ -535,9 +535,7 @@ def _resolve_choice(
     else:
         tie, draws = _lots(state, window.candidates, window.revote, cmd.post_id, policy)
     assert tie.drawn is not None
-    out = _eliminate(
-        state, rules, tie.drawn, _last_voters(state, window.number, tie.drawn), cutoff
-    )
+    out = _eliminate(state, rules, tie.drawn, _last_voters(state, window.number, tie.drawn), cutoff)
     left = out.left
     words, counted = entitled(state, rules, left, window.phase)
     record = DayRecord(

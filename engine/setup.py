@@ -48,9 +48,7 @@ def read_options(raw: Mapping[str, object], rules: Ruleset | None = None) -> Opt
                 "setup.bad_option", option=name, value=str(value), allowed=", ".join(allowed)
             )
         extras.append((name, value))
-    return Options(
-        tie=policy, self_vote=self_vote, composition=composition, extras=tuple(extras)
-    )
+    return Options(tie=policy, self_vote=self_vote, composition=composition, extras=tuple(extras))
 
 
 def _pick_composition(

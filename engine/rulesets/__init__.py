@@ -6,14 +6,19 @@ from engine.errors import SetupError
 from engine.rulesets.base import LastWordsPolicy, Ruleset, WinClause
 from engine.rulesets.basic import Basic
 from engine.rulesets.mifei import Mifei
+from engine.rulesets.v1 import V1, V1Inspector
 from engine.rulesets.v2 import V2
 from engine.rulesets.v3 import V3, V3M, V3MT, V3T
 from engine.rulesets.v31 import V31
 from engine.state import GameState
 
 RULESETS: dict[str, Ruleset] = {
-    r.id: r for r in (V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic(), V31())
-}
+    r.id: r
+    for r in (
+        V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic(),
+        V1(), V1Inspector(), V31(),
+    )
+}  # fmt: skip
 
 
 def rules_for(state: GameState) -> Ruleset:

@@ -6,8 +6,10 @@ import pytest
 from gamekit import Game
 
 from engine.errors import ActorError
+from engine.game import new_game
 from engine.model import Camp
-from engine.state import NightRecord
+from engine.state import DayRecord, NightRecord
+from engine.view import view_for
 
 C, K, P, D = "civilian", "killer", "police", "doctor"
 SK, SP = "secret_killer", "secret_police"
@@ -105,7 +107,12 @@ def test_v31_consecutive_needles_kill_but_never_the_doctor() -> None:
 V31_WINS = [
     # (nights, days, winner, reason)
     ([[(5, "shoot", 1)]], [{4: 2, 5: 2, 6: 2}], Camp.GOOD, "win.killers_out"),  # 3 unfired
-    ([[(3, "shoot", 5), (1, "kill", 6)]], [{1: 4, 2: 4, 3: 4}], Camp.KILLERS, "win.police_side_out"),
+    (
+        [[(3, "shoot", 5), (1, "kill", 6)]],
+        [{1: 4, 2: 4, 3: 4}],
+        Camp.KILLERS,
+        "win.police_side_out",
+    ),
 ]
 
 
@@ -130,3 +137,67 @@ def test_v31_fired_special_police_does_not_keep_the_police_side_in() -> None:
     game.day({1: 4, 2: 4, 3: 4})  # the last police out: 5 does not count
     result = game.state.result
     assert result is not None and result.winner is Camp.KILLERS
+
+
+# -- v1 ----------------------------------------------------------------------------------------
+V1_7 = [K, C, C, C, C, C, C]
+
+
+@pytest.mark.parametrize(
+    ("players", "killers"), [(7, 1), (10, 1), (11, 2), (14, 2), (15, 3), (16, 3)]
+)
+def test_v1_killers_by_player_count(players: int, killers: int) -> None:
+    created = new_game(ruleset="v1", players=[f"p{i}" for i in range(players)], seed="s")
+    assert sorted(r.value for r in created.roles) == sorted(
+        ["killer"] * killers + ["civilian"] * (players - killers)
+    )
+
+
+def test_v1_revote_bars_the_tied_in_both_runoffs_and_a_third_tie_means_nobody_leaves() -> None:
+    game = Game("v1", V1_7, options={"tie": "revote"})
+    game.night((1, "kill", 7))
+    game.day({1: 2, 3: 2, 2: 1, 4: 1})
+    window = game.state.window
+    assert window is not None and window.revote == 1 and window.barred_voters == (1, 2)
+    game.day({3: 2, 5: 2, 4: 1, 6: 1})
+    window = game.state.window
+    assert window is not None and window.revote == 2 and window.barred_voters == (1, 2)
+    game.day({3: 2, 4: 1})
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tie is not None
+    assert record.tie.then == "none" and record.left == () and game.state.result is None
+    assert game.state.window is not None and game.state.window.kind.value == "night"
+
+
+def test_v1_victim_who_does_not_pick_leaves_it_to_lots() -> None:
+    game = Game("v1", V1_7, options={"tie": "victim_choice"})
+    game.night((1, "kill", 7))
+    game.day({1: 2, 3: 2, 2: 1, 4: 1})
+    game.day({3: 2, 5: 1})
+    assert game.state.window is not None and game.state.window.chooser == 7
+    game.lock()  # 7 made no pick
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tie is not None
+    assert record.tie.then == "lots" and record.left in ((1,), (2,))
+
+
+def test_v1_killers_win_when_a_night_kill_leaves_three() -> None:
+    game = Game("v1", V1_7, options={"tie": "none"})
+    game.night((1, "kill", 2))
+    game.day({1: 3})
+    game.night((1, "kill", 4))
+    game.day({1: 5, 5: 1})  # a tie: nobody leaves, four are left
+    assert game.state.result is None and len(game.state.alive()) == 4
+    game.night((1, "kill", 5))
+    result = game.state.result
+    assert result is not None and result.winner is Camp.KILLERS and result.after == "night 3"
+    assert result.reason == "win.three_left"
+
+
+def test_v1_camp_reveal_shows_no_role_in_views() -> None:
+    game = Game("v1", V1_7)
+    game.night((1, "kill", 2))
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord) and record.revealed == ((2, "good"),)
+    public = view_for(game.state, None)
+    assert all(info.role is None for info in public.seats)
