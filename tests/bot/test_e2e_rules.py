@@ -145,19 +145,30 @@ async def test_player_with_blocked_dms_plays_by_slash_commands(table: Table) -> 
     assert len(notices) == 8
     for text in notices:
         assert not any(word in text for word in ("杀手", "警察", "平民"))
-    killer = seats(roles, "killer")[0]
-    victim = seats(roles, "civilian")[0]
-    r = await table.player(killer).slash(table.channel, "role")
+    k1, k2 = seats(roles, "killer")
+    police = seats(roles, "police")
+    c1, c2 = seats(roles, "civilian")[:2]
+    r = await table.player(k1).slash(table.channel, "role")
     assert r.ephemeral and "杀手" in r.response.content
-    await d.power_by_command(killer, "kill", victim)
+    # The whole game through slash commands: /act, /pass, /vote, /role for check results.
+    await d.power_by_command(k1, "kill", c1)
+    await d.power_by_command(k2, "kill", c1)
+    await d.power_by_command(police[0], "check", k1)
+    await d.lock()
+    r = await table.player(police[0]).slash(table.channel, "role")
+    assert f"checked #{k1} " in r.response.content and "killer" in r.response.content
+    for seat in (s for s in range(1, 9) if s not in (c1, k1)):
+        await d.slash_vote(seat, k1)
+    await d.lock()
+    await d.power_by_command(k2, "kill", c2)
+    await d.power_by_command(police[0], "check", None)
+    await d.lock()
+    for seat in (s for s in range(1, 9) if s not in (c1, c2, k1)):
+        await d.slash_vote(seat, k2)
     await d.lock()
     state = await table.bot.service.state(d.game_id)
-    assert not state.seat(victim).alive
-    for seat in (s for s in range(1, 9) if s != victim):
-        await d.slash_vote(seat, killer)
-    await d.lock()
-    state = await table.bot.service.state(d.game_id)
-    assert not state.seat(killer).alive
+    assert state.result is not None and state.result.winner.value == "good"
+    assert any(text.startswith("【终局】") for text in table.public())
 
 
 async def test_moderator_overrides_and_refusal(table: Table) -> None:
