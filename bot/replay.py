@@ -284,7 +284,7 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
         for event in new:
             if isinstance(event, PowerSubmitted):
                 power_steps.append((number, event.submission))
-            if isinstance(event, NightResolved):
+            if isinstance(event, NightResolved | DayResolved):
                 cutoff = command.at if isinstance(command, Lock) and command.at else before.deadline
                 for late_step, sub in power_steps:
                     if cutoff is not None and sub.at is not None and sub.at > cutoff:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 from gamekit import Game
 
+from engine.commands import ChooseTied, Lock, ModKill
+from engine.effects import Announce
 from engine.errors import ActorError
 from engine.game import new_game
-from engine.model import Camp
+from engine.model import Camp, Power, Seat
+from engine.publish import effects_for
 from engine.state import DayRecord, NightRecord
 from engine.view import view_for
 
@@ -201,3 +204,91 @@ def test_v1_camp_reveal_shows_no_role_in_views() -> None:
     assert isinstance(record, NightRecord) and record.revealed == ((2, "good"),)
     public = view_for(game.state, None)
     assert all(info.role is None for info in public.seats)
+
+
+# -- v1_inspector --------------------------------------------------------------------------------
+# 16: killers 1-3, inspector 4, civilians 5-16
+V1I = [K, K, K, "inspector"] + [C] * 12
+
+
+def test_v1i_veto_is_withdrawn_by_a_pass_and_the_latest_submission_counts() -> None:
+    game = Game("v1_inspector", V1I)
+    game.night((1, "kill", 5))
+    game.power(4, "veto", 6)
+    game.power(4, "veto")  # pass: withdrawn
+    game.day({1: 6, 2: 6})
+    assert game.state.history[-1].left == (6,)  # type: ignore[union-attr]
+    assert Power.VETO not in game.state.seat(4).spent
+
+
+def test_v1i_veto_does_not_carry_into_a_runoff_but_works_there() -> None:
+    game = Game("v1_inspector", V1I, options={"tie": "revote"})
+    game.night((1, "kill", 5))
+    game.power(4, "veto", 6)
+    game.day({1: 6, 2: 7})  # tie: run-off, the veto is gone with the window
+    assert game.state.submissions == ()
+    game.power(4, "veto", 6)
+    game.day({1: 6, 2: 6, 3: 7})
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.revote == 1
+    assert record.left == () and record.vetoed == 6 and record.veto_by == 4
+
+
+def test_v1i_veto_spares_the_player_drawn_by_lots() -> None:
+    plain = Game("v1_inspector", V1I, seed="lots")
+    plain.night((1, "kill", 5))
+    plain.day({1: 6, 2: 7})
+    drawn = plain.state.history[-1].left[0]  # type: ignore[union-attr]
+    game = Game("v1_inspector", V1I, seed="lots")
+    game.night((1, "kill", 5))
+    game.power(4, "veto", drawn)
+    game.day({1: 6, 2: 7})
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tie is not None
+    assert record.tie.drawn == drawn and record.left == () and record.vetoed == drawn
+
+
+def test_v1i_veto_in_a_victims_choice_window_and_on_oneself() -> None:
+    game = Game("v1_inspector", V1I, options={"tie": "victim_choice"})
+    game.night((1, "kill", 5))
+    game.day({1: 4, 2: 6})
+    game.day({3: 4, 7: 6})
+    assert game.state.window is not None and game.state.window.chooser == 5
+    game.do(ChooseTied(player="p5", target=Seat(4)))
+    game.power(4, "veto", 4)
+    game.lock()
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.left == () and record.vetoed == 4
+    assert game.state.seat(4).alive and Power.VETO in game.state.seat(4).spent
+
+
+def test_v1i_veto_is_announced_without_naming_the_inspector_and_seen_only_by_it() -> None:
+    game = Game("v1_inspector", V1I)
+    game.night((1, "kill", 5))
+    game.power(4, "veto", 6)
+    assert view_for(game.state, Seat(4)).submissions == ((4, Power.VETO, 6),)
+    assert view_for(game.state, Seat(1)).submissions == ()
+    for seat, target in ((1, 6), (2, 6)):
+        game.vote(seat, target)
+    before = game.state
+    events = game.do(Lock())
+    announced = [e for e in effects_for(before, events) if getattr(e, "key", "") == "day.vetoed"]
+    assert announced == [Announce(key="day.vetoed", params=(("seat", 6),))]
+
+
+def test_v1i_last_words_stay_open_until_someone_leaves() -> None:
+    game = Game("v1_inspector", V1I, options={"tie": "none"})
+    game.night((1, "kill", 5))
+    game.day({1: 6, 2: 7})  # a tie, nobody leaves: 5 may still speak
+    assert game.state.last_words_open == (5,)
+    game.do(ModKill(seat=Seat(8)))  # a moderator's removal closes nothing
+    assert game.state.last_words_open == (5, 8)
+    game.night((1, "kill", 9))
+    assert game.state.last_words_open == (9,)
+
+
+def test_v1_last_words_close_at_the_next_resolution_even_if_nobody_leaves() -> None:
+    game = Game("v1", V1_7, options={"tie": "none"})
+    game.night((1, "kill", 2))
+    game.day({1: 3, 4: 5})
+    assert game.state.last_words_open == ()
