@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.model import Camp, Instant, Power, Seat
+from engine.model import Camp, Instant, Power, Seat, Team
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +45,8 @@ class Lock:
     """The deadline for a run-off (PK) or victim's-choice window, if the lock opens one."""
     post_id: str | None = None
     forced: bool = False
+    by: str = ""
+    """A moderator who advanced the lock (`forced`): the advance is then a recorded override."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +73,7 @@ class SetDeadline:
 
     deadline: Instant
     by: str = ""
+    at: Instant | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +82,7 @@ class ExtendDeadline:
 
     delta_ms: int
     by: str = ""
+    at: Instant | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +108,7 @@ class ReplacePlayer:
     seat: Seat
     new_player: str
     by: str = ""
+    at: Instant | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,6 +117,7 @@ class ModKill:
 
     seat: Seat
     by: str = ""
+    at: Instant | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +127,7 @@ class VoidPost:
     post_id: str
     reason: str
     by: str = ""
+    at: Instant | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +136,20 @@ class EndGame:
 
     winner: Camp
     by: str = ""
+    at: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Penalize:
+    """Moderator: a ruleset penalty as data: the `team`'s (or one `seat`'s) night power — every
+    one when `power` is None — does not act on the next night (e.g. 4.0 独杀's 诈尸 penalty)."""
+
+    team: Team | None = None
+    seat: Seat | None = None
+    power: Power | None = None
+    reason: str = ""
+    by: str = ""
+    at: Instant | None = None
 
 
 Command = (
@@ -145,4 +166,5 @@ Command = (
     | ModKill
     | VoidPost
     | EndGame
+    | Penalize
 )

@@ -103,9 +103,25 @@ class TeamJoin:
     seat: Seat
 
 
+@dataclass(frozen=True, kw_only=True)
+class OverrideLogged:
+    """A moderator's override, for the server's override log: who, what, when (public facts only:
+    the same details the record keeps)."""
+
+    command: str
+    phase: str | None
+    at: Instant | None
+    params: Params = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateStandings:
+    """The game is over: add its scores to the server's season standings (once per game)."""
+
+
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
-    | SeatHandover | SeatLeft | TeamJoin
+    | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings
 )  # fmt: skip
 
 

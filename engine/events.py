@@ -17,6 +17,7 @@ from engine.state import (
     OverrideRecord,
     Result,
     Submission,
+    Suspension,
     VotePost,
     Window,
 )
@@ -169,6 +170,14 @@ class GameEnded:
     record: OverrideRecord | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class PowerSuspended:
+    """A moderator's penalty: a night power does not act on a coming night."""
+
+    suspension: Suspension
+    record: OverrideRecord
+
+
 Event = (
     GameCreated
     | WindowOpened
@@ -185,4 +194,5 @@ Event = (
     | PlayerRemoved
     | PostVoided
     | GameEnded
+    | PowerSuspended
 )

@@ -23,6 +23,7 @@ from engine.commands import (
     Lock,
     ModKill,
     Pause,
+    Penalize,
     PostVote,
     ReplacePlayer,
     Resume,
@@ -45,6 +46,7 @@ from engine.events import (
     PlayerReplaced,
     PostVoided,
     PowerSubmitted,
+    PowerSuspended,
     Resumed,
     SeatChange,
     VotePosted,
@@ -53,6 +55,7 @@ from engine.events import (
 from engine.lastwords import entitled, kept_open
 from engine.model import Camp, Instant, PhaseKind, Power, Seat, TiePolicy
 from engine.night import counted_submissions, resolve_night
+from engine.penalties import check_penalty, next_night, suspension_for
 from engine.rulesets import Ruleset, rules_for
 from engine.setup import new_game
 from engine.state import (
@@ -64,6 +67,7 @@ from engine.state import (
     Result,
     SeatState,
     Submission,
+    Suspension,
     TieRecord,
     Window,
 )
@@ -107,7 +111,11 @@ def decide(state: GameState, command: Command) -> list[Event]:
                 DeadlineSet(
                     deadline=command.deadline,
                     record=_override(
-                        state, "set_deadline", by=command.by, deadline=str(command.deadline)
+                        state,
+                        "set_deadline",
+                        by=command.by,
+                        at=command.at,
+                        deadline=str(command.deadline),
                     ),
                 )
             ]
@@ -122,7 +130,11 @@ def decide(state: GameState, command: Command) -> list[Event]:
                 DeadlineSet(
                     deadline=Instant(state.deadline + command.delta_ms),
                     record=_override(
-                        state, name, by=command.by, minutes=str(abs(command.delta_ms) // 60000)
+                        state,
+                        name,
+                        by=command.by,
+                        at=command.at,
+                        minutes=str(abs(command.delta_ms) // 60000),
                     ),
                 )
             ]
@@ -133,7 +145,8 @@ def decide(state: GameState, command: Command) -> list[Event]:
             if state.deadline is None:
                 raise ModeratorError("mod.no_deadline")
             remaining = max(0, state.deadline - command.at)
-            return [Paused(remaining_ms=remaining, record=_override(state, "pause", by=command.by))]
+            record = _override(state, "pause", by=command.by, at=command.at)
+            return [Paused(remaining_ms=remaining, record=record)]
         case Resume():
             _need_window(state)
             if state.paused_remaining is None:
@@ -141,7 +154,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
             return [
                 Resumed(
                     deadline=Instant(command.at + state.paused_remaining),
-                    record=_override(state, "resume", by=command.by),
+                    record=_override(state, "resume", by=command.by, at=command.at),
                 )
             ]
         case ReplacePlayer():
@@ -150,9 +163,13 @@ def decide(state: GameState, command: Command) -> list[Event]:
             return _modkill(state, rules, command)
         case VoidPost():
             return _void(state, command)
+        case Penalize():
+            return _penalize(state, command)
         case EndGame():
             _need_not_over(state)
-            record = _override(state, "end", by=command.by, winner=command.winner.value)
+            record = _override(
+                state, "end", by=command.by, at=command.at, winner=command.winner.value
+            )
             return [
                 GameEnded(
                     result=_result(
@@ -189,11 +206,15 @@ def _phase_label(state: GameState) -> str:
     return state.window.phase.label() if state.window else ""
 
 
-def _override(state: GameState, command: str, *, by: str = "", **details: str) -> OverrideRecord:
+def _override(
+    state: GameState, command: str, *, by: str = "", at: Instant | None = None, **details: str
+) -> OverrideRecord:
     items = dict(details)
     if by:
         items["by"] = by
-    return OverrideRecord(command=command, phase=state.phase, details=tuple(sorted(items.items())))
+    return OverrideRecord(
+        command=command, phase=state.phase, details=tuple(sorted(items.items())), at=at
+    )
 
 
 def _actor(state: GameState, player: str) -> SeatState:
@@ -228,6 +249,8 @@ def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Ev
         if cmd.power in actor.spent:
             raise ActorError("actor.power_spent", power=cmd.power.value)
         raise ActorError("actor.no_such_power", power=cmd.power.value)
+    if suspension_for(state, rules, actor, cmd.power, window.number) is not None:
+        raise ActorError("actor.power_suspended", power=cmd.power.value, night=window.number)
     return [_submission(state, rules, actor, cmd)]
 
 
@@ -270,7 +293,7 @@ def _confess(state: GameState, rules: Ruleset, window: Window, actor: SeatState)
     record = DayRecord(
         number=window.number, revote=window.revote, tally=(), votes=(), abstained=(),
         void_posts=(), left=(actor.seat,), tie=None, last_words=(actor.seat,), confess=actor.seat,
-        revealed=_revealed(state, rules, (actor.seat,)),
+        revealed=_revealed(state, rules, (actor.seat,)), posts=state.posts,
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
@@ -317,7 +340,7 @@ def _replace(state: GameState, cmd: ReplacePlayer) -> list[Event]:
     seat = _target_seat_for_mod(state, cmd.seat)
     if state.seat_of(cmd.new_player) is not None:
         raise ModeratorError("mod.already_playing", player=cmd.new_player)
-    record = _override(state, "replace", by=cmd.by, seat=str(seat.seat))
+    record = _override(state, "replace", by=cmd.by, at=cmd.at, seat=str(seat.seat))
     return [PlayerReplaced(seat=seat.seat, new_player=cmd.new_player, record=record)]
 
 
@@ -335,7 +358,7 @@ def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
     assert state.phase is not None
     words, counted = entitled(state, rules, (seat.seat,), state.phase)
     record = replace(
-        _override(state, "modkill", by=cmd.by, seat=str(seat.seat)),
+        _override(state, "modkill", by=cmd.by, at=cmd.at, seat=str(seat.seat)),
         left=(seat.seat,),
         last_words=words,
     )
@@ -351,6 +374,24 @@ def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
     return events
 
 
+def _penalize(state: GameState, cmd: Penalize) -> list[Event]:
+    """A penalty: the team's (or seat's) night power does not act on the next night."""
+    night = next_night(state)
+    check_penalty(state, cmd.seat, cmd.team is not None)
+    suspension = Suspension(
+        night=night, team=cmd.team, seat=cmd.seat, power=cmd.power, reason=cmd.reason
+    )
+    details = {"night": str(night), "reason": cmd.reason}
+    if cmd.team is not None:
+        details["team"] = cmd.team.value
+    if cmd.seat is not None:
+        details["seat"] = str(cmd.seat)
+    if cmd.power is not None:
+        details["power"] = cmd.power.value
+    record = _override(state, "penalty", by=cmd.by, at=cmd.at, **details)
+    return [PowerSuspended(suspension=suspension, record=record)]
+
+
 def _void(state: GameState, cmd: VoidPost) -> list[Event]:
     _need_window(state)
     post = next((p for p in state.posts if p.post_id == cmd.post_id), None)
@@ -358,7 +399,7 @@ def _void(state: GameState, cmd: VoidPost) -> list[Event]:
         raise ModeratorError("mod.unknown_post", post=cmd.post_id)
     if post.void_reason is not None:
         raise ModeratorError("mod.post_already_void", post=cmd.post_id)
-    record = _override(state, "void", by=cmd.by, post=cmd.post_id, reason=cmd.reason)
+    record = _override(state, "void", by=cmd.by, at=cmd.at, post=cmd.post_id, reason=cmd.reason)
     return [PostVoided(post_id=cmd.post_id, reason=cmd.reason, record=record)]
 
 
@@ -366,7 +407,7 @@ def _void(state: GameState, cmd: VoidPost) -> list[Event]:
 
 
 def _lock(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
-    window = _need_window(state)
+    _need_window(state)
     if state.paused and not cmd.forced:
         raise PhaseError("phase.paused")
     if (
@@ -377,6 +418,18 @@ def _lock(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
     ):
         raise PhaseError("phase.deadline_not_reached")
     cutoff = cmd.at if cmd.at is not None else state.deadline
+    if cmd.forced and cmd.by and cmd.at is not None:
+        # A moderator's advance is an override: the window's deadline becomes now, recorded.
+        advanced = DeadlineSet(
+            deadline=cmd.at, record=_override(state, "advance", by=cmd.by, at=cmd.at)
+        )
+        return [advanced, *_resolve(evolve(state, advanced), rules, cmd, cutoff)]
+    return _resolve(state, rules, cmd, cutoff)
+
+
+def _resolve(state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None) -> list[Event]:
+    window = state.window
+    assert window is not None
     if window.kind is PhaseKind.NIGHT:
         return _resolve_night(state, rules, cmd, cutoff)
     if window.chooser is not None:
@@ -493,7 +546,7 @@ def _resolve_day(
         votes=tuple(sorted(count.votes.items())),
         abstained=count.abstained, void_posts=count.void, left=left, tie=tie, last_words=words,
         revealed=_revealed(state, rules, left), vetoed=out.vetoed, veto_by=out.veto_by,
-        eliminated=out.eliminated,
+        eliminated=out.eliminated, posts=state.posts,
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
@@ -739,6 +792,12 @@ def evolve(state: GameState, event: Event) -> GameState:
                 for p in state.posts
             )
             return replace(state, posts=posts, history=(*state.history, event.record))
+        case PowerSuspended():
+            return replace(
+                state,
+                suspensions=(*state.suspensions, event.suspension),
+                history=(*state.history, event.record),
+            )
         case GameEnded():
             history = state.history if event.record is None else (*state.history, event.record)
             return replace(

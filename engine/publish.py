@@ -13,6 +13,7 @@ from engine.effects import (
     Announce,
     ClockPost,
     Effect,
+    OverrideLogged,
     ReplyToPost,
     ScheduleDeadline,
     SeatHandover,
@@ -20,6 +21,7 @@ from engine.effects import (
     SetChannelsOpen,
     TeamJoin,
     TeamNotice,
+    UpdateStandings,
     Whisper,
     params,
     seats_text,
@@ -38,14 +40,16 @@ from engine.events import (
     PlayerReplaced,
     PostVoided,
     PowerSubmitted,
+    PowerSuspended,
     Resumed,
     VotePosted,
     WindowOpened,
 )
 from engine.game import evolve, initial_state
 from engine.model import PhaseKind, Seat
+from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
-from engine.state import GameState, VotePost
+from engine.state import GameState, OverrideRecord, SeatState, VotePost
 
 
 def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
@@ -58,6 +62,7 @@ def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effec
         )
         out.extend(_effects(state, event, after))
         out.extend(_membership(state, after))
+        out.extend(_override_log(event))
         state = after
     return out
 
@@ -74,6 +79,24 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
         if team is not None and seat.alive and (old is None or rules.team_of(old) != team):
             out.append(TeamJoin(team=team, seat=seat.seat))
     return out
+
+
+def _override_log(event: Event) -> list[Effect]:
+    """Every override (an event carrying an OverrideRecord) goes to the override log too."""
+    record = getattr(event, "record", None)
+    if not isinstance(record, OverrideRecord):
+        return []
+    details = dict(record.details)
+    if record.left:
+        details["left"] = seats_text(record.left)
+    return [
+        OverrideLogged(
+            command=record.command,
+            phase=record.phase.label() if record.phase else None,
+            at=record.at,
+            params=params(**details),
+        )
+    ]
 
 
 def _need(state: GameState | None) -> GameState:
@@ -157,6 +180,8 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     seat=event.seat, key="choice.accepted", params=params(target=int(event.target))
                 )
             ]
+        case DeadlineSet() if event.record is not None and event.record.command == "advance":
+            return [Announce(key="mod.advanced")]
         case DeadlineSet():
             return [
                 Announce(key="mod.deadline", params=params(deadline=event.deadline)),
@@ -182,11 +207,26 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     new_player=event.new_player,
                 ),
                 role_message(after, event.seat),
+                *_powers_whisper(after, after.seat(event.seat)),
             ]
         case PlayerRemoved():
             return [
                 Announce(key="mod.modkill", params=params(seat=int(event.seat))),
                 *_reveal_and_last_words((), event.record.last_words),
+            ]
+        case PowerSuspended():
+            sus = event.suspension
+            return [
+                Announce(
+                    key="mod.penalty",
+                    params=params(
+                        team=sus.team.value if sus.team else None,
+                        seat=int(sus.seat) if sus.seat is not None else None,
+                        power=sus.power.value if sus.power else None,
+                        night=sus.night,
+                        reason=sus.reason,
+                    ),
+                )
             ]
         case PostVoided():
             return [
@@ -214,13 +254,13 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     ),
                 ),
                 SetChannelsOpen(open=True),
+                UpdateStandings(),
             ]
     return []
 
 
 def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
     window = event.window
-    rules = rules_for(state)
     # Players talk by day; from the day's 看表帖 until the night's results they are silent (天黑).
     out: list[Effect] = [ScheduleDeadline(deadline=event.deadline)]
     if window.kind is PhaseKind.DAY and window.chooser is None:
@@ -234,19 +274,7 @@ def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
             )
         )
         for seat in state.seats:
-            powers = rules.night_powers(seat) if seat.alive else ()
-            if powers:
-                out.append(
-                    Whisper(
-                        seat=seat.seat,
-                        key="window.powers",
-                        params=params(
-                            number=window.number,
-                            powers=",".join(p.value for p in powers),
-                            deadline=event.deadline,
-                        ),
-                    )
-                )
+            out.extend(_powers_whisper(state, seat))
     elif window.chooser is not None:
         out.append(
             Announce(
@@ -276,6 +304,27 @@ def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
             Announce(key="window.day", params=params(number=window.number, deadline=event.deadline))
         )
     return out
+
+
+def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:
+    """The night's power menu for a seat (in an open night window, penalties taken out)."""
+    window = state.window
+    if window is None or window.kind is not PhaseKind.NIGHT:
+        return []
+    powers = usable_night_powers(state, rules_for(state), seat)
+    if not powers:
+        return []
+    return [
+        Whisper(
+            seat=seat.seat,
+            key="window.powers",
+            params=params(
+                number=window.number,
+                powers=",".join(p.value for p in powers),
+                deadline=state.deadline,
+            ),
+        )
+    ]
 
 
 def _reveal_and_last_words(

@@ -7,6 +7,7 @@ their seat's original player (substitutes are listed under `substitutes`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from engine.model import Seat
@@ -17,6 +18,7 @@ from engine.state import (
     NightRecord,
     OverrideRecord,
     TieRecord,
+    VotePost,
 )
 
 
@@ -136,7 +138,31 @@ def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]
         day["eliminated"] = names[entry.eliminated]
     if entry.revealed:
         day["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
+    if entry.posts:
+        day["posts"] = [_post(p, names) for p in entry.posts]
     return day
+
+
+def iso_ms(at: int) -> str:
+    """An Instant as ISO 8601 UTC with milliseconds (`2026-01-01T12:00:00.000Z`)."""
+    when = datetime.fromtimestamp(at / 1000, UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at % 1000:03d}Z"
+
+
+def _post(post: VotePost, names: dict[Seat, str]) -> dict[str, Any]:
+    """One vote post of a window: who, for whom, when, its id, and why it is void (if it is)."""
+    if post.abstain:
+        target: str | None = "abstain"
+    else:
+        target = names.get(post.target) if post.target is not None else None
+    return {
+        "post_id": post.post_id,
+        "by": names[post.seat] if post.seat is not None else None,
+        "author": post.author,
+        "target": target,
+        "at": iso_ms(post.at) if post.at is not None else None,
+        "void": post.void_reason,
+    }
 
 
 def _tie(tie: TieRecord | None, names: dict[Seat, str], named: Any) -> dict[str, Any] | None:
@@ -161,6 +187,8 @@ def _overrides(state: GameState, names: dict[Seat, str]) -> list[dict[str, Any]]
                 "phase": entry.phase.label() if entry.phase else None,
             }
             item.update(dict(entry.details))
+            if entry.at is not None:
+                item["at"] = iso_ms(entry.at)
             if entry.left:
                 item["left"] = [names[s] for s in entry.left]
                 item["last_words"] = [names[s] for s in entry.last_words]

@@ -157,6 +157,8 @@ class DayRecord:
     veto_by: Seat | None = None
     eliminated: Seat | None = None
     """The player the vote picked, when others left because of it (a mine takes its voters)."""
+    posts: tuple[VotePost, ...] = ()
+    """Every post seen in the window, counted or not, in the order seen (for message links)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,6 +170,8 @@ class OverrideRecord:
     details: tuple[tuple[str, str], ...] = ()
     left: tuple[Seat, ...] = ()
     last_words: tuple[Seat, ...] = ()
+    at: Instant | None = None
+    """When the moderator gave the command, if the shell said."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,6 +183,18 @@ class Result:
     reason: str
     """A message key."""
     scores: tuple[tuple[Seat, int], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suspension:
+    """A moderator's penalty: a team's or one seat's night power (every one when `power` is None)
+    does not act on night `night` (e.g. 4.0 独杀's 诈尸 penalty)."""
+
+    night: int
+    team: Team | None = None
+    seat: Seat | None = None
+    power: Power | None = None
+    reason: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,6 +222,8 @@ class GameState:
     history: tuple[NightRecord | DayRecord | OverrideRecord, ...] = ()
     lots: tuple[LotDraw, ...] = ()
     result: Result | None = None
+    suspensions: tuple[Suspension, ...] = ()
+    """Penalties in force or to come (see `engine.penalties`)."""
 
     # -- lookups -----------------------------------------------------------------------------
     def seat(self, seat: Seat) -> SeatState:

@@ -1,0 +1,57 @@
+"""Moderators' penalties as data: a team's or a seat's night power does not act on a given night.
+
+A ruleset penalty such as 4.0 独杀's 诈尸 (a dead player speaks: the team loses its power for one
+night) is a `Suspension` in the state, made by the `Penalize` command. Nothing here names a
+ruleset: a suspended power is refused when submitted, left out of the night's menu and of the
+reminders, exactly as if the seat did not hold it that night.
+"""
+
+from __future__ import annotations
+
+from engine.errors import ModeratorError, PhaseError
+from engine.model import Power, Seat
+from engine.rulesets import Ruleset
+from engine.state import GameState, SeatState, Suspension
+
+
+def next_night(state: GameState) -> int:
+    """The night a penalty given now applies to: the next night window to open."""
+    if state.over:
+        raise PhaseError("phase.game_over")
+    if state.window is None:
+        raise PhaseError("phase.no_window")
+    return state.window.number + 1  # night n → night n+1; day d → night d+1
+
+
+def suspension_for(
+    state: GameState, rules: Ruleset, seat: SeatState, power: Power, night: int
+) -> Suspension | None:
+    """The penalty that stops `seat` using `power` on `night`, if any."""
+    team = rules.team_of(seat)
+    for s in state.suspensions:
+        if s.night != night or (s.power is not None and s.power is not power):
+            continue
+        if s.seat == seat.seat or (s.team is not None and s.team == team):
+            return s
+    return None
+
+
+def usable_night_powers(state: GameState, rules: Ruleset, seat: SeatState) -> tuple[Power, ...]:
+    """The night powers a seat may use in the open night window (penalties taken out)."""
+    if not seat.alive:
+        return ()
+    night = state.window.number if state.window else 0
+    return tuple(
+        p for p in rules.night_powers(seat) if suspension_for(state, rules, seat, p, night) is None
+    )
+
+
+def check_penalty(state: GameState, seat: Seat | None, team_given: bool) -> None:
+    """Refuse a penalty that names no one, both a team and a seat, or a seat not in play."""
+    if (seat is None) == (not team_given):
+        raise ModeratorError("mod.penalty_target")
+    if seat is not None:
+        if not 1 <= seat <= len(state.seats):
+            raise ModeratorError("mod.no_such_seat", seat=seat)
+        if not state.seat(seat).alive:
+            raise ModeratorError("mod.seat_out_of_game", seat=seat)

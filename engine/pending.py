@@ -1,0 +1,70 @@
+"""Who still has something to do in the open window: for `/mod pending` and the reminders.
+
+Only *who*, never *what*: a seat is pending for a power it has not used (a team power is done
+once any member of the team has submitted), for a vote it has not posted, or for a pick it has
+not made. Penalties (`engine.penalties`) are taken out: a suspended power is nothing to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.model import PhaseKind, Seat
+from engine.penalties import usable_night_powers
+from engine.rulesets import rules_for
+from engine.state import GameState
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pending:
+    """Seats that have not acted yet in the open window."""
+
+    window: str | None
+    """A stable name of the open window (`night-2`, `day-1`, `day-1-r1`), None if none is open."""
+    powers: tuple[Seat, ...] = ()
+    votes: tuple[Seat, ...] = ()
+    choice: Seat | None = None
+
+    def seats(self) -> tuple[Seat, ...]:
+        """Every pending seat, in seat order."""
+        found = {*self.powers, *self.votes}
+        if self.choice is not None:
+            found.add(self.choice)
+        return tuple(sorted(found))
+
+
+def window_key(state: GameState) -> str | None:
+    """The open window's stable name (a reminder is sent once per window)."""
+    window = state.window
+    if window is None or state.over:
+        return None
+    key = f"{window.kind.value}-{window.number}"
+    return f"{key}-r{window.revote}" if window.revote else key
+
+
+def pending(state: GameState) -> Pending:
+    """Who has not yet submitted a power, voted, or picked in the open window."""
+    key = window_key(state)
+    window = state.window
+    if key is None or window is None:
+        return Pending(window=None)
+    if window.kind is PhaseKind.NIGHT:
+        rules = rules_for(state)
+        submitted = {(s.seat, s.power) for s in state.submissions}
+        waiting: list[Seat] = []
+        for seat in state.seats:
+            for power in usable_night_powers(state, rules, seat):
+                team = rules.team_power(power)
+                if team is not None and rules.team_of(seat) == team:
+                    done = any((m, power) in submitted for m in state.team_members(team))
+                else:
+                    done = (seat.seat, power) in submitted
+                if not done:
+                    waiting.append(seat.seat)
+                    break
+        return Pending(window=key, powers=tuple(waiting))
+    if window.chooser is not None:
+        return Pending(window=key, choice=None if state.choice is not None else window.chooser)
+    voted = {p.seat for p in state.posts if p.void_reason is None and p.seat is not None}
+    voters = tuple(s for s in state.alive() if s not in window.barred_voters and s not in voted)
+    return Pending(window=key, votes=voters)
