@@ -7,6 +7,8 @@ locks every window whose deadline has passed and schedules the rest.
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import logging
 import secrets
 from typing import Any
@@ -44,11 +46,46 @@ _APPS: dict[int, FaguanBot] = {}
 """Running bots by id, so module-level deadline jobs can find theirs."""
 
 
+RETRY_CAP_SECONDS = 300
+STUCK_AFTER = 5
+"""Attempts after which the moderators are told that something is stuck."""
+
+
+def backoff(attempts: int) -> float:
+    """Seconds before the next try: 2, 4, 8 … capped at five minutes."""
+    return float(min(2**attempts, RETRY_CAP_SECONDS))
+
+
 async def fire_deadline(bot_key: int, game_id: int) -> None:
-    """The deadline job (module-level, as APScheduler wants): lock the game's window."""
+    """The deadline job (module-level, as APScheduler wants): lock the game's window.
+
+    If the lock cannot be done now (Discord or the database failing), it is tried again later:
+    a deadline is never dropped, and votes are judged by their own times whenever it happens."""
+    bot = _APPS.get(bot_key)
+    if bot is None:
+        return
+    try:
+        await bot.lock_due(game_id)
+        bot.lock_failures.pop(game_id, None)
+    except Exception as exc:
+        tries = bot.lock_failures.get(game_id, 0) + 1
+        bot.lock_failures[game_id] = tries
+        log.error("game %s: lock failed (attempt %s): %s", game_id, tries, type(exc).__name__)
+        bot.scheduler.schedule(
+            f"game:{game_id}:deadline",
+            bot.clock.now() + dt.timedelta(seconds=backoff(tries)),
+            fire_deadline,
+            bot_key,
+            game_id,
+        )
+        await bot.tell_stuck(game_id, tries)
+
+
+async def retry_effects(bot_key: int, game_id: int) -> None:
+    """The retry job: perform a game's undone effects again."""
     bot = _APPS.get(bot_key)
     if bot is not None:
-        await bot.lock_due(game_id)
+        await bot.service.retry(game_id)
 
 
 class FaguanBot(commands.Bot):
@@ -81,6 +118,8 @@ class FaguanBot(commands.Bot):
         self.channel_games: dict[int, int] = {}
         """Game and vote channel ids → the game played there."""
         self.vote_channels: set[int] = set()
+        self.lock_failures: dict[int, int] = {}
+        self._stuck_told: set[int] = set()
         _APPS[id(self)] = self
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -93,6 +132,7 @@ class FaguanBot(commands.Bot):
         repo = Repository(self._database.sessions)
         self.service = GameService(repo, self.clock)
         self.service.set_performer(self.effects)
+        self.service.on_delivery_failure(self.schedule_retry)
         from bot.cogs.game import GameCog
         from bot.cogs.moderator import ModeratorCog
         from bot.cogs.play import PlayCog
@@ -158,6 +198,31 @@ class FaguanBot(commands.Bot):
             self.scheduler.cancel(job)
             return
         self.scheduler.schedule(job, from_ms(deadline), fire_deadline, id(self), game_id)
+
+    def schedule_retry(self, game_id: int, attempts: int) -> None:
+        """Try a game's failed effects again later, backing off; tell moderators if stuck."""
+        when = self.clock.now() + dt.timedelta(seconds=backoff(attempts))
+        self.scheduler.schedule(f"game:{game_id}:retry", when, retry_effects, id(self), game_id)
+        if attempts >= STUCK_AFTER:
+            asyncio.get_running_loop().create_task(self.tell_stuck(game_id, attempts))
+
+    async def tell_stuck(self, game_id: int, attempts: int) -> None:
+        """Once per game, tell the moderators that the judge keeps failing (no details)."""
+        if attempts < STUCK_AFTER or game_id in self._stuck_told:
+            return
+        self._stuck_told.add(game_id)
+        log.error("game %s: stuck after %s attempts; moderators told", game_id, attempts)
+        try:
+            info = await self.service.info(game_id)
+            channel = self.get_channel(int(info.channels["game"]))
+            if isinstance(channel, discord.TextChannel):
+                language = str(info.options.get("language", "zh-CN"))
+                text = render(language, "notice.stuck", {"attempts": attempts})
+                wanted = self.settings.discord.moderator_role
+                role = next((r for r in channel.guild.roles if wanted.matches(r.id, r.name)), None)
+                await channel.send(f"{role.mention} {text}" if role else text)
+        except Exception as exc:  # the channel may be what is failing; the log line stands
+            log.error("game %s: could not tell moderators: %s", game_id, type(exc).__name__)
 
     async def lock_due(self, game_id: int, *, forced: bool = False) -> Outcome | None:
         """The deadline is reached (or a moderator advances): sweep the vote channel, then lock."""

@@ -82,6 +82,7 @@ class GameService:
         self._info: dict[int, GameInfo] = {}
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._perform: Perform | None = None
+        self._on_failure: Callable[[int, int], None] | None = None
 
     def set_performer(self, perform: Perform) -> None:
         """Who performs effects (the Discord shell; a recorder in tests)."""
@@ -228,8 +229,22 @@ class GameService:
         return Outcome(state=state, events=events), result.pending
 
     async def _deliver(self, items: Sequence[OutboxItem]) -> None:
-        if items and self._perform is not None:
-            await deliver(self.repo, items, self._perform)
+        if not items or self._perform is None:
+            return
+        report = await deliver(self.repo, items, self._perform)
+        if report.failed and self._on_failure is not None:
+            failed = [item for item in items if item.id in report.failed]
+            for game_id, tries in {item.game_id: item.attempts + 1 for item in failed}.items():
+                self._on_failure(game_id, tries)
+
+    def on_delivery_failure(self, callback: Callable[[int, int], None]) -> None:
+        """Called with (game id, attempts so far) when an effect fails: the shell retries later."""
+        self._on_failure = callback
+
+    async def retry(self, game_id: int) -> None:
+        """Perform the game's undone effects again, in order (after a failure)."""
+        async with self._locks[game_id]:
+            await self._deliver(await self.repo.undone_effects(game_id))
 
     # -- deadlines ---------------------------------------------------------------------------------
     def lock_command(self, state: GameState, info: GameInfo, *, forced: bool = False) -> Lock:

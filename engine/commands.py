@@ -29,6 +29,9 @@ class PostVote:
     abstain: bool = False
     raw: str = ""
     at: Instant | None = None
+    edited_unseen: bool = False
+    """The post was edited before the judge could read it (the bot was down): its original
+    content is unknown, so it cannot count."""
 
 
 @dataclass(frozen=True, kw_only=True)

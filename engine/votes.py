@@ -49,6 +49,8 @@ def _void_reason(
         return "vote.barred_in_runoff", {"seat": str(seat)}
     if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
         return "vote.after_deadline", {}
+    if cmd.edited_unseen:
+        return "vote.edited_unseen", {}
     if cmd.abstain:
         return None, {}
     if cmd.target is None:

@@ -99,6 +99,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
             abstain=isinstance(parsed, Abstain),
             raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
             at=Instant(to_ms(message.created_at)),
+            edited_unseen=message.edited_at is not None,
         )
         await self.bot.service.submit(game_id, command, message_id=message.id)
 
