@@ -7,11 +7,14 @@ from gamekit import Game
 
 from engine.commands import ChooseTied, Lock, ModKill
 from engine.effects import Announce
-from engine.errors import ActorError
+from engine.errors import ActorError, SetupError
 from engine.game import new_game
-from engine.model import Camp, Power, Seat
+from engine.model import Camp, Power, Role, Seat
 from engine.publish import effects_for
+from engine.record import record_of
+from engine.rulesets import RULESETS
 from engine.state import DayRecord, NightRecord
+from engine.verify import verify_record
 from engine.view import view_for
 
 C, K, P, D = "civilian", "killer", "police", "doctor"
@@ -292,3 +295,71 @@ def test_v1_last_words_close_at_the_next_resolution_even_if_nobody_leaves() -> N
     game.night((1, "kill", 2))
     game.day({1: 3, 4: 5})
     assert game.state.last_words_open == ()
+
+
+# -- v2_mine, v2_mine_accomplice ------------------------------------------------------------------
+# 9: killers 1-2, police 3-4, mine 5, civilians 6-9
+V2M = [K, K, P, P, "mine", C, C, C, C]
+
+
+def test_v2_mine_drawn_by_lots_takes_its_voters() -> None:
+    for seed in map(str, range(40)):
+        game = Game("v2_mine", V2M, seed=seed)
+        game.night((1, "kill", 6))
+        game.day({1: 5, 3: 5, 2: 7, 4: 7})
+        record = game.state.history[-1]
+        assert isinstance(record, DayRecord) and record.tie is not None
+        if record.tie.drawn == 5:
+            assert record.left == (1, 3, 5) and record.eliminated == 5
+            return
+        assert record.left == (7,) and record.eliminated is None
+    pytest.fail("no seed drew the mine")
+
+
+def test_v2_mine_picked_by_the_victim_takes_the_runoff_voters() -> None:
+    game = Game("v2_mine", V2M, options={"tie": "victim_choice"})
+    game.night((1, "kill", 6))
+    game.day({1: 5, 3: 5, 2: 7, 4: 7})
+    game.day({2: 5, 8: 5, 3: 7, 4: 7})  # the run-off ties too: 6 picks
+    game.do(ChooseTied(player="p6", target=Seat(5)))
+    game.lock()
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.left == (2, 5, 8) and record.eliminated == 5
+
+
+def test_v2_mine_option_is_checked_recorded_and_verifiable() -> None:
+    with pytest.raises(SetupError):
+        new_game(
+            ruleset="v2_mine",
+            players=[f"p{i}" for i in range(8)],
+            seed="s",
+            options={"mine": "police"},
+        )
+    with pytest.raises(SetupError):  # the accomplice version has no option: its mine is 警雷
+        new_game(
+            ruleset="v2_mine_accomplice",
+            players=[f"p{i}" for i in range(8)],
+            seed="s",
+            options={"mine": "good"},
+        )
+    game = Game("v2_mine", V2M, options={"mine": "killers"})
+    game.night((1, "kill", 5))
+    record = record_of(game.state)
+    assert record["options"]["mine"] == "killers"
+    assert all(f.ok for f in verify_record(record))
+
+
+@pytest.mark.parametrize(
+    ("side", "scores"),
+    [("neutral", (5, 5, 5)), ("good", (20, -5, 5)), ("killers", (-10, 30, 5))],
+)
+def test_v2_mine_scores_by_its_side(side: str, scores: tuple[int, int, int]) -> None:
+    rules = RULESETS["v2_mine"].configured((("mine", side),))
+    assert tuple(rules.score(Role.MINE, w) for w in (Camp.GOOD, Camp.KILLERS, Camp.DRAW)) == scores
+
+
+def test_v2_mine_nobody_knows_the_mine_nor_the_accomplice() -> None:
+    game = Game("v2_mine_accomplice", [K, K, P, P, "mine", "accomplice", C, C])
+    for seat in (1, 5, 6):
+        known = [i.seat for i in view_for(game.state, Seat(seat)).seats if i.role is not None]
+        assert known == ([1, 2] if seat == 1 else [seat])

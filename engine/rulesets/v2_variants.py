@@ -1,0 +1,101 @@
+"""The 2.0 variants of seed 004 §2.x: `v2_mine` 地雷, `v2_mine_accomplice` 匪民地雷,
+`v2_doctor_accomplice` 匪民医生 and `v2_sapper` 工兵地雷 (specifications in docs/rulesets/).
+
+All play like `v2` (police and killers, majority choices, lots on ties) with:
+- a mine (地雷) whose side is a game option: killed by the killers it takes every killer with
+  it; voted out it takes everyone who voted for it;
+- an accomplice (匪民) who plays for the killers without a night power — or, by option, knowing
+  the killers, or checking one player a night for "killer or not";
+- a doctor whose empty needles kill on two consecutive nights;
+- 工兵地雷: a killers' mine (匪雷) the killers' kill cannot harm, whose voters leave when it tops
+  the vote; a sapper (工兵) who digs for it at night (on a killer he is blown up himself); police
+  checks that tell the true role (the sapper passes for a civilian); last words only at night.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from engine.model import Camp, Power, Role, Seat, Team
+from engine.rulesets.base import V3_SCORES, Composition
+from engine.rulesets.v2 import V2
+from engine.state import GameState, SeatState
+
+MINE_SIDES: Mapping[str, Camp | None] = {
+    "neutral": None,
+    "good": Camp.GOOD,
+    "killers": Camp.KILLERS,
+}
+"""The `mine` option: 中立, 警雷 (plays for the good side), 匪雷 (plays for the killers)."""
+
+
+class V2Mine(V2):
+    """2.0 地雷版: v2 plus a mine whose side is the game option `mine`."""
+
+    id = "v2_mine"
+    name_zh = "2.0 地雷版"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "mine": ("neutral", "good", "killers")
+    }
+    extra_roles: ClassVar[Mapping[Role, int]] = {Role.MINE: 1}
+    """Roles added to v2's table; each takes a civilian's place."""
+
+    def compositions(self, players: int) -> Sequence[Composition]:
+        """v2's police and killers (8–10: 2, 11–14: 3, 15–16: 4), the extra roles, civilians."""
+        side = 2 if players <= 10 else 3 if players <= 14 else 4
+        extra = sum(self.extra_roles.values())
+        roles = {Role.POLICE: side, Role.KILLER: side, **self.extra_roles}
+        return [{**roles, Role.CIVILIAN: players - 2 * side - extra}]
+
+    def mine_camp(self) -> Camp | None:
+        """The side the mine plays for (None: neutral)."""
+        return MINE_SIDES[self.option("mine")]
+
+    def attack_victims(
+        self, state: GameState, power: Power, actors: tuple[Seat, ...], target: SeatState
+    ) -> tuple[Seat, ...]:
+        """The killers' kill on the mine: the mine and every killer leave."""
+        if power is Power.KILL and target.role is Role.MINE:
+            return (target.seat, *state.team_members(Team.KILLERS))
+        return super().attack_victims(state, power, actors, target)
+
+    def vote_leavers(
+        self, state: GameState, chosen: SeatState, voters: tuple[Seat, ...]
+    ) -> tuple[Seat, ...]:
+        """The mine voted out: the mine and everyone who voted for it leave."""
+        if chosen.role is Role.MINE:
+            return (chosen.seat, *voters)
+        return super().vote_leavers(state, chosen, voters)
+
+    def camp_of(self, seat: SeatState) -> Camp | None:
+        """The mine plays for the side the option names (none when neutral)."""
+        if seat.original_role is Role.MINE:
+            return self.mine_camp()
+        return super().camp_of(seat)
+
+    def score(self, role: Role, winner: Camp) -> int:
+        """A side's mine scores as that side's civilian or killer; a neutral mine always 5."""
+        if role is Role.MINE:
+            camp = self.mine_camp()
+            if camp is None:
+                return 5
+            role = Role.CIVILIAN if camp is Camp.GOOD else Role.KILLER
+        return super().score(role, winner)
+
+
+class V2MineAccomplice(V2Mine):
+    """2.0 匪民地雷版: the mine always plays for the good side; an accomplice for the killers."""
+
+    id = "v2_mine_accomplice"
+    name_zh = "2.0 匪民地雷版"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    extra_roles: ClassVar[Mapping[Role, int]] = {Role.MINE: 1, Role.ACCOMPLICE: 1}
+    scores: ClassVar[Mapping[Role, tuple[int, int, int]]] = {
+        **V3_SCORES,
+        Role.ACCOMPLICE: V3_SCORES[Role.KILLER],
+    }
+
+    def mine_camp(self) -> Camp | None:
+        """警雷: the mine helps the good side."""
+        return Camp.GOOD
