@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from engine.model import Camp, Power, Role, Seat, Team
-from engine.rulesets.base import V3_SCORES, Composition
+from engine.rulesets.base import V3_SCORES, Composition, counts
 from engine.rulesets.v2 import V2
 from engine.state import GameState, SeatState
 
@@ -99,3 +99,45 @@ class V2MineAccomplice(V2Mine):
     def mine_camp(self) -> Camp | None:
         """警雷: the mine helps the good side."""
         return Camp.GOOD
+
+
+class V2DoctorAccomplice(V2):
+    """2.0 匪民医生版: v2 plus a doctor (consecutive needles) and an accomplice whose variant is
+    the game option `accomplice`: `plain`, `knows` (knows the killers) or `checks` (checks one
+    player a night: killer or not)."""
+
+    id = "v2_doctor_accomplice"
+    name_zh = "2.0 匪民医生版"
+    needles = "consecutive"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "accomplice": ("plain", "knows", "checks")
+    }
+    scores: ClassVar[Mapping[Role, tuple[int, int, int]]] = {
+        **V3_SCORES,
+        Role.ACCOMPLICE: V3_SCORES[Role.KILLER],
+    }
+
+    def compositions(self, players: int) -> Sequence[Composition]:
+        """v2's police and killers, a doctor and an accomplice, the rest civilians."""
+        side = 2 if players <= 10 else 3 if players <= 14 else 4
+        return [
+            counts(
+                police=side, killer=side, doctor=1, accomplice=1, civilian=players - 2 * side - 2
+            )
+        ]
+
+    def night_powers(self, seat: SeatState) -> tuple[Power, ...]:
+        """Under `checks`, the accomplice checks one player a night (alone)."""
+        if seat.role is Role.ACCOMPLICE and self.option("accomplice") == "checks":
+            return (Power.CHECK,)
+        return super().night_powers(seat)
+
+    def knows_role(self, viewer: SeatState, other: SeatState) -> bool:
+        """Under `knows`, the accomplice knows the killers (they do not know it)."""
+        if (
+            self.option("accomplice") == "knows"
+            and viewer.role is Role.ACCOMPLICE
+            and other.original_role is Role.KILLER
+        ):
+            return True
+        return super().knows_role(viewer, other)

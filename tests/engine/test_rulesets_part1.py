@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from gamekit import Game
 
-from engine.commands import ChooseTied, Lock, ModKill
-from engine.effects import Announce
+from engine.commands import ChooseTied, Lock, ModKill, SubmitPower
+from engine.effects import Announce, TeamNotice, Whisper
 from engine.errors import ActorError, SetupError
 from engine.game import new_game
-from engine.model import Camp, Power, Role, Seat
-from engine.publish import effects_for
+from engine.model import Camp, CheckResult, Power, Role, Seat, Team
+from engine.publish import effects_for, role_message
 from engine.record import record_of
 from engine.rulesets import RULESETS
 from engine.state import DayRecord, NightRecord
@@ -363,3 +363,58 @@ def test_v2_mine_nobody_knows_the_mine_nor_the_accomplice() -> None:
     for seat in (1, 5, 6):
         known = [i.seat for i in view_for(game.state, Seat(seat)).seats if i.role is not None]
         assert known == ([1, 2] if seat == 1 else [seat])
+
+
+# -- v2_doctor_accomplice ---------------------------------------------------------------------
+# 10: killers 1-2, police 3-4, doctor 5, accomplice 6, civilians 7-10
+V2DA = [K, K, P, P, D, "accomplice", C, C, C, C]
+
+
+def _known(game: Game, seat: int) -> list[int]:
+    return [i.seat for i in view_for(game.state, Seat(seat)).seats if i.role is not None]
+
+
+@pytest.mark.parametrize(
+    ("variant", "accomplice_knows", "accomplice_powers"),
+    [("plain", [6], ()), ("knows", [1, 2, 6], ()), ("checks", [6], (Power.CHECK,))],
+)
+def test_v2da_accomplice_variants(
+    variant: str, accomplice_knows: list[int], accomplice_powers: tuple[Power, ...]
+) -> None:
+    game = Game("v2_doctor_accomplice", V2DA, options={"accomplice": variant})
+    assert _known(game, 6) == accomplice_knows
+    assert _known(game, 1) == [1, 2]  # the killers never know the accomplice
+    assert view_for(game.state, Seat(6)).powers == accomplice_powers
+    message = role_message(game.state, Seat(6))
+    assert dict(message.params)["teammates"] == ",".join(str(s) for s in accomplice_knows if s != 6)
+
+
+def test_v2da_accomplice_check_is_its_own_and_the_police_never_hear_of_it() -> None:
+    game = Game("v2_doctor_accomplice", V2DA, options={"accomplice": "checks"})
+    before = game.state
+    events = game.do(SubmitPower(player="p6", power=Power.CHECK, target=Seat(1)))
+    effects = effects_for(before, events)
+    assert not any(isinstance(e, TeamNotice) for e in effects)
+    assert view_for(game.state, Seat(3)).submissions == ()
+    game.power(3, "check", 7)
+    before = game.state
+    events = game.do(Lock())
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord)
+    assert [(c.team, c.by, c.target, c.result.value) for c in record.checks] == [
+        (Team.POLICE, (3, 4), 7, "good"),
+        (None, (6,), 1, "killer"),
+    ]
+    told = [(e.seat, dict(e.params)["target"]) for e in effects_for(before, events)
+            if isinstance(e, Whisper) and e.key == "check.result"]  # fmt: skip
+    assert told == [(3, 7), (4, 7), (6, 1)]
+    assert view_for(game.state, Seat(3)).checks == ((1, 7, CheckResult.GOOD),)
+    assert view_for(game.state, Seat(6)).checks == ((1, 1, CheckResult.KILLER),)
+
+
+def test_v2da_the_doctors_own_consecutive_needles_kill_him() -> None:
+    game = Game("v2_doctor_accomplice", V2DA)
+    game.night((5, "save", 5))
+    game.lock()
+    game.night((5, "save", 5))
+    assert game.state.history[-1].left == (5,)  # type: ignore[union-attr]
