@@ -8,6 +8,8 @@ locks every window whose deadline has passed and schedules the rest.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import datetime as dt
 import logging
 import secrets
@@ -15,6 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import discord
+from discord import app_commands
 from discord.ext import commands
 
 from bot.config import Settings
@@ -112,6 +115,9 @@ class FaguanBot(commands.Bot):
         self._owns_database = database is None
         self.seed_source = seed_source or (lambda: secrets.token_hex(16))
         self.effects = DiscordEffects(self)
+        from bot.reminders import Reminders
+
+        self.reminders = Reminders(self)
         self.service: GameService
         self._caught_up = False
         self.missing_permissions: dict[int, list[str]] = {}
@@ -140,7 +146,11 @@ class FaguanBot(commands.Bot):
         await self.add_cog(GameCog(self))
         await self.add_cog(PlayCog(self))
         await self.add_cog(ModeratorCog(self))
+        from bot.cogs.season import SeasonCog
+
+        await self.add_cog(SeasonCog(self))
         self.add_dynamic_items(ConfirmButton, PowerSelect)
+        self.tree.error(self.on_app_command_error)
         await self.tree.set_translator(FaguanTranslator())
         await self.tree.sync()
         if not self.scheduler.manual:
@@ -174,6 +184,21 @@ class FaguanBot(commands.Bot):
         if self._owns_database and self._database is not None:
             await self._database.dispose()
 
+    async def on_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        """An unexpected failure (Discord or the database away): log it, ask to try again."""
+        from bot.cogs.common import NoGame
+
+        original = getattr(error, "original", error)
+        if isinstance(original, NoGame) or isinstance(error, app_commands.CheckFailure):
+            return  # answered by the cog
+        name = interaction.command.qualified_name if interaction.command else "?"
+        log.error("command /%s failed: %s", name, type(original).__name__)
+        log.debug("command /%s failed", name, exc_info=original)
+        with contextlib.suppress(discord.HTTPException):
+            await respond(interaction, render(self.locale_of(interaction), "notice.try_again"))
+
     def check_permissions(self) -> None:
         """Say, per guild, which permissions the bot lacks."""
         for guild in self.guilds:
@@ -194,6 +219,7 @@ class FaguanBot(commands.Bot):
     def schedule_deadline(self, game_id: int, deadline: int | None) -> None:
         """Wake at `deadline` to lock the game's window (None: no timer)."""
         job = f"game:{game_id}:deadline"
+        self.reminders.schedule(game_id, deadline)
         if deadline is None:
             self.scheduler.cancel(job)
             return
@@ -224,7 +250,9 @@ class FaguanBot(commands.Bot):
         except Exception as exc:  # the channel may be what is failing; the log line stands
             log.error("game %s: could not tell moderators: %s", game_id, type(exc).__name__)
 
-    async def lock_due(self, game_id: int, *, forced: bool = False) -> Outcome | None:
+    async def lock_due(
+        self, game_id: int, *, forced: bool = False, by: str = ""
+    ) -> Outcome | None:
         """The deadline is reached (or a moderator advances): sweep the vote channel, then lock."""
         if not await self.service.is_active(game_id):
             return None
@@ -238,6 +266,8 @@ class FaguanBot(commands.Bot):
         state = await self.service.state(game_id)
         info = await self.service.info(game_id)
         command = self.service.lock_command(state, info, forced=forced)
+        if by:  # a moderator's advance: recorded and announced as an override
+            command = dataclasses.replace(command, by=by)
         return await self.service.submit(game_id, command)
 
     async def reconcile(self, game_id: int) -> None:
@@ -361,6 +391,10 @@ class FaguanBot(commands.Bot):
         self, interaction: discord.Interaction[Any], game_id: int, seat: int
     ) -> None:
         """Record that a player has seen their role."""
+        state = await self.service.state(game_id)
+        if state.seat(Seat(seat)).player != str(interaction.user.id):  # a replaced player
+            await respond(interaction, render(self.locale_of(interaction), "actor.not_player"))
+            return
         info = await self.service.info(game_id)
         confirmed = sorted({*info.channels.get("confirmed", []), seat})
         await self.service.set_channels(game_id, {"confirmed": confirmed})

@@ -19,6 +19,7 @@ from engine import codec
 from engine.effects import (
     Announce,
     ClockPost,
+    OverrideLogged,
     ReplyToPost,
     ScheduleDeadline,
     SeatHandover,
@@ -26,6 +27,7 @@ from engine.effects import (
     SetChannelsOpen,
     TeamJoin,
     TeamNotice,
+    UpdateStandings,
     Whisper,
 )
 from engine.model import Seat, Team
@@ -77,6 +79,10 @@ class DiscordEffects:
                 await self._handover(game_id, state, effect)
             case ScheduleDeadline():
                 self.bot.schedule_deadline(game_id, effect.deadline)
+            case OverrideLogged():
+                await self._override_log(game_id, state, effect, again)
+            case UpdateStandings():
+                await self._standings(game_id, state)
             case _:
                 log.warning("game %s: no performer for %s", game_id, type(effect).__name__)
 
@@ -102,6 +108,9 @@ class DiscordEffects:
         return await channel.send(content, **kwargs)
 
     async def _set_open(self, game_id: int, open_: bool) -> None:
+        if open_:  # a vote window opens: catch-up reads the vote channel from here
+            start = discord.utils.time_snowflake(self.bot.clock.now()) - 1
+            await self.bot.service.set_channels(game_id, {"votes_from": str(start)})
         info = await self.bot.service.info(game_id)
         guild = self.bot.get_guild(info.server_id)
         role_id = info.channels.get("players_role")
@@ -156,13 +165,16 @@ class DiscordEffects:
         user_id = int(state.seat(effect.seat).player)
         text = render_private(ctx, effect)
         view = views_for_whisper(game_id, state, effect)
+        extra: dict[str, Any] = {} if view is None else {"view": view}
+        if effect.key == "role.dealt":  # the role message is an embed (with the confirm button)
+            from bot.embeds import role_content, role_embed
+
+            text = role_content(ctx, game_id, int(effect.seat))
+            extra["embed"] = role_embed(ctx, game_id, effect)
         try:
             user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
             dm = user.dm_channel or await user.create_dm()
-            if view is not None:
-                await self._send(dm, text, again, view=view)
-            else:
-                await self._send(dm, text, again)
+            await self._send(dm, text, again, **extra)
         except discord.Forbidden as exc:
             if exc.code != CANNOT_DM:
                 raise
@@ -207,7 +219,39 @@ class DiscordEffects:
         except discord.NotFound:
             log.info("game %s: vote post %s was deleted before the reply", game_id, effect.post_id)
 
+    async def send_once(self, channel: discord.abc.Messageable, content: str) -> None:
+        """Send unless the bot's recent messages there already hold this text (a resend)."""
+        await self._send(channel, content, True)
+
+    async def _override_log(
+        self, game_id: int, state: GameState, effect: OverrideLogged, again: bool
+    ) -> None:
+        """Who did what, when: a line in the server's override log channel, if one is set."""
+        from bot.override_log import log_channel, log_line
+
+        info = await self.bot.service.info(game_id)
+        channel = await log_channel(self.bot, info.server_id)
+        if channel is None:
+            return
+        ctx = await self.bot.context(game_id, state)
+        await self._send(
+            channel,
+            log_line(ctx, game_id, effect),
+            again,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+
+    async def _standings(self, game_id: int, state: GameState) -> None:
+        """Add the finished game's scores to the season (once: the repository keeps count)."""
+        from bot.standings import apply_game
+
+        info = await self.bot.service.info(game_id)
+        await apply_game(self.bot.service.repo, game_id, info.server_id, state)
+
     async def _handover(self, game_id: int, state: GameState, effect: SeatHandover) -> None:
+        info = await self.bot.service.info(game_id)
+        confirmed = [s for s in info.channels.get("confirmed", []) if s != int(effect.seat)]
+        await self.bot.service.set_channels(game_id, {"confirmed": confirmed})  # must confirm
         info = await self.bot.service.info(game_id)
         guild = self.bot.get_guild(info.server_id)
         if guild is None:

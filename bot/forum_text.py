@@ -43,16 +43,16 @@ def forum_text(record: Mapping[str, Any], locale: str = "zh-CN") -> str:
     for item in record.get("rejected", []):
         lines.append(t("record.rejected", step=item["step"], reason=item["reason"]))
     lines.append("")
-    result = record.get("result")
-    if not result:
+    outcome: Mapping[str, Any] | None = record.get("result")
+    if not outcome:
         lines.append(t("record.unfinished"))
         return "\n".join(lines)
-    winner = render(locale, f"camp.{result['winner']}")
-    reason = render(locale, result["reason_key"]) if "reason_key" in result else result["reason"]
-    after = _phase_name(str(result["after"]), t)
+    winner = render(locale, f"camp.{outcome['winner']}")
+    reason = render(locale, outcome["reason_key"]) if "reason_key" in outcome else outcome["reason"]
+    after = _phase_name(str(outcome["after"]), t)
     lines.append(t("record.result", winner=winner, after=after, reason=reason))
     lines.append(t("record.scores"))
-    for name, points in result["scores"].items():
+    for name, points in outcome["scores"].items():
         role = render(locale, f"role.{record['roles'][name]}")
         lines.append("  " + t("record.score_line", name=name, role=role, points=points))
     lines.append(t("record.seed", seed=record["seed"]))

@@ -138,6 +138,15 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
         return ctx.t("reveal_msg.text", items="；".join(items))
     if key == "game.over":
         return _game_over(ctx, p)
+    if key == "mod.penalty":
+        return ctx.t(
+            "override.penalty_team" if p.get("team") else "override.penalty_seat",
+            team=ctx.t(f"team_name.{p['team']}") if p.get("team") else "",
+            seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
+            power=_power(ctx, p["power"]) if p.get("power") else ctx.t("log.any_power"),
+            night=p.get("night", ""),
+            reason=p.get("reason", ""),
+        )
     if key.startswith("mod."):
         name = key.removeprefix("mod.")
         return ctx.t(
@@ -232,9 +241,9 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
             mates_line=mates_line,
         )
     if key == "window.powers":
-        powers = "、".join(_power(ctx, x) for x in str(p["powers"]).split(",") if x)
+        listed = "、".join(_power(ctx, x) for x in str(p["powers"]).split(",") if x)
         return ctx.t(
-            key, number=p["number"], powers=powers, deadline=deadline_text(ctx, p["deadline"])
+            key, number=p["number"], powers=listed, deadline=deadline_text(ctx, p["deadline"])
         )
     if key == "power.accepted":
         if p["target"] is None:

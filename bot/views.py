@@ -55,7 +55,7 @@ class ConfirmButton(
     async def from_custom_id(
         cls,
         interaction: discord.Interaction[Any],
-        item: discord.ui.Button[Any],
+        item: discord.ui.Item[Any],
         match: re.Match[str],
         /,
     ) -> ConfirmButton:
@@ -95,7 +95,7 @@ class PowerSelect(
     async def from_custom_id(
         cls,
         interaction: discord.Interaction[Any],
-        item: discord.ui.Select[Any],
+        item: discord.ui.Item[Any],
         match: re.Match[str],
         /,
     ) -> PowerSelect:
@@ -103,7 +103,8 @@ class PowerSelect(
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: FaguanBot = interaction.client
-        values = (interaction.data or {}).get("values", [])  # type: ignore[union-attr]
+        data: dict[str, Any] = dict(interaction.data or {})
+        values: list[str] = list(data.get("values", []))
         choice = values[0] if values else PASS
         command = SubmitPower(
             player=str(interaction.user.id),

@@ -14,6 +14,7 @@ from discord.ext import commands
 from bot.app import respond
 from bot.cogs.common import NoGame, find_game, is_moderator, text
 from bot.config import parse_deadline_rule
+from bot.record_html import record_page, with_links
 from bot.render import deadline_text
 from bot.schedule import GameSchedule
 from engine.errors import EngineError
@@ -50,7 +51,7 @@ class GameCog(commands.Cog, name="GameCog"):
         if isinstance(original, NoGame):
             await respond(interaction, text(self.bot, interaction, original.key))
             return
-        raise error
+        # anything else: the tree's on_error answers and logs it
 
     async def _lobby(self, interaction: discord.Interaction[Any]) -> dict[str, Any] | None:
         assert interaction.guild is not None and interaction.channel is not None
@@ -284,11 +285,20 @@ class GameCog(commands.Cog, name="GameCog"):
             await respond(interaction, text(self.bot, interaction, "notice.not_over"))
             return
         ctx = await self.bot.context(gid, state)
-        data = record_of(state, names={Seat(k): v for k, v in ctx.names.items()})
+        info = await self.bot.service.info(gid)
+        data = with_links(
+            record_of(state, names={Seat(k): v for k, v in ctx.names.items()}),
+            info.server_id,
+            info.channels["vote"],
+        )
         blob = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+        page = record_page(data, ctx.locale, title=ctx.t("html.game_title", game=gid)).encode()
         await interaction.response.send_message(
             text(
                 self.bot, interaction, "notice.record", seed=state.seed, commitment=state.commitment
             ),
-            file=discord.File(io.BytesIO(blob), filename=f"faguan-game-{gid}.json"),
+            files=[
+                discord.File(io.BytesIO(blob), filename=f"faguan-game-{gid}.json"),
+                discord.File(io.BytesIO(page), filename=f"faguan-game-{gid}.html"),
+            ],
         )

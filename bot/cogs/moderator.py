@@ -19,12 +19,13 @@ from engine.commands import (
     ExtendDeadline,
     ModKill,
     Pause,
+    Penalize,
     ReplacePlayer,
     Resume,
     SetDeadline,
     VoidPost,
 )
-from engine.model import Camp, Instant, Seat
+from engine.model import Camp, Instant, Power, Seat, Team
 
 if TYPE_CHECKING:
     from bot.app import FaguanBot
@@ -53,7 +54,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             return
         if isinstance(error, app_commands.CheckFailure):
             return
-        raise error
+        # anything else: the tree's on_error answers and logs it
 
     async def _do(
         self, interaction: discord.Interaction[Any], command: Command, game_id: int | None = None
@@ -66,7 +67,10 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
         await self._do(
-            interaction, ExtendDeadline(delta_ms=minutes * 60_000, by=str(interaction.user.id))
+            interaction,
+            ExtendDeadline(
+                delta_ms=minutes * 60_000, by=str(interaction.user.id), at=self.bot.now_ms()
+            ),
         )
 
     @mod.command(name="shorten", description=_("Shorten the current deadline"))
@@ -74,7 +78,10 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
         await self._do(
-            interaction, ExtendDeadline(delta_ms=-minutes * 60_000, by=str(interaction.user.id))
+            interaction,
+            ExtendDeadline(
+                delta_ms=-minutes * 60_000, by=str(interaction.user.id), at=self.bot.now_ms()
+            ),
         )
 
     @mod.command(
@@ -92,7 +99,9 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             return
         await self._do(
             interaction,
-            SetDeadline(deadline=Instant(to_ms(local)), by=str(interaction.user.id)),
+            SetDeadline(
+                deadline=Instant(to_ms(local)), by=str(interaction.user.id), at=self.bot.now_ms()
+            ),
             gid,
         )
 
@@ -100,7 +109,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def advance(self, interaction: discord.Interaction[Any]) -> None:
         gid = await find_game(self.bot, interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
-        outcome = await self.bot.lock_due(gid, forced=True)
+        outcome = await self.bot.lock_due(gid, forced=True, by=str(interaction.user.id))
         key = outcome.error.key if outcome and outcome.error else "notice.accepted"
         await respond(interaction, text(self.bot, interaction, key))
 
@@ -118,12 +127,20 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     ) -> None:
         await self._do(
             interaction,
-            ReplacePlayer(seat=Seat(seat), new_player=str(member.id), by=str(interaction.user.id)),
+            ReplacePlayer(
+                seat=Seat(seat),
+                new_player=str(member.id),
+                by=str(interaction.user.id),
+                at=self.bot.now_ms(),
+            ),
         )
 
     @mod.command(name="modkill", description=_("Remove a player for inactivity"))
     async def modkill(self, interaction: discord.Interaction[Any], seat: int) -> None:
-        await self._do(interaction, ModKill(seat=Seat(seat), by=str(interaction.user.id)))
+        await self._do(
+            interaction,
+            ModKill(seat=Seat(seat), by=str(interaction.user.id), at=self.bot.now_ms()),
+        )
 
     @mod.command(name="void", description=_("Void a vote post"))
     async def void(
@@ -131,10 +148,91 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     ) -> None:
         await self._do(
             interaction,
-            VoidPost(post_id=message_id.strip(), reason=reason, by=str(interaction.user.id)),
+            VoidPost(
+                post_id=message_id.strip(),
+                reason=reason,
+                by=str(interaction.user.id),
+                at=self.bot.now_ms(),
+            ),
         )
 
     @mod.command(name="end", description=_("End the game"))
     @app_commands.choices(winner=[app_commands.Choice(name=c.value, value=c.value) for c in Camp])
     async def end(self, interaction: discord.Interaction[Any], winner: str) -> None:
-        await self._do(interaction, EndGame(winner=Camp(winner), by=str(interaction.user.id)))
+        await self._do(
+            interaction,
+            EndGame(winner=Camp(winner), by=str(interaction.user.id), at=self.bot.now_ms()),
+        )
+
+    @mod.command(
+        name="penalty",
+        description=_("Penalty: a team's or a seat's night power does not act next night"),
+    )
+    @app_commands.describe(team=_("team"), seat=_("seat"), power=_("power"), reason=_("reason"))
+    @app_commands.choices(
+        team=[app_commands.Choice(name=t.value, value=t.value) for t in Team],
+        power=[app_commands.Choice(name=p.value, value=p.value) for p in Power],
+    )
+    async def penalty(
+        self,
+        interaction: discord.Interaction[Any],
+        reason: str,
+        team: str | None = None,
+        seat: int | None = None,
+        power: str | None = None,
+    ) -> None:
+        await self._do(
+            interaction,
+            Penalize(
+                team=Team(team) if team else None,
+                seat=Seat(seat) if seat is not None else None,
+                power=Power(power) if power else None,
+                reason=reason,
+                by=str(interaction.user.id),
+                at=self.bot.now_ms(),
+            ),
+        )
+
+    @mod.command(
+        name="pending", description=_("Who has not confirmed their role, used a power, or voted")
+    )
+    async def pending(self, interaction: discord.Interaction[Any]) -> None:
+        from bot.moderation import pending_text
+
+        gid = await find_game(self.bot, interaction)
+        await respond(
+            interaction, await pending_text(self.bot, gid, self.bot.locale_of(interaction))
+        )
+
+    @mod.command(name="log-channel", description=_("Where overrides are logged (empty: nowhere)"))
+    @app_commands.describe(channel=_("channel"))
+    async def log_channel(
+        self, interaction: discord.Interaction[Any], channel: discord.TextChannel | None = None
+    ) -> None:
+        from bot.override_log import LOG_CHANNEL
+
+        assert interaction.guild is not None
+        await self.bot.service.repo.update_settings(
+            interaction.guild.id, {LOG_CHANNEL: str(channel.id) if channel else None}
+        )
+        key = "log.channel_set" if channel else "log.channel_cleared"
+        await respond(
+            interaction,
+            text(self.bot, interaction, key, channel=channel.mention if channel else ""),
+        )
+
+    @mod.command(name="new-season", description=_("Start a new season of the standings"))
+    @app_commands.describe(name=_("name"))
+    async def new_season(
+        self, interaction: discord.Interaction[Any], name: str | None = None
+    ) -> None:
+        from bot.standings import SEASON, current_season, next_season_name
+
+        assert interaction.guild is not None
+        repo = self.bot.service.repo
+        old = await current_season(repo, interaction.guild.id)
+        new = (name or next_season_name(old)).strip()[:32]
+        await repo.update_settings(interaction.guild.id, {SEASON: new})
+        await interaction.response.send_message(
+            self.bot.render(self.bot.locale_of(interaction), "standings.new_season", old=old, new=new)
+        )

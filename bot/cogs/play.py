@@ -71,7 +71,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if isinstance(original, NoGame):
             await respond(interaction, text(self.bot, interaction, original.key))
             return
-        raise error
+        # anything else: the tree's on_error answers and logs it
 
     # -- vote posts --------------------------------------------------------------------------------
     @commands.Cog.listener()
@@ -104,17 +104,20 @@ class PlayCog(commands.Cog, name="PlayCog"):
         await self.bot.service.submit(game_id, command, message_id=message.id)
 
     async def catch_up(self, game_id: int) -> None:
-        """Read the vote channel after the last post processed and ingest, in time order."""
+        """Read the vote channel from the opening of the vote window and ingest, in time order.
+
+        From the opening, not from the last post recorded: a post that failed to be recorded
+        (the database was away) must still count when a later one did. Posts already recorded
+        are no-ops (their message id is a unique key)."""
         info = await self.bot.service.info(game_id)
         channel = self.bot.get_channel(int(info.channels["vote"]))
         if not isinstance(channel, discord.TextChannel):
             return
-        last = await self.bot.service.repo.last_message_id(game_id)
-        after = (
-            discord.Object(last)
-            if last
-            else discord.Object(discord.utils.time_snowflake(info.created_at))
-        )
+        repo = self.bot.service.repo
+        start = info.channels.get("votes_from") or await repo.last_message_id(game_id)
+        if not start:
+            start = discord.utils.time_snowflake(info.created_at)
+        after = discord.Object(int(start))
         async for message in channel.history(limit=None, after=after, oldest_first=True):
             if not message.author.bot:
                 await self.ingest(game_id, message)
@@ -346,12 +349,12 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
                 "role_msg.mates_line", teammates=ctx.seats(",".join(str(s) for s in view.teammates))
             )
         )
-    for night, target, result in view.checks:
+    for night, checked, result in view.checks:
         lines.append(
             ctx.t(
                 "notice.check_line",
                 night=night,
-                target=ctx.seat(target),
+                target=ctx.seat(checked),
                 result=ctx.t(f"check.{result.value}"),
             )
         )

@@ -181,3 +181,50 @@ async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Ta
         [(str(edited.id), "vote.edited_unseen"), (str(late.id), "vote.after_deadline")]
     )
     assert state.phase is not None and state.phase.label() == "night 2"
+
+
+async def test_database_away_while_votes_are_posted(table: Table) -> None:
+    """Posts that could not be recorded while the database was away still count at the lock."""
+    from sqlalchemy.exc import OperationalError
+
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = roles_of(roles, "killer")[0]
+    voters = [s for s in range(1, 9) if s != k1]
+    repo = table.bot.service.repo
+    original = repo.record
+
+    async def away(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("INSERT", {}, Exception("database is locked"))
+
+    repo.record = away  # type: ignore[method-assign]
+    for seat in voters[:3]:
+        await table.player(seat).send(table.channel, f"投 {k1}")
+        await table.env.settle()
+    repo.record = original  # type: ignore[method-assign]
+    await d.post_vote(voters[3], f"投 {k1}", k1)  # recorded: it is now the last post recorded
+    await table.run_deadline()
+    state = await table.bot.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: 4}
+
+
+async def test_a_command_while_the_database_is_away_is_answered_and_changes_nothing(table: Table) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    d = Driver(table, "v2")
+    roles = await d.start()
+    killer = roles_of(roles, "killer")[0]
+    repo = table.bot.service.repo
+    original = repo.record
+
+    async def away(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("INSERT", {}, Exception("server closed the connection"))
+
+    repo.record = away  # type: ignore[method-assign]
+    before = await table.bot.service.state(d.game_id)
+    r = await table.player(killer).slash(table.channel, "act", power="kill", target=5 if killer != 5 else 6)
+    repo.record = original  # type: ignore[method-assign]
+    assert r.ephemeral and "try again" in r.response.content, table.env.errors
+    assert await table.bot.service.state(d.game_id) == before
