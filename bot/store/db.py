@@ -112,6 +112,9 @@ def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
     """An async engine for ``url`` (see ``resolve_url``), with the SQLite settings applied."""
     u = resolve_url(url)
     kwargs.setdefault("json_serializer", _json_dumps)
+    if u.get_backend_name() == "postgresql":
+        # A restarted server leaves dead pooled connections: test each before use.
+        kwargs.setdefault("pool_pre_ping", True)
     engine = create_async_engine(u, **kwargs)
     if u.get_backend_name() == "sqlite":
         event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
