@@ -77,6 +77,25 @@ ZH: dict[str, str] = {
     "Remove a player for inactivity": "因不活跃移出玩家",
     "Void a vote post": "判定投票帖无效",
     "End the game": "结束游戏",
+    # the long game: penalties, pending, the override log, seasons, reminders
+    "penalty": "处罚",
+    "pending": "待办",
+    "log-channel": "日志频道",
+    "new-season": "新赛季",
+    "standings": "积分榜",
+    "remind": "提醒",
+    "team": "阵营",
+    "channel": "频道",
+    "name": "名称",
+    "season": "赛季",
+    "state": "开关",
+    "on or off": "开或关",
+    "Penalty: a team's or a seat's night power does not act next night": "处罚：某阵营或某座位下一夜不能行使夜间权利",
+    "Who has not confirmed their role, used a power, or voted": "谁还没有确认身份、行使权利或投票",
+    "Where overrides are logged (empty: nowhere)": "管理操作的日志频道（留空则取消）",
+    "Start a new season of the standings": "开始积分榜的新赛季",
+    "The season standings: rank, player, games, wins, points": "本赛季积分榜：名次、玩家、局数、胜场、积分",
+    "Turn your private deadline reminders on or off": "开启或关闭截止前的私信提醒",
 }
 
 

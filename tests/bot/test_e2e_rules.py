@@ -197,7 +197,7 @@ async def test_moderator_overrides_and_refusal(table: Table) -> None:
     state = await table.bot.service.state(d.game_id)
     assert state.phase is not None and state.phase.label() == "day 1"
     overrides = [p for p in table.public() if p.startswith("【管理】")]
-    assert len(overrides) == 4
+    assert len(overrides) == 5  # extend, pause, resume, set-deadline, advance
     r = await table.player(2).slash(table.channel, "game status")
     assert r.ephemeral and "Day 1" in r.response.content
 

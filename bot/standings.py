@@ -1,0 +1,51 @@
+"""Season standings: a finished game's scores go to its server's current season, once per game.
+
+Each seat scores by its original role and the result (the ruleset's table, already in the
+result); the points go to the player holding the seat at the end (a substitute who finished the
+game for a replaced player). A win is counted for the seats of the winning camp.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.rulesets import rules_for
+from engine.state import GameState
+
+if TYPE_CHECKING:
+    from bot.store import Repository
+
+SEASON = "season"
+"""Server settings key: the current season's name."""
+DEFAULT_SEASON = "1"
+
+
+async def current_season(repo: Repository, server_id: int) -> str:
+    """The server's current season (the first is "1")."""
+    settings = await repo.get_settings(server_id)
+    return str(settings.get(SEASON) or DEFAULT_SEASON)
+
+
+def next_season_name(current: str) -> str:
+    """The season after `current`: the next number, or `current` with " 2" after it."""
+    return str(int(current) + 1) if current.isdigit() else f"{current} 2"
+
+
+async def apply_game(repo: Repository, game_id: int, server_id: int, state: GameState) -> bool:
+    """Add a finished game's scores to the season; False if already added (or not finished)."""
+    result = state.result
+    if result is None:
+        return False
+    rules = rules_for(state)
+    points = dict(result.scores)
+    scores: dict[int, int] = {}
+    winners: list[int] = []
+    for seat in state.seats:
+        if not seat.player.isdigit():
+            continue
+        user = int(seat.player)
+        scores[user] = points.get(seat.seat, 0)
+        if rules.camp_of(seat) == result.winner:
+            winners.append(user)
+    season = await current_season(repo, server_id)
+    return await repo.apply_scores(game_id, season=season, scores=scores, winners=winners)
