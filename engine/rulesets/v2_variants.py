@@ -14,11 +14,20 @@ All play like `v2` (police and killers, majority choices, lots on ties) with:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from engine.model import Camp, Power, Role, Seat, Team
-from engine.rulesets.base import V3_SCORES, Composition, counts
+from engine.model import Camp, CheckResult, PhaseKind, Power, Role, Seat, Team
+from engine.rulesets.base import (
+    V3_SCORES,
+    Composition,
+    LastWordsPolicy,
+    Ruleset,
+    WinClause,
+    all_out,
+    counts,
+)
 from engine.rulesets.v2 import V2
 from engine.state import GameState, SeatState
 
@@ -141,3 +150,72 @@ class V2DoctorAccomplice(V2):
         ):
             return True
         return super().knows_role(viewer, other)
+
+
+class V2Sapper(Ruleset):
+    """2.0 工兵地雷版: 13 players; a killers' mine (匪雷) and a sapper (工兵); true-identity checks;
+    no reveal at death; last words only for those who leave at night."""
+
+    id = "v2_sapper"
+    name_zh = "2.0 工兵地雷版"
+    min_players = 13
+    max_players = 13
+    role_powers: ClassVar[Mapping[Role, tuple[Power, ...]]] = {
+        **Ruleset.role_powers,
+        Role.SAPPER: (Power.DEMINE,),
+    }
+    attack_powers = Ruleset.attack_powers | {Power.DEMINE}
+    scores: ClassVar[Mapping[Role, tuple[int, int, int]]] = {
+        **V3_SCORES,
+        Role.KILLER_MINE: V3_SCORES[Role.KILLER],
+        Role.SAPPER: V3_SCORES[Role.POLICE],
+    }
+
+    def compositions(self, players: int) -> Sequence[Composition]:
+        """3 killers, a killers' mine, 3 police, a sapper, 5 civilians."""
+        return [counts(killer=3, killer_mine=1, police=3, sapper=1, civilian=players - 8)]
+
+    def last_words(self, players: int, initial: Counter[Role]) -> LastWordsPolicy:
+        """Everyone who leaves at night; nobody who leaves by day."""
+        return LastWordsPolicy(kind="all", only=PhaseKind.NIGHT)
+
+    def kill_immune(self, seat: SeatState) -> bool:
+        """The killers' kill has no effect on the killers' mine."""
+        return seat.role is Role.KILLER_MINE
+
+    def attack_victims(
+        self, state: GameState, power: Power, actors: tuple[Seat, ...], target: SeatState
+    ) -> tuple[Seat, ...]:
+        """Digging at the mine removes it; digging at a killer blows the sapper up; anyone
+        else: nothing."""
+        if power is Power.DEMINE:
+            if target.role is Role.KILLER_MINE:
+                return (target.seat,)
+            if target.role is Role.KILLER:
+                return actors
+            return ()
+        return super().attack_victims(state, power, actors, target)
+
+    def check_answer(self, seat: SeatState) -> CheckResult:
+        """The true role, except the sapper, who passes for a civilian."""
+        return {
+            Role.KILLER: CheckResult.KILLER,
+            Role.KILLER_MINE: CheckResult.KILLER_MINE,
+            Role.POLICE: CheckResult.POLICE,
+        }.get(seat.role, CheckResult.CIVILIAN)
+
+    def vote_leavers(
+        self, state: GameState, chosen: SeatState, voters: tuple[Seat, ...]
+    ) -> tuple[Seat, ...]:
+        """The killers' mine topping the vote stays; everyone who voted for it leaves."""
+        if chosen.role is Role.KILLER_MINE:
+            return voters
+        return super().vote_leavers(state, chosen, voters)
+
+    def win(self, state: GameState) -> WinClause | None:
+        """Killers out → good; police out → killers (no civilians-out clause: 无全水一说)."""
+        if all_out(state, frozenset({Role.KILLER})):
+            return WinClause(reason="win.killers_out", winner=Camp.GOOD)
+        if all_out(state, frozenset({Role.POLICE})):
+            return WinClause(reason="win.police_out", winner=Camp.KILLERS)
+        return None

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bot.replay import replay_file
+from engine.rulesets import RULESETS
 
 GAMES = Path(__file__).resolve().parents[1] / "games"
 CASES = sorted(GAMES.rglob("*.toml"))
@@ -56,7 +57,7 @@ def _compare(actual: Any, expected: Any, path: str, seed: str, errors: list[str]
 
 def test_there_are_recorded_games_for_every_ruleset() -> None:
     rulesets = {p.parent.name for p in CASES}
-    assert {"v2", "mifei", "v3", "v3m", "v3t", "v3mt", "basic"} <= rulesets
+    assert set(RULESETS) <= rulesets, sorted(set(RULESETS) - rulesets)
 
 
 @pytest.mark.parametrize("game", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -7,7 +7,7 @@ from gamekit import Game
 
 from engine.commands import ChooseTied, Lock, ModKill, SubmitPower
 from engine.effects import Announce, TeamNotice, Whisper
-from engine.errors import ActorError, SetupError
+from engine.errors import ActorError, SetupError, TargetError
 from engine.game import new_game
 from engine.model import Camp, CheckResult, Power, Role, Seat, Team
 from engine.publish import effects_for, role_message
@@ -418,3 +418,71 @@ def test_v2da_the_doctors_own_consecutive_needles_kill_him() -> None:
     game.lock()
     game.night((5, "save", 5))
     assert game.state.history[-1].left == (5,)  # type: ignore[union-attr]
+
+
+# -- v2_sapper -----------------------------------------------------------------------------------
+# 13: killers 1-3, killers' mine 4, police 5-7, sapper 8, civilians 9-13
+V2S = [K, K, K, "killer_mine", P, P, P, "sapper", C, C, C, C, C]
+
+V2S_NIGHT_ONE = [
+    ([(8, "demine", 4)], [4]),  # the mine is dug up
+    ([(8, "demine", 1)], [8]),  # a killer: the sapper is blown up
+    ([(8, "demine", 5)], []),  # anyone else: nothing
+    ([(8, "demine", 9)], []),
+    ([(1, "kill", 4)], []),  # the kill has no effect on the killers' mine
+    ([(1, "kill", 8), (8, "demine", 1)], [8]),  # killed and blown up: leaves once
+    ([(1, "kill", 9), (8, "demine", 4)], [4, 9]),
+]
+
+
+@pytest.mark.parametrize(("actions", "left"), V2S_NIGHT_ONE)
+def test_v2s_night_one(actions: list[tuple[int, str, int]], left: list[int]) -> None:
+    game = Game("v2_sapper", V2S)
+    game.night(*actions)
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord) and list(record.left) == left
+    assert list(record.last_words) == left  # everyone who leaves at night
+
+
+@pytest.mark.parametrize(
+    ("target", "answer"),
+    [(1, "killer"), (4, "killer_mine"), (6, "police"), (8, "civilian"), (9, "civilian")],
+)
+def test_v2s_checks_tell_the_true_role_but_the_sapper_passes_for_a_civilian(
+    target: int, answer: str
+) -> None:
+    game = Game("v2_sapper", V2S)
+    game.night((5, "check", target))
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord) and [c.result.value for c in record.checks] == [answer]
+
+
+def test_v2s_the_sapper_cannot_dig_at_himself() -> None:
+    game = Game("v2_sapper", V2S)
+    with pytest.raises(TargetError):
+        game.power(8, "demine", 8)
+
+
+def test_v2s_killers_mine_drawn_by_lots_stays_and_takes_its_voters() -> None:
+    for seed in map(str, range(40)):
+        game = Game("v2_sapper", V2S, seed=seed)
+        game.night((1, "kill", 9))
+        game.day({5: 4, 4: 4, 6: 10, 7: 10})  # the mine votes for itself
+        record = game.state.history[-1]
+        assert isinstance(record, DayRecord) and record.tie is not None
+        assert record.last_words == ()  # nobody speaks after a day
+        if record.tie.drawn == 4:
+            assert record.left == (4, 5) and record.eliminated == 4
+            assert game.state.result is None
+            return
+        assert record.left == (10,)
+    pytest.fail("no seed drew the mine")
+
+
+def test_v2s_a_modkill_at_night_gets_last_words_by_day_not() -> None:
+    game = Game("v2_sapper", V2S)
+    game.do(ModKill(seat=Seat(9)))
+    assert game.state.last_words_open == (9,)
+    game.lock()
+    game.do(ModKill(seat=Seat(10)))
+    assert game.state.last_words_open == ()
