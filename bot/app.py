@@ -32,7 +32,7 @@ from bot.translator import FaguanTranslator
 from bot.views import ConfirmButton, PowerSelect
 from engine.commands import Command
 from engine.model import Instant, Seat, Team
-from engine.rulesets import get_ruleset
+from engine.rulesets import rules_for
 from engine.state import GameState
 
 log = logging.getLogger(__name__)
@@ -363,7 +363,7 @@ class FaguanBot(commands.Bot):
 
     def team_of(self, state: GameState, seat: Seat) -> Team | None:
         """The team a seat acts with now."""
-        return get_ruleset(state.ruleset).team_of(state.seat(seat))
+        return rules_for(state).team_of(state.seat(seat))
 
     def locale_of(self, interaction: discord.Interaction[Any], default: str | None = None) -> str:
         """The language to answer a person in: theirs if we speak it, else the game's."""

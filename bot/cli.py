@@ -55,8 +55,12 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _rulesets(args: argparse.Namespace) -> int:
+    width = max(len(r.id) for r in RULESETS.values())
     for rules in RULESETS.values():
-        print(f"{rules.id:<8} {rules.name_zh:<14} {rules.min_players}–{rules.max_players} players")
+        # CJK characters take two columns: pad by display width, not by length
+        name_width = sum(2 if ord(ch) > 0x2E7F else 1 for ch in rules.name_zh)
+        name = rules.name_zh + " " * max(0, 18 - name_width)
+        print(f"{rules.id:<{width}}  {name}{rules.min_players}–{rules.max_players} players")
     return 0
 
 

@@ -31,13 +31,23 @@ def forum_text(record: Mapping[str, Any], locale: str = "zh-CN") -> str:
             lines.extend(_day_lines(phase, t, sep))
         if phase.get("confess"):
             lines.append("  " + t("record.confess", name=phase["confess"]))
+        if phase.get("vetoed"):
+            lines.append("  " + t("record.vetoed", name=phase["vetoed"]))
         left = phase.get("left", [])
         lines.append(
             "  " + (t("record.left", names=sep.join(left)) if left else t("record.nobody_left"))
         )
         for check in phase.get("checks", []):
             result = render(locale, f"check.{check['result']}")
-            lines.append("  " + t("record.check", target=check["target"], result=result))
+            if check.get("by"):
+                line = t("record.check_by", by=check["by"], target=check["target"], result=result)
+            else:
+                line = t("record.check", target=check["target"], result=result)
+            lines.append("  " + line)
+        for name, shown in phase.get("revealed", {}).items():
+            lines.append(
+                "  " + t("record.revealed", name=name, shown=render(locale, f"role.{shown}"))
+            )
         if phase.get("last_words"):
             lines.append("  " + t("record.last_words", names=sep.join(phase["last_words"])))
     for item in record.get("rejected", []):

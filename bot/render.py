@@ -113,7 +113,7 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
         )
     if key == "day.result":
         return ctx.t("day.result", left=ctx.seats(p["left"])) if p["left"] else ctx.t("day.nobody")
-    if key == "day.confess":
+    if key in ("day.confess", "day.vetoed"):
         return ctx.t(key, seat=ctx.seat(p["seat"]))
     if key == "day.tally":
         return _tally(ctx, p)

@@ -61,7 +61,7 @@ ZH: dict[str, str] = {
     "Phase, deadline, who is in, who has voted": "阶段、截止时间、存活玩家、已投票玩家",
     "The record and the seed of a finished game": "已结束对局的记录与种子",
     "Your seat, role, powers, teammates and check results (only you see it)": "你的座位、身份、权利、同伴与验人结果（仅你可见）",
-    "Use a night power": "行使夜间权利",
+    "Use a power (at night; by day a day power such as veto)": "行使权利（夜间权利；白天如否决等日间权利）",
     "Explicitly pass on a night power (不行使)": "明确放弃本夜权利",
     "Vote (the bot posts your vote publicly, stamped now)": "投票（法官代你公开发帖，以当前时间为准）",
     "Give your last words (遗言)": "留遗言",

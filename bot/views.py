@@ -14,7 +14,7 @@ import discord
 from engine.commands import SubmitPower
 from engine.effects import Whisper
 from engine.model import Power, Seat
-from engine.rulesets import get_ruleset
+from engine.rulesets import rules_for
 from engine.state import GameState
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ PASS = "pass"
 
 def valid_targets(state: GameState, seat: Seat, power: Power) -> list[Seat]:
     """Seats this player may target with `power` now (what the engine would accept)."""
-    rules = get_ruleset(state.ruleset)
+    rules = rules_for(state)
     actor = state.seat(seat)
     return [
         s.seat

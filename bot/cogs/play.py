@@ -219,7 +219,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
         ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
         await respond(interaction, describe_view(ctx, state, seat))
 
-    @app_commands.command(name="act", description=_("Use a night power"))
+    @app_commands.command(
+        name="act", description=_("Use a power (at night; by day a day power such as veto)")
+    )
     @app_commands.describe(power=_("power"), target=_("target"))
     async def act(
         self,
