@@ -52,7 +52,7 @@ async def test_a_real_apscheduler_deadline_locks_the_window(tmp_path: Path) -> N
         await d.start()
         soon = Instant(bot.now_ms() + 300)
         await bot.service.submit(d.game_id, SetDeadline(deadline=soon))
-        for _ in range(40):  # a short real wait for APScheduler to fire
+        for _ in range(200):  # a short real wait (at most 10 s) for APScheduler to fire
             await asyncio.sleep(0.05)
             state = await bot.service.state(d.game_id)
             if state.phase is not None and state.phase.label() == "day 1":
