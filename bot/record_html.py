@@ -59,7 +59,7 @@ def _phase_title(locale: str, phase: Mapping[str, Any]) -> str:
 
 
 def _names(items: Sequence[str]) -> str:
-    return "、".join(_e(x) for x in items) if items else "—"
+    return ", ".join(_e(x) for x in items) if items else "—"
 
 
 def vote_svg(
@@ -146,7 +146,7 @@ def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[
             ),
             None,
         )
-        post = f'<a href="{_e(link)}">🔗</a>' if link else ""
+        post = f'<a href="{_e(link)}">{_e(_t(locale, "html.link"))}</a>' if link else ""
         rows.append(f"<tr><td>{_e(voter)}</td><td>{_e(shown)}</td><td>{post}</td></tr>")
     table = (
         f"<table><tr><th>{_e(_t(locale, 'html.voter'))}</th><th>{_e(_t(locale, 'html.voted'))}"
@@ -155,7 +155,8 @@ def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[
         else f"<p>{_e(_t(locale, 'day.tally_empty'))}</p>"
     )
     tally = phase.get("tally", {})
-    counts = "；".join(f"{_e(k)} {v}" for k, v in tally.items()) if tally else "—"
+    sep = "；" if locale == "zh-CN" else "; "
+    counts = sep.join(f"{_e(k)} {v}" for k, v in tally.items()) if tally else "—"
     left = list(phase.get("left", []))
     picture = vote_svg(players, {v: t for v, t in votes.items() if t != "abstain"}, left)
     out.append(f'<div class="votes"><div>{table}</div>{picture}</div>')
@@ -169,7 +170,11 @@ def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[
         for p in void:
             who = p.get("by") or p.get("author") or "?"
             reason = _t(locale, f"void_reason.{str(p['void']).removeprefix('vote.')}")
-            link = f' <a href="{_e(p["link"])}">🔗</a>' if p.get("link") else ""
+            link = (
+                f' <a href="{_e(p["link"])}">{_e(_t(locale, "html.link"))}</a>'
+                if p.get("link")
+                else ""
+            )
             items.append(f"<li class=void>{_e(who)}: {_e(reason)}{link}</li>")
         out.append(f"<p>{_e(_t(locale, 'html.void_posts'))}</p><ul>{''.join(items)}</ul>")
     tie = phase.get("tie")
@@ -240,7 +245,7 @@ def record_page(record: Mapping[str, Any], locale: str, *, title: str = "") -> s
         body.append(f'<section class="phase {kind}"><h3>{_e(_phase_title(locale, phase))}</h3>')
         body += _night(locale, phase) if kind == "night" else _day(locale, phase, players)
         if phase.get("revealed"):
-            items = "；".join(
+            items = ("；" if locale == "zh-CN" else "; ").join(
                 f"{_e(k)} {_e(_role(locale, v))}" for k, v in phase["revealed"].items()
             )
             body.append(f"<p>{_e(_t(locale, 'html.revealed'))}: {items}</p>")

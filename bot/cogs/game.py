@@ -94,7 +94,8 @@ class GameCog(commands.Cog, name="GameCog"):
             await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
             return
         assert interaction.channel is not None
-        if interaction.channel.id in self.bot.channel_games:
+        running = self.bot.channel_games.get(interaction.channel.id)
+        if running is not None and await self.bot.service.is_active(running):
             await respond(interaction, text(self.bot, interaction, "notice.game_running"))
             return
         try:

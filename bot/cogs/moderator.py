@@ -234,5 +234,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         new = (name or next_season_name(old)).strip()[:32]
         await repo.update_settings(interaction.guild.id, {SEASON: new})
         await interaction.response.send_message(
-            self.bot.render(self.bot.locale_of(interaction), "standings.new_season", old=old, new=new)
+            self.bot.render(
+                self.bot.locale_of(interaction), "standings.new_season", old=old, new=new
+            )
         )

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from bot.app import FaguanBot
 
 
+SHOWN = 30
+"""Rows shown by /standings (a Discord message holds 2000 characters)."""
+
+
 class SeasonCog(commands.Cog, name="SeasonCog"):
     """The long game: standings across games, and reminders."""
 
@@ -41,8 +45,13 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
         if not rows:
             lines.append(self.bot.render(locale, "standings.empty"))
         lines.append(self.bot.render(locale, "standings.header"))
-        for rank, row in enumerate(rows, 1):
+        for rank, row in enumerate(rows[:SHOWN], 1):
             member = guild.get_member(row.user_id)
+            if member is None:
+                try:
+                    member = await guild.fetch_member(row.user_id)
+                except discord.HTTPException:
+                    member = None
             player = member.display_name if member else str(row.user_id)
             lines.append(
                 self.bot.render(
