@@ -65,7 +65,9 @@ def screenshot(page: Path, *, width: int = 1100, height: int = 1600) -> Shot:
             timeout=120,
             check=False,
         )
-        assert out.exists(), f"chromium made no screenshot (exit {result.returncode}):\n{result.stderr}"
+        assert out.exists(), (
+            f"chromium made no screenshot (exit {result.returncode}):\n{result.stderr}"
+        )
         console = [
             line
             for line in result.stderr.splitlines()

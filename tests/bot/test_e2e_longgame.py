@@ -124,7 +124,19 @@ async def test_every_override_is_announced_and_logged_without_hidden_information
     assert len(logged) == 11
     for line in logged:
         assert f"<@{mod.user.id}>" in line and re.search(r"<t:\d+:F>", line), line
-    commands = ["延长", "缩短", "截止时间设为", "暂停", "恢复", "处罚", "替补", "提前截止", "无效", "移出", "结束游戏"]
+    commands = [
+        "延长",
+        "缩短",
+        "截止时间设为",
+        "暂停",
+        "恢复",
+        "处罚",
+        "替补",
+        "提前截止",
+        "无效",
+        "移出",
+        "结束游戏",
+    ]
     for word, line in zip(commands, logged[:11], strict=True):
         assert word in line, (word, line)
     # who took a seat, who was removed, which post was void: never what role they had
