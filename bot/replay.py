@@ -25,6 +25,7 @@ from engine.commands import (
     Lock,
     ModKill,
     Pause,
+    Penalize,
     PostVote,
     ReplacePlayer,
     Resume,
@@ -43,7 +44,7 @@ from engine.events import (
 )
 from engine.game import apply, new_game, start_events
 from engine.game import replay_events as fold
-from engine.model import Camp, Instant, Power, Seat
+from engine.model import Camp, Instant, Power, Seat, Team
 from engine.record import record_of
 from engine.state import DayRecord, GameState, Submission
 
@@ -214,11 +215,25 @@ class _Steps:
                     raise ReplayFileError(
                         f"{where}: winner must be good, killers or draw"
                     ) from None
+            case "penalty":
+                return self._penalty(step, where, by)
             case _:
                 raise ReplayFileError(
                     f"{where}: unknown mod command {command!r} (extend, shorten, set_deadline, "
-                    "pause, resume, advance, replace, modkill, void, end)"
+                    "pause, resume, advance, replace, modkill, void, end, penalty)"
                 )
+
+    def _penalty(self, step: Mapping[str, Any], where: str, by: str) -> Command:
+        """A penalty: `team` (killers, police) or `target` (a player), optional `power`."""
+        try:
+            team = Team(step["team"]) if "team" in step else None
+            power = Power(step["power"]) if "power" in step else None
+        except ValueError as exc:
+            raise ReplayFileError(f"{where}: {exc}") from None
+        seat = self.seat(step, "target", where) if "target" in step else None
+        return Penalize(
+            team=team, seat=seat, power=power, reason=str(step.get("reason", "")), by=by
+        )
 
     def applied(self, command: Command) -> None:
         """Track substitutes so that later steps may name either player."""

@@ -117,3 +117,26 @@ def test_a_substitute_at_night_gets_the_role_and_the_power_menu() -> None:
     g.do(SubmitPower(player="sub", power=Power.KILL, target=Seat(5)))
     with pytest.raises(ActorError):
         g.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(6)))
+
+
+def test_replay_files_take_a_penalty_step() -> None:
+    from bot.replay import run
+
+    data = {
+        "ruleset": "v2",
+        "seed": "s",
+        "players": list("ABCDEFGH"),
+        "roles": {"A": "killer", "B": "killer", "C": "police", "D": "police"},
+        "steps": [
+            {"do": "lock"},
+            {"do": "mod", "command": "penalty", "team": "killers", "reason": "诈尸"},
+            {"do": "lock"},
+            {"do": "power", "by": "A", "power": "kill", "target": "E"},
+            {"do": "power", "by": "C", "power": "check", "target": "A"},
+            {"do": "lock"},
+        ],
+    }
+    record = run(data).record
+    assert [r["step"] for r in record["rejected"]] == [4]
+    assert record["phases"][2]["left"] == [] and record["phases"][2]["checks"]
+    assert record["overrides"][0]["command"] == "penalty"
