@@ -234,12 +234,15 @@ class DiscordEffects:
         if channel is None:
             return
         ctx = await self.bot.context(game_id, state)
-        await self._send(
-            channel,
-            log_line(ctx, game_id, effect),
-            again,
-            allowed_mentions=discord.AllowedMentions.none(),
-        )
+        try:
+            await self._send(
+                channel,
+                log_line(ctx, game_id, effect),
+                again,
+                allowed_mentions=discord.AllowedMentions.none(),
+            )
+        except discord.Forbidden:  # the log is a convenience: a closed channel stops no game
+            log.warning("game %s: cannot write to the override log channel", game_id)
 
     async def _standings(self, game_id: int, state: GameState) -> None:
         """Add the finished game's scores to the season (once: the repository keeps count)."""

@@ -260,6 +260,8 @@ class GameCog(commands.Cog, name="GameCog"):
         )
         if view.paused:
             phase += " " + ctx.t("notice.paused")
+            left = (state.paused_remaining or 0) // 60_000
+            phase += " " + ctx.t("pending.paused_left", minutes=left)
         alive = ctx.seats(",".join(str(s.seat) for s in view.seats if s.alive))
         voted = ctx.seats(",".join(str(s) for s in view.voted)) or "—"
         lines = [

@@ -207,6 +207,7 @@ async def test_a_pause_across_a_deadline_freezes_the_remaining_time(table: Table
     assert await t.bot.scheduler.run_due() == []
     status = await t.player(2).slash(t.channel, "game status")
     assert "(paused)" in status.response.content and "Night 1" in status.response.content
+    assert "20 min left" in status.response.content
     new = await restart(t, make_bot(t.db, t.clock, seed=SEED))  # type: ignore[attr-defined]
     state = await new.service.state(d.game_id)
     assert state.paused and state.phase is not None and state.phase.label() == "night 1"
