@@ -245,7 +245,7 @@ def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Ev
         return _day_power(state, rules, window, actor, cmd)
     if window.kind is not PhaseKind.NIGHT:
         raise PhaseError("phase.not_night")
-    if cmd.power not in rules.night_powers(actor):
+    if cmd.power not in rules.night_powers(state, actor):
         if cmd.power in actor.spent:
             raise ActorError("actor.power_spent", power=cmd.power.value)
         raise ActorError("actor.no_such_power", power=cmd.power.value)
@@ -275,7 +275,7 @@ def _day_power(
 ) -> list[Event]:
     """A power used by day: 认匪 (confess) acts at once; the others (`veto`) are submitted during
     any vote window, a victim's-choice window included, and act at its lock."""
-    if cmd.power not in rules.day_powers(actor):
+    if cmd.power not in rules.day_powers(state, actor):
         if cmd.power in actor.spent:
             raise ActorError("actor.power_spent", power=cmd.power.value)
         raise ActorError("actor.no_such_power", power=cmd.power.value)
@@ -440,13 +440,11 @@ def _resolve(state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
 def _revealed(
     state: GameState, rules: Ruleset, seats: Sequence[Seat]
 ) -> tuple[tuple[Seat, str], ...]:
-    """What the ruleset shows of players leaving now (role or camp), if anything."""
-    if rules.reveal.value == "none":
-        return ()
-    if rules.reveal.value == "role":
-        return tuple((s, state.seat(s).role.value) for s in seats)
-    camps = ((s, rules.camp_of(state.seat(s))) for s in seats)
-    return tuple((s, camp.value if camp else "neutral") for s, camp in camps)
+    """What the ruleset shows of players leaving now (a role or a camp), if anything."""
+    assert state.window is not None
+    phase = state.window.phase
+    shown = ((s, rules.shown_at_death(state, state.seat(s), phase)) for s in seats)
+    return tuple((s, value) for s, value in shown if value is not None)
 
 
 def _resolve_night(
@@ -649,7 +647,7 @@ def _vetoer(state: GameState, rules: Ruleset, picked: Seat, cutoff: Instant | No
         if (
             power is Power.VETO
             and sub.target == picked
-            and Power.VETO in rules.day_powers(state.seat(seat))
+            and Power.VETO in rules.day_powers(state, state.seat(seat))
         ):
             return seat
     return None

@@ -28,6 +28,8 @@ class Role(StrEnum):
     KILLER_MINE = "killer_mine"
     SAPPER = "sapper"
     ACCOMPLICE = "accomplice"
+    LONE_KILLER = "lone_killer"
+    LONE_POLICE = "lone_police"
 
 
 class Power(StrEnum):
@@ -68,6 +70,9 @@ class CheckResult(StrEnum):
     CIVILIAN = "civilian"
     POLICE = "police"
     KILLER_MINE = "killer_mine"
+    LONE_KILLER = "lone_killer"
+    LONE_POLICE = "lone_police"
+    DOCTOR = "doctor"
 
 
 class PhaseKind(StrEnum):

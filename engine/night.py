@@ -9,7 +9,8 @@ dawn), so resolution never depends on submission order:
    the ruleset on the state at the start of the night (`attack_victims`);
 3. the doctor's treatment cancels every savable attack that would kill its target; with none to
    cancel it is an empty needle, which may kill (`needle_kills`);
-4. spent one-shot powers are marked and may turn the role (`role_after_spending`);
+4. spent one-shot powers are marked and may turn the role (`role_after_spending`), and an action
+   may turn a role too (`conversions`: 独杀 and 独警 merging into their teams);
 5. checks are answered (`check_answer`) on the state after the night's actions, or at its start
    where the ruleset's checkers act before the others (`check_after_actions`).
 """
@@ -114,7 +115,8 @@ def gather_actions(
         if sub.target is None or (team is not None and seat in state.team_members(team)):
             continue
         actions.append(Action(power=power, actors=(seat,), target=sub.target))
-    return actions, draws
+    # A power aimed at a player removed before the lock (a moderator's removal) acts on nobody.
+    return [a for a in actions if state.seat(a.target).alive], draws
 
 
 def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> NightOutcome:
@@ -154,6 +156,9 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
         role = rules.role_after_spending(state.seat(seat), power)
         if role is not None:
             new_roles[seat] = role
+    for action in actions:
+        turned = rules.conversions(state, action.power, action.actors, state.seat(action.target))
+        new_roles.update(turned)
 
     changes = tuple(
         SeatChange(
@@ -163,7 +168,7 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
             role=new_roles.get(seat),
             spent=spent.get(seat),
         )
-        for seat in sorted(set(deaths) | set(needles) | set(spent))
+        for seat in sorted(set(deaths) | set(needles) | set(spent) | set(new_roles))
     )
     checks = tuple(_answer_checks(state, rules, actions, new_roles, spent))
     return NightOutcome(

@@ -42,7 +42,9 @@ def usable_night_powers(state: GameState, rules: Ruleset, seat: SeatState) -> tu
         return ()
     night = state.window.number if state.window else 0
     return tuple(
-        p for p in rules.night_powers(seat) if suspension_for(state, rules, seat, p, night) is None
+        p
+        for p in rules.night_powers(state, seat)
+        if suspension_for(state, rules, seat, p, night) is None
     )
 
 

@@ -110,7 +110,7 @@ def role_message(state: GameState, seat: Seat) -> Whisper:
     rules = rules_for(state)
     me = state.seat(seat)
     mates = [s.seat for s in state.seats if s.seat != seat and rules.knows_role(me, s)]
-    powers = rules.night_powers(me) + rules.day_powers(me)
+    powers = rules.night_powers(state, me) + rules.day_powers(state, me)
     return Whisper(
         seat=seat,
         key="role.dealt",

@@ -114,7 +114,7 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
         for c in entry.checks
         if me.seat in c.by or (team is not None and team == c.team)
     )
-    powers = rules.night_powers(me) + rules.day_powers(me) if me.alive else ()
+    powers = rules.night_powers(state, me) + rules.day_powers(state, me) if me.alive else ()
     return replace(
         base,
         role=me.role,

@@ -16,7 +16,7 @@ from typing import ClassVar, Literal
 
 from engine.errors import SetupError
 from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Reveal, Role, Seat, Team
-from engine.state import GameState, SeatState
+from engine.state import GameState, NightRecord, SeatState
 
 Composition = Mapping[Role, int]
 NeedleRule = Literal["none", "cumulative", "consecutive"]
@@ -136,12 +136,13 @@ class Ruleset:
         team = self.team_of(viewer)
         return team is not None and self.team_of(other) == team
 
-    def night_powers(self, seat: SeatState) -> tuple[Power, ...]:
-        """Night powers a living seat holds now (spent one-shot powers excluded)."""
+    def night_powers(self, state: GameState, seat: SeatState) -> tuple[Power, ...]:
+        """Night powers a living seat holds now (spent one-shot powers excluded); `state` lets a
+        ruleset start a power later in the game (独杀 after a killer is out, 独警 from night 2)."""
         powers = self.role_powers.get(seat.role, ())
         return tuple(p for p in powers if p not in seat.spent)
 
-    def day_powers(self, seat: SeatState) -> tuple[Power, ...]:
+    def day_powers(self, state: GameState, seat: SeatState) -> tuple[Power, ...]:
         """Powers usable by day (e.g. `confess`, `veto`), spent ones excluded."""
         powers = self.role_day_powers.get(seat.role, ())
         return tuple(p for p in powers if p not in seat.spent)
@@ -177,6 +178,13 @@ class Ruleset:
         mine takes the killers with it, a sapper who digs at a killer is blown up himself."""
         return (target.seat,) if self.attack_effective(power, target) else ()
 
+    def conversions(
+        self, state: GameState, power: Power, actors: tuple[Seat, ...], target: SeatState
+    ) -> Mapping[Seat, Role]:
+        """Roles that tonight's action turns (state at the start of the night): a lone killer
+        who kills a killer, or is killed by the killers, joins their team (4.0 独杀)."""
+        return {}
+
     def savable(self, power: Power) -> bool:
         """Whether the doctor's treatment cancels an attack by this power."""
         return True
@@ -197,6 +205,16 @@ class Ruleset:
         """What a check tells of `seat` (after the night's actions, see `check_after_actions`)."""
         return CheckResult.KILLER if seat.role is Role.KILLER else CheckResult.GOOD
 
+    def shown_at_death(self, state: GameState, seat: SeatState, phase: PhaseId) -> str | None:
+        """What is shown of a player who leaves in `phase` (state before the resolution): by
+        default as `reveal` says, the current role or the camp; None shows nothing."""
+        if self.reveal is Reveal.ROLE:
+            return seat.role.value
+        if self.reveal is Reveal.CAMP:
+            camp = self.camp_of(seat)
+            return camp.value if camp else "neutral"
+        return None
+
     # -- day ---------------------------------------------------------------------------------
     def vote_leavers(
         self, state: GameState, chosen: SeatState, voters: tuple[Seat, ...]
@@ -208,7 +226,9 @@ class Ruleset:
     # -- end ---------------------------------------------------------------------------------------
     def camp_of(self, seat: SeatState) -> Camp | None:
         """The side a seat plays for (by its original role), None for a player of no side."""
-        killers = (Role.KILLER, Role.SECRET_KILLER, Role.KILLER_MINE, Role.ACCOMPLICE)
+        killers = (
+            Role.KILLER, Role.SECRET_KILLER, Role.KILLER_MINE, Role.ACCOMPLICE, Role.LONE_KILLER,
+        )  # fmt: skip
         return Camp.KILLERS if seat.original_role in killers else Camp.GOOD
 
     def win(self, state: GameState) -> WinClause | None:
@@ -226,6 +246,14 @@ def _configured(ruleset: Ruleset, extras: tuple[tuple[str, str], ...]) -> Rulese
     clone = copy.copy(ruleset)
     clone.chosen = dict(extras)
     return clone
+
+
+def coming_night(state: GameState) -> int:
+    """The night window open now, or the next one to open (1 before the game starts)."""
+    window = state.window
+    if window is None:
+        return 1 + sum(1 for entry in state.history if isinstance(entry, NightRecord))
+    return window.number if window.kind is PhaseKind.NIGHT else window.number + 1
 
 
 def all_out(state: GameState, roles: frozenset[Role]) -> bool:

@@ -55,7 +55,7 @@ class Basic(Ruleset):
         """As many last words as there were killers at the start."""
         return LastWordsPolicy(kind="first_n", n=initial[Role.KILLER])
 
-    def day_powers(self, seat: SeatState) -> tuple[Power, ...]:
+    def day_powers(self, state: GameState, seat: SeatState) -> tuple[Power, ...]:
         """A killer may confess (认匪) by day."""
         return (Power.CONFESS,) if seat.role is Role.KILLER else ()
 

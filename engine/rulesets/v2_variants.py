@@ -135,11 +135,11 @@ class V2DoctorAccomplice(V2):
             )
         ]
 
-    def night_powers(self, seat: SeatState) -> tuple[Power, ...]:
+    def night_powers(self, state: GameState, seat: SeatState) -> tuple[Power, ...]:
         """Under `checks`, the accomplice checks one player a night (alone)."""
         if seat.role is Role.ACCOMPLICE and self.option("accomplice") == "checks":
             return (Power.CHECK,)
-        return super().night_powers(seat)
+        return super().night_powers(state, seat)
 
     def knows_role(self, viewer: SeatState, other: SeatState) -> bool:
         """Under `knows`, the accomplice knows the killers (they do not know it)."""

@@ -92,9 +92,10 @@ def _known_roles_ok(state, seat: int) -> None:  # type: ignore[no-untyped-def]
         return
     rules = rules_for(state)
     me = state.seat(Seat(seat))
+    public = {s for entry in state.history for s, _ in getattr(entry, "revealed", ())}
     for info in view.seats:
-        if info.role is None or info.seat == seat:
-            continue
+        if info.role is None or info.seat == seat or info.seat in public:
+            continue  # one's own role, or one the ruleset showed to all at death
         assert rules.knows_role(me, state.seat(info.seat)), (
             f"seat {seat} sees the role of seat {info.seat}"
         )
