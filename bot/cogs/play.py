@@ -138,6 +138,46 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 ctx.t("vote.edited"), mention_author=False
             )
 
+    async def _asker(
+        self, interaction: discord.Interaction[Any]
+    ) -> tuple[GameState, Seat, Context] | None:
+        """The game state, seat and rendering context of the player asking (for autocomplete)."""
+        try:
+            gid = await find_game(self.bot, interaction)
+        except NoGame:
+            return None
+        state = await self.bot.service.state(gid)
+        seat = state.seat_of(str(interaction.user.id))
+        if seat is None:
+            return None
+        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        return state, seat, ctx
+
+    async def _submit_power(
+        self,
+        interaction: discord.Interaction[Any],
+        power: str,
+        target: Seat | None,
+        game_id: int | None,
+    ) -> None:
+        """/act and /pass: a power (or an explicit pass) by the player asking."""
+        gid = await find_game(self.bot, interaction, game_id)
+        try:
+            chosen = Power(power)
+        except ValueError:
+            await respond(
+                interaction, text(self.bot, interaction, "actor.no_such_power", power=power)
+            )
+            return
+        command = SubmitPower(
+            player=str(interaction.user.id),
+            power=chosen,
+            target=target,
+            passed=target is None,
+            at=self.bot.now_ms(),
+        )
+        await self.bot.answer_command(interaction, gid, command)
+
     # -- slash commands ----------------------------------------------------------------------------
     @app_commands.command(
         name="vote", description=_("Vote (the bot posts your vote publicly, stamped now)")
@@ -230,32 +270,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
         target: int,
         game_id: int | None = None,
     ) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
-        try:
-            chosen = Power(power)
-        except ValueError:
-            await respond(
-                interaction, text(self.bot, interaction, "actor.no_such_power", power=power)
-            )
-            return
-        command = SubmitPower(
-            player=str(interaction.user.id), power=chosen, target=Seat(target), at=self.bot.now_ms()
-        )
-        await self.bot.answer_command(interaction, gid, command)
+        await self._submit_power(interaction, power, Seat(target), game_id)
 
     @act.autocomplete("power")
     async def _powers(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
-        try:
-            gid = await find_game(self.bot, interaction)
-        except NoGame:
+        found = await self._asker(interaction)
+        if found is None:
             return []
-        state = await self.bot.service.state(gid)
-        seat = state.seat_of(str(interaction.user.id))
-        if seat is None:
-            return []
-        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        state, seat, ctx = found
         view = view_for(state, seat)
         return [
             app_commands.Choice(name=ctx.t(f"power.{p.value}"), value=p.value) for p in view.powers
@@ -265,16 +289,11 @@ class PlayCog(commands.Cog, name="PlayCog"):
     async def _targets(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[int]]:
-        try:
-            gid = await find_game(self.bot, interaction)
-        except NoGame:
-            return []
-        state = await self.bot.service.state(gid)
-        seat = state.seat_of(str(interaction.user.id))
+        found = await self._asker(interaction)
         power = getattr(interaction.namespace, "power", None)
-        if seat is None or power not in {p.value for p in Power}:
+        if found is None or power not in {p.value for p in Power}:
             return []
-        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        state, seat, ctx = found
         targets = valid_targets(state, seat, Power(power))
         return [
             app_commands.Choice(name=ctx.seat(s), value=int(s))
@@ -287,18 +306,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
     async def pass_(
         self, interaction: discord.Interaction[Any], power: str, game_id: int | None = None
     ) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
-        try:
-            chosen = Power(power)
-        except ValueError:
-            await respond(
-                interaction, text(self.bot, interaction, "actor.no_such_power", power=power)
-            )
-            return
-        command = SubmitPower(
-            player=str(interaction.user.id), power=chosen, passed=True, at=self.bot.now_ms()
-        )
-        await self.bot.answer_command(interaction, gid, command)
+        await self._submit_power(interaction, power, None, game_id)
 
     pass_.autocomplete("power")(_powers)
 
