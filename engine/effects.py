@@ -115,13 +115,32 @@ class OverrideLogged:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Silence:
+    """A player may not post in the game's discussion channel on day `day` (森林老人's silence,
+    RULES.md §1.6): from now until the matching `Unsilence`. Votes still count (by vote post or
+    /vote); last words are not affected."""
+
+    seat: Seat
+    day: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unsilence:
+    """Day `day` is over (or the game is): the silenced player in `seat`, still in the game, may
+    post again (remove what `Silence` set; a player out of the game stays closed by `SeatLeft`)."""
+
+    seat: Seat
+    day: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class UpdateStandings:
     """The game is over: add its scores to the server's season standings (once per game)."""
 
 
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
-    | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings
+    | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings | Silence | Unsilence
 )  # fmt: skip
 
 

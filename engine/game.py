@@ -456,6 +456,7 @@ def _resolve_night(
     record = NightRecord(
         number=state.window.number, left=outcome.deaths, checks=outcome.checks,
         last_words=words, revealed=_revealed(state, rules, outcome.deaths),
+        silenced=outcome.silenced,
     )  # fmt: skip
     resolved = NightResolved(
         record=record, changes=outcome.changes, lots=outcome.lots, leavers_counted=counted,

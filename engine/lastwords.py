@@ -21,6 +21,9 @@ def entitled(
         return (), counted
     if policy.not_if_multiple and len(ordered) >= 2:
         return (), counted
+    ordered = tuple(s for s in ordered if rules.has_last_words(state, state.seat(s), phase))
+    if not ordered:
+        return (), counted
     if policy.only is not None and phase.kind is not policy.only:
         return (), counted + len(ordered)
     match policy.kind:

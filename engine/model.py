@@ -30,6 +30,9 @@ class Role(StrEnum):
     ACCOMPLICE = "accomplice"
     LONE_KILLER = "lone_killer"
     LONE_POLICE = "lone_police"
+    BUTTERFLY = "butterfly"
+    SNIPER = "sniper"
+    ELDER = "elder"
 
 
 class Power(StrEnum):
@@ -43,6 +46,8 @@ class Power(StrEnum):
     CONFESS = "confess"
     VETO = "veto"
     DEMINE = "demine"
+    HUG = "hug"
+    SILENCE = "silence"
 
 
 class Camp(StrEnum):

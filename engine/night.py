@@ -5,14 +5,17 @@ dawn), so resolution never depends on submission order:
 1. each team's choice: the target most of its living members chose (latest submission each),
    an explicit pass counting as a choice of "no action"; a tie is broken by lots;
    a team power used by someone outside the team (匪民's check of a killer) acts alone;
+   the ruleset may then rewrite the actions (`actions_in_effect`): a void action acts on nobody;
 2. attacks (the kill, shots, executions, digging for mines): whom each would kill is asked of
    the ruleset on the state at the start of the night (`attack_victims`);
-3. the doctor's treatment cancels every savable attack that would kill its target; with none to
-   cancel it is an empty needle, which may kill (`needle_kills`);
+3. the doctor's treatment cancels every savable attack that would kill its target (unless the
+   ruleset says the attacks are too many: `treatment_saves`); with none to cancel it is an empty
+   needle, which may kill (`needle_kills`); silencing powers silence their living targets;
 4. spent one-shot powers are marked and may turn the role (`role_after_spending`), and an action
    may turn a role too (`conversions`: 独杀 and 独警 merging into their teams);
 5. checks are answered (`check_answer`) on the state after the night's actions, or at its start
-   where the ruleset's checkers act before the others (`check_after_actions`).
+   where the ruleset's checkers act before the others (`check_after_actions`); a void check is
+   answered `none`.
 """
 
 from __future__ import annotations
@@ -22,23 +25,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from engine import lots
+from engine.actions import Action
 from engine.events import SeatChange
-from engine.model import Instant, Power, Role, Seat, Team
+from engine.model import CheckResult, Instant, Power, Role, Seat, Team
 from engine.rulesets import Ruleset
 from engine.state import CheckRecord, GameState, LotDraw, Submission
 
 PASS = "pass"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Action:
-    """A power that will resolve tonight: who acted (a team acts as its members) and on whom."""
-
-    power: Power
-    actors: tuple[Seat, ...]
-    target: Seat
-    team: Team | None = None
-    """The team that acted, for a team power used by its members."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +42,8 @@ class NightOutcome:
     changes: tuple[SeatChange, ...]
     checks: tuple[CheckRecord, ...]
     lots: tuple[LotDraw, ...]
+    silenced: tuple[Seat, ...] = ()
+    """Living players silenced for the coming day (森林老人)."""
 
 
 def counted_submissions(
@@ -123,29 +118,32 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
     """Resolve the open night window (see the module docstring for the order)."""
     assert state.window is not None
     night = state.window.number
-    actions, draws = gather_actions(state, rules, cutoff)
+    gathered, draws = gather_actions(state, rules, cutoff)
+    actions = rules.actions_in_effect(state, gathered)
+    acting = [a for a in actions if not a.void]
     hits = [
         (a, victim)
-        for a in actions
+        for a in acting
         if a.power in rules.attack_powers
         for victim in rules.attack_victims(state, a.power, a.actors, state.seat(a.target))
     ]
 
     cancelled: set[int] = set()
     needles: dict[Seat, bool] = {}
-    for treat in (a for a in actions if a.power is Power.SAVE):
+    for treat in (a for a in acting if a.power is Power.SAVE):
         savable = [
             i
             for i, (a, victim) in enumerate(hits)
             if victim == treat.target and rules.savable(a.power)
         ]
-        if savable:
-            cancelled.update(savable)
-        else:
+        if not savable:
             needles[treat.target] = rules.needle_kills(state.seat(treat.target), night)
+        elif rules.treatment_saves(tuple(hits[i][0].power for i in savable)):
+            cancelled.update(savable)
 
     deaths = {victim for i, (_, victim) in enumerate(hits) if i not in cancelled}
     deaths.update(seat for seat, kills in needles.items() if kills)
+    silenced = {a.target for a in acting if a.power in rules.silence_powers} - deaths
 
     spent: dict[Seat, Power] = {}
     for action in actions:
@@ -156,7 +154,7 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
         role = rules.role_after_spending(state.seat(seat), power)
         if role is not None:
             new_roles[seat] = role
-    for action in actions:
+    for action in acting:
         turned = rules.conversions(state, action.power, action.actors, state.seat(action.target))
         new_roles.update(turned)
 
@@ -172,7 +170,11 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
     )
     checks = tuple(_answer_checks(state, rules, actions, new_roles, spent))
     return NightOutcome(
-        deaths=tuple(sorted(deaths)), changes=changes, checks=checks, lots=tuple(draws)
+        deaths=tuple(sorted(deaths)),
+        changes=changes,
+        checks=checks,
+        lots=tuple(draws),
+        silenced=tuple(sorted(silenced)),
     )
 
 
@@ -198,5 +200,5 @@ def _answer_checks(
             team=action.team,
             by=action.actors,
             target=action.target,
-            result=rules.check_answer(target),
+            result=CheckResult.NONE if action.void else rules.check_answer(target),
         )

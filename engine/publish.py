@@ -19,8 +19,10 @@ from engine.effects import (
     SeatHandover,
     SeatLeft,
     SetChannelsOpen,
+    Silence,
     TeamJoin,
     TeamNotice,
+    Unsilence,
     UpdateStandings,
     Whisper,
     params,
@@ -49,7 +51,7 @@ from engine.game import evolve, initial_state
 from engine.model import PhaseKind, Seat
 from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
-from engine.state import GameState, OverrideRecord, SeatState, VotePost
+from engine.state import GameState, NightRecord, OverrideRecord, SeatState, VotePost
 
 
 def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
@@ -254,6 +256,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     ),
                 ),
                 SetChannelsOpen(open=True),
+                *_lift_silence(after),
                 UpdateStandings(),
             ]
     return []
@@ -268,6 +271,7 @@ def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
     elif window.kind is PhaseKind.NIGHT and window.number == 1:
         out.append(SetChannelsOpen(open=False))
     if window.kind is PhaseKind.NIGHT:
+        out.extend(_lift_silence(state))
         out.append(
             Announce(
                 key="window.night", params=params(number=window.number, deadline=event.deadline)
@@ -304,6 +308,18 @@ def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
             Announce(key="window.day", params=params(number=window.number, deadline=event.deadline))
         )
     return out
+
+
+def _lift_silence(state: GameState) -> list[Effect]:
+    """The day of the last night's silence is over: the silenced players still in the game may
+    speak again (emitted when the next night opens, and at the end; performing it twice is
+    harmless)."""
+    last = next((e for e in reversed(state.history) if isinstance(e, NightRecord)), None)
+    if last is None:
+        return []
+    return [
+        Unsilence(seat=s, day=last.number) for s in last.silenced if state.seat(s).alive
+    ]
 
 
 def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:
@@ -360,6 +376,14 @@ def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
                     params=params(target=int(check.target), result=check.result.value),
                 )
             )
+    if record.silenced:
+        out.append(
+            Announce(
+                key="night.silenced",
+                params=params(number=record.number, seats=seats_text(record.silenced)),
+            )
+        )
+        out.extend(Silence(seat=s, day=record.number) for s in record.silenced)
     out.extend(_reveal_and_last_words(record.revealed, record.last_words))
     return out
 

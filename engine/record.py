@@ -53,6 +53,8 @@ def record_of(
             }
             if entry.revealed:
                 night["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
+            if entry.silenced:
+                night["silenced"] = named(entry.silenced)
             phases.append(night)
         elif isinstance(entry, DayRecord):
             phases.append(_day(entry, names, named))

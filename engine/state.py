@@ -133,6 +133,8 @@ class NightRecord:
     checks: tuple[CheckRecord, ...]
     last_words: tuple[Seat, ...]
     revealed: tuple[tuple[Seat, str], ...] = ()
+    silenced: tuple[Seat, ...] = ()
+    """Players who may not speak in the game channels on the coming day (森林老人; public)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -42,6 +42,8 @@ class PlayerView:
     seats: tuple[SeatInfo, ...]
     voted: tuple[Seat, ...]
     """Who has posted a valid vote in the open window (public: vote posts are public)."""
+    silenced: tuple[Seat, ...] = ()
+    """Who may not speak today (森林老人's silence; public, announced at dawn)."""
     role: Role | None = None
     original_role: Role | None = None
     powers: tuple[Power, ...] = ()
@@ -54,6 +56,19 @@ class PlayerView:
     over: bool = False
     winner: str | None = None
     seed: str | None = None
+
+
+def _silenced_today(state: GameState) -> tuple[Seat, ...]:
+    """The living players silenced for the day window open now."""
+    window = state.window
+    if window is None or window.kind is not PhaseKind.DAY:
+        return ()
+    for entry in reversed(state.history):
+        if isinstance(entry, NightRecord):
+            if entry.number != window.number:
+                return ()
+            return tuple(s for s in entry.silenced if state.seat(s).alive)
+    return ()
 
 
 def view_for(state: GameState, seat: Seat | None) -> PlayerView:
@@ -96,6 +111,7 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
             for s in state.seats
         ),
         voted=voted,
+        silenced=_silenced_today(state),
         over=state.over,
         winner=state.result.winner.value if state.result else None,
         seed=state.seed if state.over else None,

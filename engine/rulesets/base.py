@@ -14,6 +14,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import ClassVar, Literal
 
+from engine.actions import Action
 from engine.errors import SetupError
 from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Reveal, Role, Seat, Team
 from engine.state import GameState, NightRecord, SeatState
@@ -81,6 +82,8 @@ class Ruleset:
     vote window and act at its lock (`veto` spares its target from that lock's elimination)."""
     attack_powers: ClassVar[frozenset[Power]] = frozenset({Power.KILL, Power.SHOOT, Power.EXECUTE})
     """Night powers that may kill (asked of `attack_victims`)."""
+    silence_powers: ClassVar[frozenset[Power]] = frozenset({Power.SILENCE})
+    """Night powers whose target may not speak the next day (森林老人's `silence`)."""
     check_after_actions: ClassVar[bool] = True
     """Whether checks see tonight's spent powers and turned roles (3.0: the police act last), or
     the state at the start of the night (3.1: the police act before the secret killer and the
@@ -160,6 +163,12 @@ class Ruleset:
         return None
 
     # -- night resolution hooks ------------------------------------------------------------------
+    def actions_in_effect(self, state: GameState, actions: Sequence[Action]) -> list[Action]:
+        """Tonight's actions as they take effect: a ruleset may void some (`void`) or add some
+        (花蝴蝶: what is aimed at the hugged player is void, and they share what is aimed at the
+        butterfly). By default, as submitted."""
+        return list(actions)
+
     def kill_immune(self, seat: SeatState) -> bool:
         """Whether the killers' kill has no effect on this seat (state at the start of night)."""
         return False
@@ -189,6 +198,11 @@ class Ruleset:
         """Whether the doctor's treatment cancels an attack by this power."""
         return True
 
+    def treatment_saves(self, attacks: tuple[Power, ...]) -> bool:
+        """Whether a treatment cancels these savable attacks on its target together (by default
+        it cancels them all); when it does not, they kill and the treatment is no needle."""
+        return True
+
     def role_after_spending(self, seat: SeatState, power: Power) -> Role | None:
         """The role a seat turns into after spending a one-shot power, if it changes."""
         return None
@@ -204,6 +218,11 @@ class Ruleset:
     def check_answer(self, seat: SeatState) -> CheckResult:
         """What a check tells of `seat` (after the night's actions, see `check_after_actions`)."""
         return CheckResult.KILLER if seat.role is Role.KILLER else CheckResult.GOOD
+
+    def has_last_words(self, state: GameState, seat: SeatState, phase: PhaseId) -> bool:
+        """Whether a player leaving in `phase` may have last words at all (before the policy's
+        count; one who may not uses no slot). 4.0 花蝴蝶: a killer voted out has none."""
+        return True
 
     def shown_at_death(self, state: GameState, seat: SeatState, phase: PhaseId) -> str | None:
         """What is shown of a player who leaves in `phase` (state before the resolution): by

@@ -1,4 +1,10 @@
-"""The 4.x rulesets of seed 004: `v4_lone` 4.0 独杀 (specification in docs/rulesets/v4_lone.md).
+"""The 4.x rulesets of seed 004: `v4_butterfly` 4.0 花蝴蝶 and `v4_lone` 4.0 独杀
+(specifications in docs/rulesets/v4_butterfly.md and docs/rulesets/v4_lone.md).
+
+4.0 花蝴蝶: a butterfly whose hugged player is untouchable tonight but shares whatever befalls the
+butterfly; a sniper who shoots every night; a doctor whose empty needles add up (two kill); one
+police; a forest elder who silences a player for the day; killers who win when the specials are
+out or when they are as many as the rest.
 
 4.0 独杀, the forum's own ruleset: three killers and a lone killer (独杀) who starts killing alone
 once a killer is out; two police and a lone police (独警) who checks alone from night 2; a doctor
@@ -11,9 +17,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
-from engine.model import Camp, CheckResult, PhaseId, Power, Role, Seat
+from engine.actions import Action
+from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Role, Seat
 from engine.rulesets.base import (
     V3_SCORES,
     Composition,
@@ -27,6 +35,11 @@ from engine.rulesets.base import (
 )
 from engine.state import GameState, SeatState
 
+KILLERS = frozenset({Role.KILLER})
+SPECIALS = frozenset({Role.BUTTERFLY, Role.SNIPER, Role.DOCTOR, Role.POLICE, Role.ELDER})
+SHARED_WITH_THE_HUGGED = frozenset({Power.KILL, Power.SHOOT, Power.SAVE, Power.SILENCE})
+"""What befalls the butterfly befalls the player it hugs: 被杀，被狙，被扎针，被禁言."""
+
 KILLERS_SIDE = frozenset({Role.KILLER, Role.LONE_KILLER})
 GOOD_SPECIALS = frozenset({Role.POLICE, Role.LONE_POLICE, Role.DOCTOR})
 
@@ -38,6 +51,101 @@ TRUE_IDENTITY: Mapping[Role, CheckResult] = {
     Role.DOCTOR: CheckResult.DOCTOR,
     Role.CIVILIAN: CheckResult.CIVILIAN,
 }
+
+
+class V4Butterfly(Ruleset):
+    """4.0 花蝴蝶版: a butterfly, a sniper, a doctor, a police, a forest elder, killers and
+    civilians (3 killers with 3–5 civilians, then a killer and a civilian more at a time)."""
+
+    id = "v4_butterfly"
+    name_zh = "4.0 花蝴蝶版"
+    min_players = 11
+    max_players = 17
+    one_shot: ClassVar[frozenset[Power]] = frozenset()
+    self_target_forbidden: ClassVar[frozenset[Power]] = frozenset({Power.CHECK, Power.HUG})
+    role_powers: ClassVar[Mapping[Role, tuple[Power, ...]]] = {
+        Role.BUTTERFLY: (Power.HUG,),
+        Role.SNIPER: (Power.SHOOT,),
+        Role.DOCTOR: (Power.SAVE,),
+        Role.KILLER: (Power.KILL,),
+        Role.POLICE: (Power.CHECK,),
+        Role.ELDER: (Power.SILENCE,),
+    }
+    scores: ClassVar[Mapping[Role, tuple[int, int, int]]] = {
+        **V3_SCORES,
+        Role.BUTTERFLY: V3_SCORES[Role.POLICE],
+        Role.SNIPER: V3_SCORES[Role.POLICE],
+        Role.ELDER: V3_SCORES[Role.POLICE],
+    }
+
+    def compositions(self, players: int) -> Sequence[Composition]:
+        """The five specials; 11–13 players: 3 killers; 14: 3 (a civilian first); 15–16: 4;
+        17: 5; the rest civilians."""
+        killers = {11: 3, 12: 3, 13: 3, 14: 3, 15: 4, 16: 4, 17: 5}[players]
+        return [
+            counts(
+                butterfly=1, sniper=1, doctor=1, police=1, elder=1, killer=killers,
+                civilian=players - 5 - killers,
+            )
+        ]  # fmt: skip
+
+    def last_words(self, players: int, initial: Counter[Role]) -> LastWordsPolicy:
+        """Everyone who leaves, except a killer voted out (`has_last_words`)."""
+        return LastWordsPolicy(kind="all")
+
+    def has_last_words(self, state: GameState, seat: SeatState, phase: PhaseId) -> bool:
+        """A killer voted out has none ("杀手被投死，没有遗言"); everyone else has."""
+        return not (phase.kind is PhaseKind.DAY and seat.role is Role.KILLER)
+
+    def shown_at_death(self, state: GameState, seat: SeatState, phase: PhaseId) -> str | None:
+        """By day the judge says whether a killer or a good player was voted out; at night,
+        nothing."""
+        if phase.kind is PhaseKind.DAY:
+            return (Camp.KILLERS if seat.role is Role.KILLER else Camp.GOOD).value
+        return None
+
+    def actions_in_effect(self, state: GameState, actions: Sequence[Action]) -> list[Action]:
+        """Whatever is aimed at the hugged player is void (a check answers `none`); whatever
+        kills, shoots, treats or silences the butterfly does the same to the hugged player."""
+        hug = next((a for a in actions if a.power is Power.HUG), None)
+        if hug is None:
+            return list(actions)
+        butterfly, hugged = hug.actors[0], hug.target
+        out: list[Action] = []
+        for action in actions:
+            if action is hug:
+                out.append(action)
+            elif action.target == hugged:
+                out.append(replace(action, void=True))
+            else:
+                out.append(action)
+                if action.target == butterfly and action.power in SHARED_WITH_THE_HUGGED:
+                    out.append(replace(action, target=hugged))
+        return out
+
+    def treatment_saves(self, attacks: tuple[Power, ...]) -> bool:
+        """The treatment saves from the kill or the shot, not from both."""
+        return len(attacks) <= 1
+
+    def needle_kills(self, seat: SeatState, night: int) -> bool:
+        """Two empty needles in all kill anyone, the doctor too ("如某人累计两针空针，则死亡")."""
+        return len(seat.needles) >= 1
+
+    def win(self, state: GameState) -> WinClause | None:
+        """Killers and specials out together → draw; killers out → good; specials out →
+        killers; killers as many as the others → killers."""
+        killers_out = all_out(state, KILLERS)
+        specials_out = all_out(state, SPECIALS)
+        if killers_out and specials_out:
+            return WinClause(reason="win.killers_and_specials_out_draw", winner=Camp.DRAW)
+        if killers_out:
+            return WinClause(reason="win.killers_out", winner=Camp.GOOD)
+        if specials_out:
+            return WinClause(reason="win.specials_out", winner=Camp.KILLERS)
+        killers = sum(1 for s in state.seats if s.alive and s.role is Role.KILLER)
+        if killers >= len(state.alive()) - killers:
+            return WinClause(reason="win.killers_outnumber", winner=Camp.KILLERS)
+        return None
 
 
 class V4Lone(Ruleset):

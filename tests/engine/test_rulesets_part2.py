@@ -3,13 +3,15 @@ wujiandao (docs/rulesets/)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from gamekit import Game
 
 from engine.commands import ModKill, Penalize
-from engine.effects import TeamJoin
+from engine.effects import Announce, Silence, TeamJoin, Unsilence
 from engine.errors import ActorError, TargetError
-from engine.game import replay_events
+from engine.game import new_game, replay_events
 from engine.model import Camp, Power, Role, Seat, Team
 from engine.publish import effects_for
 from engine.rulesets import RULESETS
@@ -163,3 +165,101 @@ def test_v4_lone_good_wins_when_killers_and_lone_killer_are_out_in_any_order() -
     result = game.state.result
     assert result is not None and result.winner is Camp.GOOD
     assert dict(result.scores)[Seat(4)] == -10 and dict(result.scores)[Seat(7)] == 30
+
+
+# -- v4_butterfly --------------------------------------------------------------------------------
+# 11: butterfly 1, sniper 2, doctor 3, police 4, elder 5, killers 6-8, civilians 9-11
+BF, SN, EL = "butterfly", "sniper", "elder"
+V4B = [BF, SN, D, P, EL, K, K, K, C, C, C]
+
+
+@pytest.mark.parametrize(
+    ("players", "killers"), [(11, 3), (12, 3), (13, 3), (14, 3), (15, 4), (16, 4), (17, 5)]
+)
+def test_v4_butterfly_table(players: int, killers: int) -> None:
+    created = new_game(ruleset="v4_butterfly", players=[f"p{i}" for i in range(players)], seed="s")
+    roles = Counter(r.value for r in created.roles)
+    assert roles == Counter({BF: 1, SN: 1, D: 1, P: 1, EL: 1, K: killers, C: players - 5 - killers})
+
+
+V4B_NIGHT_ONE = [
+    # (actions, who leaves)
+    ([(1, "hug", 9), (6, "kill", 9)], []),  # the kill on the hugged is void
+    ([(1, "hug", 9), (6, "kill", 1)], [1, 9]),  # the hugged shares the butterfly's death
+    ([(1, "hug", 9), (6, "kill", 1), (3, "save", 1)], []),  # and its rescue
+    ([(1, "hug", 9), (2, "shoot", 1), (3, "save", 9)], [1, 9]),  # a treatment of the hugged: void
+    ([(1, "hug", 6), (6, "kill", 10)], [10]),  # a hugged killer still kills
+    ([(6, "kill", 10), (2, "shoot", 10), (3, "save", 10)], [10]),  # killed and shot: no rescue
+    ([(6, "kill", 10), (3, "save", 10)], []),
+    ([(2, "shoot", 2)], [2]),  # the sniper may shoot himself
+    ([(6, "kill", 7)], [7]),  # the killers may kill a killer
+]
+
+
+@pytest.mark.parametrize(("actions", "left"), V4B_NIGHT_ONE)
+def test_v4_butterfly_night_one(actions: list[tuple[int, str, int]], left: list[int]) -> None:
+    game = Game("v4_butterfly", V4B)
+    game.night(*actions)
+    assert night_left(game) == left
+
+
+def test_v4_butterfly_shared_needles_and_the_sniper_shoots_every_night() -> None:
+    game = Game("v4_butterfly", V4B, options={"tie": "none"})
+    game.night((1, "hug", 9), (3, "save", 1), (2, "shoot", 10))
+    assert game.state.seat(1).needles == (1,) and game.state.seat(9).needles == (1,)
+    game.lock()
+    game.night((3, "save", 9), (2, "shoot", 11))  # the second empty needle kills
+    assert night_left(game) == [9, 11]
+    game.lock()
+    with pytest.raises(TargetError):
+        game.power(1, "hug", 1)
+
+
+def test_v4_butterfly_silence_is_public_and_lifted_when_the_next_night_opens() -> None:
+    game = Game("v4_butterfly", V4B)
+    before = game.state
+    start = len(game.events)
+    game.night((1, "hug", 9), (5, "silence", 1))
+    effects = effects_for(before, game.events[start:])
+    assert [e for e in effects if isinstance(e, Silence)] == [
+        Silence(seat=Seat(1), day=1),
+        Silence(seat=Seat(9), day=1),
+    ]
+    assert any(isinstance(e, Announce) and e.key == "night.silenced" for e in effects)
+    assert view_for(game.state, None).silenced == (1, 9)
+    game.vote(1, 6)  # a silenced player still votes
+    before, start = game.state, len(game.events)
+    game.lock()
+    assert game.state.history[-1].left == (6,)  # type: ignore[union-attr]
+    effects = effects_for(before, game.events[start:])
+    assert [e for e in effects if isinstance(e, Unsilence)] == [
+        Unsilence(seat=Seat(1), day=1),
+        Unsilence(seat=Seat(9), day=1),
+    ]
+    assert view_for(game.state, None).silenced == ()
+
+
+def test_v4_butterfly_silence_lifted_at_the_end_and_the_dead_are_not_silenced() -> None:
+    game = Game("v4_butterfly", V4B)
+    game.night((5, "silence", 10), (6, "kill", 10), (2, "shoot", 11), (5, "silence", 11))
+    assert game.state.history[-1].silenced == ()  # type: ignore[union-attr]
+    game.lock()
+    game.night((5, "silence", 9))
+    before, start = game.state, len(game.events)
+    for seat in (6, 7, 8):
+        game.do(ModKill(seat=Seat(seat)))
+    effects = effects_for(before, game.events[start:])
+    assert Unsilence(seat=Seat(9), day=2) in effects and game.state.over
+
+
+def test_v4_butterfly_day_reveal_is_the_camp_and_killers_voted_out_have_no_last_words() -> None:
+    game = Game("v4_butterfly", V4B)
+    game.night((6, "kill", 9))
+    assert game.state.history[-1].revealed == ()  # type: ignore[union-attr]
+    game.day({1: 6, 2: 6})
+    record = game.state.history[-1]
+    assert record.revealed == ((6, "killers"),) and record.last_words == ()  # type: ignore[union-attr]
+    game.night((7, "kill", 10))
+    game.day({1: 2, 3: 2})
+    record = game.state.history[-1]
+    assert record.revealed == ((2, "good"),) and record.last_words == (2,)  # type: ignore[union-attr]
