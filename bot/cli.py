@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.cli import add_arguments as add_bench_arguments
 from bot.config import ConfigError, Settings, load
 from bot.forum_text import forum_text
 from bot.replay import ReplayFileError, replay_file
@@ -103,6 +104,12 @@ def _db(args: argparse.Namespace) -> int:
     return main_db_upgrade(args.rest, default_url=configured)
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from bench.cli import main as bench_main
+
+    return bench_main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -126,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(func=_verify)
     rulesets = sub.add_parser("rulesets", help="list the rulesets")
     rulesets.set_defaults(func=_rulesets)
+    bench = sub.add_parser("bench", help="measure speed against the machine's own limits")
+    add_bench_arguments(bench)
+    bench.set_defaults(func=_bench)
     return parser
 
 

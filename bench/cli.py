@@ -1,0 +1,113 @@
+"""`faguan bench`: the flags, and the run that prints the table (or JSON with `--json`).
+
+Only `argparse` is imported at module level, so building the `faguan` parser stays cheap; the
+benchmarks are imported when `faguan bench` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `faguan bench` (sizes; the defaults finish in under two minutes)."""
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--backends",
+        default="sqlite,postgresql",
+        help="databases to measure, comma-separated: sqlite, postgresql (default: both; "
+        "PostgreSQL is skipped, and said so, when it does not answer)",
+    )
+    parser.add_argument(
+        "--pg-url",
+        default=None,
+        help="PostgreSQL server to create a scratch database on "
+        "(default: postgresql+asyncpg://postgres@127.0.0.1:5432/test)",
+    )
+    parser.add_argument("--posts", type=int, default=800, help="ingest: vote posts (N)")
+    parser.add_argument("--games", type=int, default=10, help="ingest: games at once (M)")
+    parser.add_argument(
+        "--raw-rows", type=int, default=800, help="ingest: raw appends for the baseline"
+    )
+    parser.add_argument(
+        "--restart-games", type=int, default=100, help="restart: active games to rebuild (K)"
+    )
+    parser.add_argument("--timers", type=int, default=200, help="deadlines: games' timers")
+    parser.add_argument(
+        "--spread", type=float, default=3.0, help="deadlines: seconds the timers are spread over"
+    )
+    parser.add_argument(
+        "--engine-seconds", type=float, default=2.0, help="engine: seconds per engine figure"
+    )
+    parser.add_argument(
+        "--only",
+        default="ingest,restart,deadlines,discord,engine",
+        help="sections to run, comma-separated (default: all)",
+    )
+
+
+async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
+    """Every asked-for section; the rows of the table in order."""
+    from bench import deadlines, discord_calls, engine_speed, ingest, restart
+    from bench.report import Row
+    from bench.stores import DEFAULT_PG_URL, open_bench, pg_reachable
+
+    say = progress or (lambda _text: None)
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    rows: list[Row] = []
+    pg_url = args.pg_url or DEFAULT_PG_URL
+    for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        if not only & {"ingest", "restart", "deadlines"}:
+            break
+        if backend == "postgresql" and (why := await pg_reachable(pg_url)) is not None:
+            rows.append(Row(section="store", what="postgresql", figure="skipped",
+                            note=f"PostgreSQL at {pg_url} does not answer: {why}"))  # fmt: skip
+            continue
+        async with open_bench(backend, pg_url) as bench:
+            # Restart first: it rebuilds every active game, so only its own are there yet.
+            if "restart" in only:
+                say(f"{backend}: restart")
+                rows += await restart.measure(bench, games=args.restart_games)
+            if "ingest" in only:
+                say(f"{backend}: ingest")
+                rows += await ingest.measure(
+                    bench, posts=args.posts, games=args.games, raw_rows=args.raw_rows
+                )
+            if "deadlines" in only:
+                say(f"{backend}: deadlines")
+                rows += await deadlines.measure(
+                    bench, timers=args.timers, spread=args.spread, games=args.games
+                )
+    if "discord" in only:
+        say("discord calls (simcord)")
+        rows += await discord_calls.measure()
+    if "engine" in only:
+        say("engine")
+        rows += engine_speed.measure(args.engine_seconds)
+    return rows
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the benchmarks and print one table (or JSON)."""
+    from bench.report import as_json, machine, render_table
+
+    started = time.perf_counter()
+
+    def progress(text: str) -> None:
+        print(f"[{time.perf_counter() - started:5.1f} s] {text}", file=sys.stderr, flush=True)
+
+    rows = asyncio.run(run(args, progress))
+    info = machine()
+    info["seconds"] = round(time.perf_counter() - started, 1)
+    if args.json:
+        options = {k: v for k, v in vars(args).items() if k not in ("func",)}
+        print(json.dumps(as_json(rows, info, options), ensure_ascii=False, indent=2))
+    else:
+        print(render_table(rows, info))
+        print(f"\n({info['seconds']} s)")
+    return 0

@@ -1,0 +1,170 @@
+"""Deadlines: how late the bot's deadline timers fire, with 200 games' timers and ingest running.
+
+The real `DeadlineScheduler` with the `SystemClock` (APScheduler's `AsyncIOScheduler` on the same
+event loop as everything else) gets one job per game, due at times spread over a few seconds. A
+job does what `bot.app.fire_deadline` does: it locks the game's window through the service (the
+lock's effects go to the no-op performer). Lateness is `clock.now()` at the start of the job minus
+the time it was due. The baseline is the same number of timers on the same loop with nothing else
+to do (their jobs only note the time), measured first in the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+
+from bench.ingest import prepare_games, run_ingest
+from bench.report import Row, in_ms
+from bench.stores import SERVER_ID, Bench, Snowflakes, player_specs, schedule
+from bot.store import SeatSpec
+from bot.timing import DeadlineScheduler, SystemClock
+from engine import codec
+from engine.game import new_game, start_events
+from engine.model import Instant
+
+
+@dataclass
+class _Run:
+    bench: Bench | None
+    late: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    fired: int = 0
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    expected: int = 0
+
+
+_RUNS: dict[int, _Run] = {}
+"""Runs by id, so the module-level job function finds its own (as `bot.app._APPS` does)."""
+
+
+async def fire(run_id: int, game_id: int, due: float) -> None:
+    """The deadline job: note how late it is, then lock the game's window (if any)."""
+    late = SystemClock().now().timestamp() - due
+    run = _RUNS[run_id]
+    run.late.append(late)
+    try:
+        if run.bench is not None:
+            service = run.bench.service
+            state = await service.state(game_id)
+            info = await service.info(game_id)
+            outcome = await service.submit(game_id, service.lock_command(state, info, forced=True))
+            if outcome.error is not None:
+                run.errors.append(outcome.error.key)
+    except Exception as exc:  # reported in the table, not raised inside APScheduler
+        run.errors.append(type(exc).__name__)
+    finally:
+        run.fired += 1
+        if run.fired >= run.expected:
+            run.done.set()
+
+
+async def timer_games(bench: Bench, count: int) -> list[int]:
+    """`count` started games (night 1 open), stored directly (no start effects to perform)."""
+    ids = []
+    for n in range(count):
+        players = player_specs(50_000 + n)
+        created = new_game(ruleset="v2", players=[str(p.user_id) for p in players], seed=f"t{n}")
+        deadline = Instant(int((time.time() + 86_400) * 1000))
+        result = await bench.repo.create_game(
+            server_id=SERVER_ID,
+            ruleset="v2",
+            seed=created.seed,
+            commitment=created.commitment,
+            seats=[
+                SeatSpec(seat=i, name=p.name, user_id=p.user_id)
+                for i, p in enumerate(players, 1)
+            ],
+            events=[codec.dump(e) for e in start_events(created, deadline)],
+            options={"tie": "lots", "language": "zh-CN"},
+            channels={"game": str(60_000 + n), "vote": str(70_000 + n)},
+            schedule=schedule().to_json(),
+        )
+        ids.append(result.game_id)
+    return ids
+
+
+async def _fire_timers(
+    bench: Bench | None, game_ids: list[int], *, lead: float, spread: float
+) -> _Run:
+    run_id = len(_RUNS) + 1
+    run = _Run(bench=bench, expected=len(game_ids))
+    _RUNS[run_id] = run
+    scheduler = DeadlineScheduler(SystemClock())
+    scheduler.start()
+    try:
+        start = time.time() + lead
+        for i, game_id in enumerate(game_ids):
+            due = start + spread * i / max(1, len(game_ids) - 1)
+            when = dt.datetime.fromtimestamp(due, dt.UTC)
+            scheduler.schedule(f"game:{game_id}:deadline", when, fire, run_id, game_id, due)
+        await asyncio.wait_for(run.done.wait(), timeout=lead + spread + 60)
+    finally:
+        scheduler.shutdown()
+        _RUNS.pop(run_id, None)
+    return run
+
+
+async def measure(
+    bench: Bench, *, timers: int = 200, spread: float = 3.0, games: int, posts_per_s_hint: int = 0
+) -> list[Row]:
+    """The deadline row for one backend."""
+    del posts_per_s_hint
+    idle = await _fire_timers(None, list(range(1, timers + 1)), lead=0.5, spread=spread)
+    lock_ids = await timer_games(bench, timers)
+    ingest_ids = await prepare_games(bench, games, first=90_000)
+    ids = Snowflakes()
+    stop = asyncio.Event()
+    posted = 0
+
+    async def ingest_until_stopped() -> None:
+        nonlocal posted
+        round_ = 0
+        while not stop.is_set():
+            result = await run_ingest(bench, ingest_ids, games * 5, seed=100 + round_, ids=ids)
+            posted += result.posts
+            round_ += 1
+
+    ingest = asyncio.create_task(ingest_until_stopped())
+    try:
+        started = time.perf_counter()
+        busy = await _fire_timers(bench, lock_ids, lead=1.0, spread=spread)
+        elapsed = time.perf_counter() - started
+    finally:
+        stop.set()
+        await ingest
+    p50, p99 = in_ms(busy.late)
+    base50, base99 = in_ms(idle.late)
+    met = p99 <= 50.0 and not busy.errors
+    note = (
+        f"{timers} timers due over {spread:g} s, each locking its game; "
+        f"{posted} vote posts ingested meanwhile across {games} games "
+        f"({posted / elapsed:.0f}/s); max {max(busy.late) * 1000:.1f} ms"
+    )
+    if busy.errors:
+        note += f"; errors: {sorted(set(busy.errors))}"
+    return [
+        Row(
+            section="deadlines",
+            what=f"{bench.backend}: {timers} games' deadline timers while ingest runs",
+            figure=f"p99 {p99:.1f} ms late",
+            baseline=f"idle loop: p50 {base50:.1f} / p99 {base99:.1f} ms",
+            p50_ms=p50,
+            p99_ms=p99,
+            target="p99 ≤ 50 ms",
+            met=met,
+            note=note,
+            values={
+                "timers": timers,
+                "spread_s": spread,
+                "late_p50_ms": p50,
+                "late_p99_ms": p99,
+                "late_max_ms": max(busy.late) * 1000,
+                "idle_p50_ms": base50,
+                "idle_p99_ms": base99,
+                "posts_during": posted,
+                "errors": busy.errors,
+            },
+        )
+    ]
