@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable
 from enum import Enum
 from functools import cache
 from typing import Any, Union, get_args, get_origin
@@ -61,42 +62,66 @@ def load(data: Any) -> Any:
     return _load_dataclass(data)
 
 
+# Loading converts by annotation. Reading the annotations is slow, so each class and each
+# annotation is read once into a converter function (cached), and loading only calls them.
+
+Convert = Callable[[Any], Any]
+
+
 def _load_dataclass(data: dict[str, Any]) -> Any:
-    cls = _registry().get(str(data.get("type")))
+    name = data.get("type")
+    cls = _registry().get(str(name))
     if cls is None:
-        raise ValueError(f"unknown engine type {data.get('type')!r}")
+        raise ValueError(f"unknown engine type {name!r}")
+    return cls(**{f: convert(data[f]) for f, convert in _fields(cls) if f in data})
+
+
+@cache
+def _fields(cls: type) -> tuple[tuple[str, Convert], ...]:
     hints = _hints(cls)
-    kwargs = {
-        f.name: _convert(data[f.name], hints[f.name])
-        for f in dataclasses.fields(cls)
-        if f.name in data
-    }
-    return cls(**kwargs)
+    return tuple((f.name, _converter(hints[f.name])) for f in dataclasses.fields(cls))
 
 
-def _convert(value: Any, hint: Any) -> Any:
-    if value is None:
-        return None
+def _same(value: Any) -> Any:
+    return value
+
+
+@cache
+def _converter(hint: Any) -> Convert:
+    """A function that turns a JSON value into a value of type `hint` (None stays None)."""
     supertype = getattr(hint, "__supertype__", None)
     if supertype is not None:  # NewType
-        return _convert(value, supertype)
+        return _converter(supertype)
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
         options = [a for a in get_args(hint) if a is not type(None)]
-        if isinstance(value, dict) and "type" in value:
-            return _load_dataclass(value)
-        return _convert(value, options[0]) if len(options) == 1 else value
+        inner = _converter(options[0]) if len(options) == 1 else _same
+
+        def union(value: Any) -> Any:
+            if value is None:
+                return None
+            if isinstance(value, dict) and "type" in value:
+                return _load_dataclass(value)
+            return inner(value)
+
+        return union
     if origin is tuple:
         args = get_args(hint)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(v, args[0]) for v in value)
-        return tuple(_convert(v, a) for v, a in zip(value, args, strict=True))
+            item = _converter(args[0])
+            return lambda value: None if value is None else tuple(item(v) for v in value)
+        items = tuple(_converter(a) for a in args)
+        return lambda value: (
+            None if value is None else tuple(c(v) for v, c in zip(value, items, strict=True))
+        )
     if origin in (frozenset, set):
         (arg,) = get_args(hint)
-        return frozenset(_convert(v, arg) for v in value)
+        member = _converter(arg)
+        return lambda value: None if value is None else frozenset(member(v) for v in value)
     if isinstance(hint, type):
         if issubclass(hint, Enum):
-            return hint(value)
+            enum = hint
+            return lambda value: None if value is None else enum(value)
         if dataclasses.is_dataclass(hint):
-            return _load_dataclass(value)
-    return value
+            return lambda value: None if value is None else _load_dataclass(value)
+    return _same
