@@ -25,8 +25,10 @@ from engine.effects import (
     SeatHandover,
     SeatLeft,
     SetChannelsOpen,
+    Silence,
     TeamJoin,
     TeamNotice,
+    Unsilence,
     UpdateStandings,
     Whisper,
 )
@@ -72,6 +74,10 @@ class DiscordEffects:
                 await self._set_open(game_id, effect.open)
             case SeatLeft():
                 await self._silence(game_id, state, effect.seat)
+            case Silence():
+                await self._member_posting(game_id, state, effect.seat, allowed=False)
+            case Unsilence():
+                await self._member_posting(game_id, state, effect.seat, allowed=True)
             case TeamJoin():
                 thread = await self._team_thread(game_id, effect.team)
                 await thread.add_user(discord.Object(int(state.seat(effect.seat).player)))
@@ -136,6 +142,22 @@ class DiscordEffects:
             channel = guild.get_channel(int(info.channels[name]))
             if isinstance(channel, discord.TextChannel):
                 await channel.set_permissions(member, send_messages=False)
+
+    async def _member_posting(
+        self, game_id: int, state: GameState, seat: Seat, *, allowed: bool
+    ) -> None:
+        """森林老人's silence: the player may not post in the discussion channel for the day
+        (votes still count through /vote); lifted at the day's end."""
+        info = await self.bot.service.info(game_id)
+        guild = self.bot.get_guild(info.server_id)
+        channel = guild.get_channel(int(info.channels["game"])) if guild else None
+        if guild is None or not isinstance(channel, discord.TextChannel):
+            return
+        user_id = int(state.seat(seat).player)
+        member = guild.get_member(user_id) or await guild.fetch_member(user_id)
+        if allowed and not state.seat(seat).alive:
+            return  # a player out of the game stays closed
+        await channel.set_permissions(member, send_messages=None if allowed else False)
 
     async def _team_thread(self, game_id: int, team: Team) -> discord.Thread:
         info = await self.bot.service.info(game_id)
