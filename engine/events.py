@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from engine.model import Instant, Power, Role, Seat
 from engine.state import (
     DayRecord,
+    LastActRecord,
     LotDraw,
     NightRecord,
     Options,
@@ -69,6 +70,8 @@ class SeatChange:
     role: Role | None = None
     """The new current role, when a spent power turns it."""
     spent: Power | None = None
+    wound: bool = False
+    """The seat survived an attack by an extra life (`SeatState.wounds` + 1)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +84,8 @@ class NightResolved:
     leavers_counted: int = 0
     last_words_kept: tuple[Seat, ...] = ()
     """Earlier leavers whose last words stay open (policy window `next_death`, nobody left)."""
+    last_acts: tuple[tuple[Seat, Power], ...] = ()
+    """Leavers who may use a power on death until the next lock (earlier ones lapse)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +98,24 @@ class DayResolved:
     leavers_counted: int = 0
     last_words_kept: tuple[Seat, ...] = ()
     """Earlier leavers whose last words stay open (policy window `next_death`, nobody left)."""
+    last_acts: tuple[tuple[Seat, Power], ...] = ()
+    """Leavers who may use a power on death until the next lock (earlier ones lapse)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LastActTaken:
+    """A player out of the game used (or passed) a power on death; it acted at once."""
+
+    record: LastActRecord
+    changes: tuple[SeatChange, ...]
+    leavers_counted: int
+    last_acts: tuple[tuple[Seat, Power], ...] = ()
+    """Players it took out who may use a power on death in turn."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LastActsLapsed:
+    """A last-act window closed: the last acts not used are gone."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +124,8 @@ class LastWordsGiven:
 
     seat: Seat
     text: str
+    closes_last_act: bool = False
+    """Speaking closes the player's power on death (狙击手: shoot or speak)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,4 +220,6 @@ Event = (
     | PostVoided
     | GameEnded
     | PowerSuspended
+    | LastActTaken
+    | LastActsLapsed
 )

@@ -9,8 +9,8 @@ of its events, which is what storage, restart recovery, replay and verification 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import assert_never
 
 from engine import lots
@@ -31,6 +31,7 @@ from engine.commands import (
     SubmitPower,
     VoidPost,
 )
+from engine.deaths import settle
 from engine.errors import ActorError, ModeratorError, PhaseError, TargetError
 from engine.events import (
     ChoiceMade,
@@ -39,6 +40,8 @@ from engine.events import (
     Event,
     GameCreated,
     GameEnded,
+    LastActsLapsed,
+    LastActTaken,
     LastWordsGiven,
     NightResolved,
     Paused,
@@ -53,14 +56,16 @@ from engine.events import (
     WindowOpened,
 )
 from engine.lastwords import entitled, kept_open
-from engine.model import Camp, Instant, PhaseKind, Power, Seat, TiePolicy
+from engine.model import Camp, Instant, PhaseKind, Power, Role, Seat, TiePolicy
 from engine.night import counted_submissions, resolve_night
 from engine.penalties import check_penalty, next_night, suspension_for
 from engine.rulesets import Ruleset, rules_for
+from engine.rulesets.base import CONFESS, VOTE, Causes
 from engine.setup import new_game
 from engine.state import (
     DayRecord,
     GameState,
+    LastActRecord,
     LotDraw,
     NightRecord,
     OverrideRecord,
@@ -240,7 +245,12 @@ def _target(state: GameState, target: Seat | None) -> SeatState:
 
 def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Event]:
     window = _need_window(state)
+    seat = state.seat_of(cmd.player)
+    if seat is not None and (seat, cmd.power) in state.last_acts_open:
+        return _last_act(state, rules, window, state.seat(seat), cmd)
     actor = _actor(state, cmd.player)
+    if window.last_act:
+        raise PhaseError("phase.last_act")
     if cmd.power in rules.day_power_ids:
         return _day_power(state, rules, window, actor, cmd)
     if window.kind is not PhaseKind.NIGHT:
@@ -289,23 +299,95 @@ def _day_power(
 
 
 def _confess(state: GameState, rules: Ruleset, window: Window, actor: SeatState) -> list[Event]:
-    """认匪: the killer leaves at once with last words; the day closes with no vote."""
+    """认匪: the killer leaves at once with last words (using no slot); the day closes with no
+    vote; whoever their leaving takes along leaves too."""
+    leaving, turned = settle(state, rules, {actor.seat: frozenset({CONFESS})})
+    left = tuple(sorted(leaving))
+    others = tuple(s for s in left if s != actor.seat)
+    words, counted = entitled(state, rules, others, window.phase, leaving)
     record = DayRecord(
         number=window.number, revote=window.revote, tally=(), votes=(), abstained=(),
-        void_posts=(), left=(actor.seat,), tie=None, last_words=(actor.seat,), confess=actor.seat,
-        revealed=_revealed(state, rules, (actor.seat,)), posts=state.posts,
+        void_posts=(), left=left, tie=None, last_words=tuple(sorted((actor.seat, *words))),
+        confess=actor.seat, revealed=_revealed(state, rules, left, leaving), posts=state.posts,
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
-        changes=(SeatChange(seat=actor.seat, dies=True),),
-        leavers_counted=state.leavers_counted,
+        changes=_departures(leaving, turned),
+        leavers_counted=counted,
+        last_acts=_last_acts(state, rules, leaving),
     )
     return _after_resolution(state, rules, resolved, None)
 
 
+def _departures(
+    leaving: Mapping[Seat, Causes], turned: Mapping[Seat, Role]
+) -> tuple[SeatChange, ...]:
+    """The seat changes of a settled departure: who dies, whose role turns."""
+    return tuple(
+        SeatChange(seat=s, dies=s in leaving, role=turned.get(s))
+        for s in sorted(set(leaving) | set(turned))
+    )
+
+
+def _last_acts(
+    state: GameState, rules: Ruleset, leaving: Mapping[Seat, Causes]
+) -> tuple[tuple[Seat, Power], ...]:
+    """The powers on death that the leavers may use until the next lock."""
+    return tuple(
+        (s, p)
+        for s in sorted(leaving)
+        for p in rules.death_powers(state, state.seat(s), leaving[s])
+    )
+
+
+def _last_act(
+    state: GameState, rules: Ruleset, window: Window, user: SeatState, cmd: SubmitPower
+) -> list[Event]:
+    """A power on death (狙击手's shot), used at once in any window before the next lock: its
+    user is shown; its victims leave at once, and what they take along. Using it closes the
+    user's own last words; a pass closes it."""
+    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
+        raise PhaseError("phase.after_deadline")
+    phase = window.phase
+    if cmd.passed:
+        record = LastActRecord(phase=phase, by=user.seat, power=cmd.power, target=None)
+        taken = LastActTaken(record=record, changes=(), leavers_counted=state.leavers_counted)
+    else:
+        target = _target(state, cmd.target)
+        error = rules.target_error(state, user, cmd.power, target)
+        if error:
+            raise TargetError(error, target=target.seat)
+        leaving, turned = settle(state, rules, {target.seat: frozenset({cmd.power.value})})
+        left = tuple(sorted(leaving))
+        words, counted = entitled(state, rules, left, phase, leaving)
+        record = LastActRecord(
+            phase=phase, by=user.seat, power=cmd.power, target=target.seat, left=left,
+            last_words=words,
+            revealed=((user.seat, user.role.value), *_revealed(state, rules, left, leaving)),
+            forfeits_last_words=user.seat in state.last_words_open,
+        )  # fmt: skip
+        taken = LastActTaken(
+            record=record,
+            changes=_departures(leaving, turned),
+            leavers_counted=counted,
+            last_acts=_last_acts(state, rules, leaving),
+        )
+    after = evolve(state, taken)
+    clause = rules.win(after)
+    if clause is None:
+        return [taken]
+    if after.last_acts_open:  # the game would end, but another last act may still change it
+        if window.last_act:
+            return [taken]
+        held = Window(kind=window.kind, number=window.number, last_act=True)
+        return [taken, WindowOpened(window=held, deadline=state.deadline)]
+    result = _result(after, rules, clause.winner, clause.reason, phase.label())
+    return [taken, GameEnded(result=result)]
+
+
 def _post_vote(state: GameState, cmd: PostVote) -> list[Event]:
     window = _need_window(state)
-    if window.kind is not PhaseKind.DAY or window.chooser is not None:
+    if window.kind is not PhaseKind.DAY or window.chooser is not None or window.last_act:
         raise PhaseError("vote.window_closed")
     if any(p.post_id == cmd.post_id for p in state.posts):
         raise PhaseError("vote.duplicate_post", post=cmd.post_id)
@@ -318,7 +400,8 @@ def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:
         raise ActorError("actor.not_player")
     if seat not in state.last_words_open:
         raise ActorError("lastwords.not_entitled")
-    return [LastWordsGiven(seat=seat, text=cmd.text)]
+    acts = any(s == seat for s, _ in state.last_acts_open)
+    return [LastWordsGiven(seat=seat, text=cmd.text, closes_last_act=acts)]
 
 
 def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
@@ -430,6 +513,8 @@ def _lock(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
 def _resolve(state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None) -> list[Event]:
     window = state.window
     assert window is not None
+    if window.last_act:
+        return _close_last_acts(state, rules, cmd)
     if window.kind is PhaseKind.NIGHT:
         return _resolve_night(state, rules, cmd, cutoff)
     if window.chooser is not None:
@@ -437,13 +522,42 @@ def _resolve(state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
     return _resolve_day(state, rules, cmd, cutoff)
 
 
+def _close_last_acts(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
+    """The end of a last-act window: unused last acts lapse; the game ends, or goes on with the
+    window that was to follow."""
+    window = state.window
+    assert window is not None
+    lapsed = LastActsLapsed()
+    after = evolve(state, lapsed)
+    clause = rules.win(after)
+    if clause is not None:
+        label = window.phase.label()
+        result = _result(after, rules, clause.winner, clause.reason, label)
+        return [lapsed, GameEnded(result=result)]
+    return [lapsed, WindowOpened(window=_following(window), deadline=cmd.next_deadline)]
+
+
+def _following(window: Window) -> Window:
+    """The regular window after a night (its day) or a day (the next night)."""
+    if window.kind is PhaseKind.NIGHT:
+        return Window(kind=PhaseKind.DAY, number=window.number)
+    return Window(kind=PhaseKind.NIGHT, number=window.number + 1)
+
+
 def _revealed(
-    state: GameState, rules: Ruleset, seats: Sequence[Seat]
+    state: GameState,
+    rules: Ruleset,
+    seats: Sequence[Seat],
+    causes: Mapping[Seat, Causes] | None = None,
 ) -> tuple[tuple[Seat, str], ...]:
     """What the ruleset shows of players leaving now (a role or a camp), if anything."""
     assert state.window is not None
     phase = state.window.phase
-    shown = ((s, rules.shown_at_death(state, state.seat(s), phase)) for s in seats)
+    why = causes or {}
+    shown = (
+        (s, rules.shown_at_death(state, state.seat(s), phase, why.get(s, frozenset())))
+        for s in seats
+    )
     return tuple((s, value) for s, value in shown if value is not None)
 
 
@@ -452,17 +566,18 @@ def _resolve_night(
 ) -> list[Event]:
     assert state.window is not None
     outcome = resolve_night(state, rules, cutoff)
-    words, counted = entitled(state, rules, outcome.deaths, state.window.phase)
+    words, counted = entitled(state, rules, outcome.deaths, state.window.phase, outcome.causes)
     record = NightRecord(
         number=state.window.number, left=outcome.deaths, checks=outcome.checks,
-        last_words=words, revealed=_revealed(state, rules, outcome.deaths),
-        silenced=outcome.silenced,
+        last_words=words, revealed=_revealed(state, rules, outcome.deaths, outcome.causes),
+        silenced=outcome.silenced, actions=outcome.actions,
     )  # fmt: skip
     resolved = NightResolved(
         record=record, changes=outcome.changes, lots=outcome.lots, leavers_counted=counted,
         last_words_kept=kept_open(state, rules, outcome.deaths),
+        last_acts=_last_acts(state, rules, outcome.causes),
     )  # fmt: skip
-    return _after_resolution(state, rules, resolved, cmd.next_deadline)
+    return _after_resolution(state, rules, resolved, cmd.next_deadline, cmd.runoff_deadline)
 
 
 def _after_resolution(
@@ -470,21 +585,24 @@ def _after_resolution(
     rules: Ruleset,
     resolved: NightResolved | DayResolved,
     next_deadline: Instant | None,
+    last_act_deadline: Instant | None = None,
 ) -> list[Event]:
-    """Apply a resolution, then end the game or open the next window."""
+    """Apply a resolution, then end the game or open the next window. When the game would end
+    but a leaver may still use a power on death, a last-act window waits for it first."""
     assert state.window is not None
     after = evolve(state, resolved)
     events: list[Event] = [resolved]
     clause = rules.win(after)
+    if clause and after.last_acts_open:
+        held = Window(kind=state.window.kind, number=state.window.number, last_act=True)
+        deadline = last_act_deadline if last_act_deadline is not None else next_deadline
+        events.append(WindowOpened(window=held, deadline=deadline))
+        return events
     if clause:
         label = state.window.phase.label()
         events.append(GameEnded(result=_result(after, rules, clause.winner, clause.reason, label)))
         return events
-    if state.window.kind is PhaseKind.NIGHT:
-        nxt = Window(kind=PhaseKind.DAY, number=state.window.number)
-    else:
-        nxt = Window(kind=PhaseKind.NIGHT, number=state.window.number + 1)
-    events.append(WindowOpened(window=nxt, deadline=next_deadline))
+    events.append(WindowOpened(window=_following(state.window), deadline=next_deadline))
     return events
 
 
@@ -538,14 +656,14 @@ def _resolve_day(
     voters = tuple(sorted(v for v, t in count.votes.items() if t is not None and t == picked))
     out = _eliminate(state, rules, picked, voters, cutoff)
     left = out.left
-    words, counted = entitled(state, rules, left, window.phase)
+    words, counted = entitled(state, rules, left, window.phase, out.causes)
     record = DayRecord(
         number=window.number, revote=window.revote,
         tally=tuple(sorted(count.counts.items())),
         votes=tuple(sorted(count.votes.items())),
         abstained=count.abstained, void_posts=count.void, left=left, tie=tie, last_words=words,
-        revealed=_revealed(state, rules, left), vetoed=out.vetoed, veto_by=out.veto_by,
-        eliminated=out.eliminated, posts=state.posts,
+        revealed=_revealed(state, rules, left, out.causes), vetoed=out.vetoed,
+        veto_by=out.veto_by, spared=out.spared, eliminated=out.eliminated, posts=state.posts,
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
@@ -553,6 +671,7 @@ def _resolve_day(
         lots=draws,
         leavers_counted=counted,
         last_words_kept=kept_open(state, rules, left),
+        last_acts=_last_acts(state, rules, out.causes),
     )
     if ends_in_draw:
         after = evolve(state, resolved)
@@ -565,7 +684,7 @@ def _resolve_day(
     if then_window is not None:
         runoff = cmd.runoff_deadline if cmd.runoff_deadline is not None else cmd.next_deadline
         return [resolved, WindowOpened(window=then_window, deadline=runoff)]
-    return _after_resolution(state, rules, resolved, cmd.next_deadline)
+    return _after_resolution(state, rules, resolved, cmd.next_deadline, cmd.runoff_deadline)
 
 
 def _resolve_choice(
@@ -589,12 +708,12 @@ def _resolve_choice(
     assert tie.drawn is not None
     out = _eliminate(state, rules, tie.drawn, _last_voters(state, window.number, tie.drawn), cutoff)
     left = out.left
-    words, counted = entitled(state, rules, left, window.phase)
+    words, counted = entitled(state, rules, left, window.phase, out.causes)
     record = DayRecord(
         number=window.number, revote=window.revote, tally=(), votes=(), abstained=(), void_posts=(),
         left=left, tie=tie, last_words=words, chosen_by=window.chooser if state.choice else None,
-        revealed=_revealed(state, rules, left), vetoed=out.vetoed, veto_by=out.veto_by,
-        eliminated=out.eliminated,
+        revealed=_revealed(state, rules, left, out.causes), vetoed=out.vetoed,
+        veto_by=out.veto_by, spared=out.spared, eliminated=out.eliminated,
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
@@ -602,8 +721,9 @@ def _resolve_choice(
         lots=draws,
         leavers_counted=counted,
         last_words_kept=kept_open(state, rules, left),
+        last_acts=_last_acts(state, rules, out.causes),
     )
-    return _after_resolution(state, rules, resolved, cmd.next_deadline)
+    return _after_resolution(state, rules, resolved, cmd.next_deadline, cmd.runoff_deadline)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -614,7 +734,9 @@ class _Elimination:
     changes: tuple[SeatChange, ...] = ()
     vetoed: Seat | None = None
     veto_by: Seat | None = None
+    spared: Seat | None = None
     eliminated: Seat | None = None
+    causes: Mapping[Seat, Causes] = field(default_factory=dict)
 
 
 def _eliminate(
@@ -625,7 +747,8 @@ def _eliminate(
     cutoff: Instant | None,
 ) -> _Elimination:
     """Who leaves when the day's vote (or its lots, or a victim's choice) picks `picked`: nobody
-    when a `veto` submitted in this window names them; else whom the ruleset says."""
+    when a `veto` submitted in this window names them; else whom the ruleset says (nobody: the
+    pick is spared), and whom their leaving takes along."""
     if picked is None:
         return _Elimination()
     vetoer = _vetoer(state, rules, picked, cutoff)
@@ -634,11 +757,16 @@ def _eliminate(
         return _Elimination(
             changes=(SeatChange(seat=vetoer, spent=spent),), vetoed=picked, veto_by=vetoer
         )
-    left = tuple(sorted(set(rules.vote_leavers(state, state.seat(picked), voters))))
+    by_vote = set(rules.vote_leavers(state, state.seat(picked), voters))
+    if not by_vote:
+        return _Elimination(spared=picked)
+    leaving, turned = settle(state, rules, {s: frozenset({VOTE}) for s in by_vote})
+    left = tuple(sorted(leaving))
     return _Elimination(
         left=left,
-        changes=tuple(SeatChange(seat=s, dies=True) for s in left),
+        changes=_departures(leaving, turned),
         eliminated=None if left == (picked,) else picked,
+        causes=leaving,
     )
 
 
@@ -702,6 +830,7 @@ def _apply_changes(state: GameState, changes: Iterable[SeatChange]) -> tuple[Sea
             needles=seat.needles + ((change.needle,) if change.needle is not None else ()),
             role=change.role or seat.role,
             spent=seat.spent | ({change.spent} if change.spent else set()),
+            wounds=seat.wounds + (1 if change.wound else 0),
         )
     return tuple(seats)
 
@@ -733,6 +862,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 lots=state.lots + event.lots,
                 leavers_counted=event.leavers_counted,
                 last_words_open=event.last_words_kept + event.record.last_words,
+                last_acts_open=event.last_acts,
                 window=None,
                 deadline=None,
                 submissions=(),
@@ -740,11 +870,31 @@ def evolve(state: GameState, event: Event) -> GameState:
                 choice=None,
             )
         case LastWordsGiven():
+            acts = state.last_acts_open
+            if event.closes_last_act:
+                acts = tuple(a for a in acts if a[0] != event.seat)
             return replace(
                 state,
                 last_words_open=tuple(s for s in state.last_words_open if s != event.seat),
                 last_words_given=(*state.last_words_given, (event.seat, event.text)),
+                last_acts_open=acts,
             )
+        case LastActTaken():
+            record = event.record
+            words = state.last_words_open
+            if record.forfeits_last_words:
+                words = tuple(s for s in words if s != record.by)
+            return replace(
+                state,
+                seats=_apply_changes(state, event.changes),
+                history=(*state.history, record),
+                leavers_counted=event.leavers_counted,
+                last_words_open=words + record.last_words,
+                last_acts_open=tuple(a for a in state.last_acts_open if a[0] != record.by)
+                + event.last_acts,
+            )
+        case LastActsLapsed():
+            return replace(state, last_acts_open=())
         case ChoiceMade():
             return replace(state, choice=event.target)
         case DeadlineSet():

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from engine.model import PhaseId, Seat
 from engine.rulesets import Ruleset
+from engine.rulesets.base import Causes
 from engine.state import GameState
 
 
 def entitled(
-    state: GameState, rules: Ruleset, leavers: Sequence[Seat], phase: PhaseId
+    state: GameState,
+    rules: Ruleset,
+    leavers: Sequence[Seat],
+    phase: PhaseId,
+    causes: Mapping[Seat, Causes] | None = None,
 ) -> tuple[tuple[Seat, ...], int]:
     """The leavers (in seat order) who get last words, and the new count of used slots."""
+    why = causes or {}
     policy = rules.last_words(len(state.seats), Counter(s.original_role for s in state.seats))
     counted = state.leavers_counted
     ordered = tuple(sorted(leavers))
@@ -21,7 +27,11 @@ def entitled(
         return (), counted
     if policy.not_if_multiple and len(ordered) >= 2:
         return (), counted
-    ordered = tuple(s for s in ordered if rules.has_last_words(state, state.seat(s), phase))
+    ordered = tuple(
+        s
+        for s in ordered
+        if rules.has_last_words(state, state.seat(s), phase, why.get(s, frozenset()))
+    )
     if not ordered:
         return (), counted
     if policy.only is not None and phase.kind is not policy.only:

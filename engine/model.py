@@ -33,6 +33,8 @@ class Role(StrEnum):
     BUTTERFLY = "butterfly"
     SNIPER = "sniper"
     ELDER = "elder"
+    SHERIFF = "sheriff"
+    COVERT_POLICE = "covert_police"
 
 
 class Power(StrEnum):
@@ -48,6 +50,7 @@ class Power(StrEnum):
     DEMINE = "demine"
     HUG = "hug"
     SILENCE = "silence"
+    ATTACK = "attack"
 
 
 class Camp(StrEnum):

@@ -11,8 +11,10 @@ dawn), so resolution never depends on submission order:
 3. the doctor's treatment cancels every savable attack that would kill its target (unless the
    ruleset says the attacks are too many: `treatment_saves`); with none to cancel it is an empty
    needle, which may kill (`needle_kills`); silencing powers silence their living targets;
-4. spent one-shot powers are marked and may turn the role (`role_after_spending`), and an action
-   may turn a role too (`conversions`: 独杀 and 独警 merging into their teams);
+4. a player hit may survive by an extra life, with a wound (`absorbs`); the departures are settled
+   (`engine.deaths.settle`: others taken along, roles turned); spent one-shot powers are marked
+   and may turn the role (`role_after_spending`), and an action may turn a role too
+   (`conversions`: 独杀 and 独警 merging into their teams);
 5. checks are answered (`check_answer`) on the state after the night's actions, or at its start
    where the ruleset's checkers act before the others (`check_after_actions`); a void check is
    answered `none`.
@@ -21,15 +23,16 @@ dawn), so resolution never depends on submission order:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from engine import lots
-from engine.actions import Action
+from engine.deaths import settle
 from engine.events import SeatChange
 from engine.model import CheckResult, Instant, Power, Role, Seat, Team
 from engine.rulesets import Ruleset
-from engine.state import CheckRecord, GameState, LotDraw, Submission
+from engine.rulesets.base import NEEDLE, Causes
+from engine.state import Action, CheckRecord, GameState, LotDraw, Submission
 
 PASS = "pass"
 
@@ -44,6 +47,10 @@ class NightOutcome:
     lots: tuple[LotDraw, ...]
     silenced: tuple[Seat, ...] = ()
     """Living players silenced for the coming day (森林老人)."""
+    causes: Mapping[Seat, Causes] = field(default_factory=dict)
+    """Why each player in `deaths` leaves."""
+    actions: tuple[Action, ...] = ()
+    """Tonight's actions as they took effect (the judge's private log)."""
 
 
 def counted_submissions(
@@ -61,13 +68,14 @@ def counted_submissions(
 
 def team_choice(
     state: GameState,
+    rules: Ruleset,
     team: Team,
     power: Power,
     subs: dict[tuple[Seat, Power], Submission],
     night: int,
 ) -> tuple[Action | None, LotDraw | None]:
     """The team's target by majority of its members' latest submissions; lots on a split."""
-    members = state.team_members(team)
+    members = rules.team_members(state, team)
     chosen = [(m, subs[(m, power)].target) for m in members if (m, power) in subs]
     if not chosen:
         return None, None
@@ -100,14 +108,14 @@ def gather_actions(
     for power in team_powers:
         team = rules.team_power(power)
         assert team is not None
-        action, draw = team_choice(state, team, power, subs, night)
+        action, draw = team_choice(state, rules, team, power, subs, night)
         if action:
             actions.append(action)
         if draw:
             draws.append(draw)
     for (seat, power), sub in sorted(subs.items()):
         team = rules.team_power(power)
-        if sub.target is None or (team is not None and seat in state.team_members(team)):
+        if sub.target is None or (team is not None and seat in rules.team_members(state, team)):
             continue
         actions.append(Action(power=power, actors=(seat,), target=sub.target))
     # A power aimed at a player removed before the lock (a moderator's removal) acts on nobody.
@@ -141,8 +149,19 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
         elif rules.treatment_saves(tuple(hits[i][0].power for i in savable)):
             cancelled.update(savable)
 
-    deaths = {victim for i, (_, victim) in enumerate(hits) if i not in cancelled}
-    deaths.update(seat for seat, kills in needles.items() if kills)
+    found: dict[Seat, set[str]] = {}
+    for i, (a, victim) in enumerate(hits):
+        if i not in cancelled:
+            found.setdefault(victim, set()).add(a.power.value)
+    for seat, kills in needles.items():
+        if kills:
+            found.setdefault(seat, set()).add(NEEDLE)
+    wounded = {
+        s for s, c in found.items() if rules.absorbs(state, state.seat(s), frozenset(c))
+    }
+    first = {s: frozenset(c) for s, c in found.items() if s not in wounded}
+    causes, turned = settle(state, rules, first, actions)
+    deaths = set(causes)
     silenced = {a.target for a in acting if a.power in rules.silence_powers} - deaths
 
     spent: dict[Seat, Power] = {}
@@ -155,8 +174,9 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
         if role is not None:
             new_roles[seat] = role
     for action in acting:
-        turned = rules.conversions(state, action.power, action.actors, state.seat(action.target))
-        new_roles.update(turned)
+        merged = rules.conversions(state, action.power, action.actors, state.seat(action.target))
+        new_roles.update(merged)
+    new_roles.update(turned)
 
     changes = tuple(
         SeatChange(
@@ -165,8 +185,9 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
             needle=night if seat in needles else None,
             role=new_roles.get(seat),
             spent=spent.get(seat),
+            wound=seat in wounded,
         )
-        for seat in sorted(set(deaths) | set(needles) | set(spent) | set(new_roles))
+        for seat in sorted(set(deaths) | set(needles) | set(spent) | set(new_roles) | wounded)
     )
     checks = tuple(_answer_checks(state, rules, actions, new_roles, spent))
     return NightOutcome(
@@ -175,6 +196,8 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
         checks=checks,
         lots=tuple(draws),
         silenced=tuple(sorted(silenced)),
+        causes=causes,
+        actions=tuple(actions),
     )
 
 

@@ -39,6 +39,8 @@ def window_key(state: GameState) -> str | None:
     if window is None or state.over:
         return None
     key = f"{window.kind.value}-{window.number}"
+    if window.last_act:
+        return f"{key}-last"
     return f"{key}-r{window.revote}" if window.revote else key
 
 
@@ -48,6 +50,8 @@ def pending(state: GameState) -> Pending:
     window = state.window
     if key is None or window is None:
         return Pending(window=None)
+    if window.last_act:
+        return Pending(window=key, powers=tuple(sorted({s for s, _ in state.last_acts_open})))
     if window.kind is PhaseKind.NIGHT:
         rules = rules_for(state)
         submitted = {(s.seat, s.power) for s in state.submissions}
@@ -56,7 +60,7 @@ def pending(state: GameState) -> Pending:
             for power in usable_night_powers(state, rules, seat):
                 team = rules.team_power(power)
                 if team is not None and rules.team_of(seat) == team:
-                    done = any((m, power) in submitted for m in state.team_members(team))
+                    done = any((m, power) in submitted for m in rules.team_members(state, team))
                 else:
                     done = (seat.seat, power) in submitted
                 if not done:

@@ -35,6 +35,8 @@ from engine.events import (
     Event,
     GameCreated,
     GameEnded,
+    LastActsLapsed,
+    LastActTaken,
     LastWordsGiven,
     NightResolved,
     Paused,
@@ -48,7 +50,7 @@ from engine.events import (
     WindowOpened,
 )
 from engine.game import evolve, initial_state
-from engine.model import PhaseKind, Seat
+from engine.model import PhaseKind, Power, Seat
 from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
 from engine.state import GameState, NightRecord, OverrideRecord, SeatState, VotePost
@@ -176,6 +178,10 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
             return [
                 Announce(key="lastwords.text", params=params(seat=int(event.seat), text=event.text))
             ]
+        case LastActTaken():
+            return _last_act_taken(event)
+        case LastActsLapsed():
+            return []
         case ChoiceMade():
             return [
                 Whisper(
@@ -262,8 +268,42 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
     return []
 
 
+def _last_act_taken(event: LastActTaken) -> list[Effect]:
+    """A power used on death is public and shows its user; a pass is told only to its user."""
+    record = event.record
+    if record.target is None:
+        return [Whisper(seat=record.by, key="lastact.passed", params=params(power=record.power))]
+    out: list[Effect] = [
+        Announce(
+            key="lastact.used",
+            params=params(
+                by=int(record.by),
+                power=record.power.value,
+                target=int(record.target),
+                left=seats_text(record.left),
+            ),
+        )
+    ]
+    out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    out.extend(_last_act_prompts(event.last_acts))
+    return out
+
+
+def _last_act_prompts(acts: Sequence[tuple[Seat, Power]]) -> list[Effect]:
+    """Tell each leaver who may use a power on death (until the next lock; shoot or speak)."""
+    return [
+        Whisper(seat=seat, key="lastact.prompt", params=params(power=power.value))
+        for seat, power in acts
+    ]
+
+
 def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
     window = event.window
+    if window.last_act:  # the game would end: it waits for a last act; the channels stay shut
+        return [
+            ScheduleDeadline(deadline=event.deadline),
+            Announce(key="window.last_act", params=params(deadline=event.deadline)),
+        ]
     # Players talk by day; from the day's 看表帖 until the night's results they are silent (天黑).
     out: list[Effect] = [ScheduleDeadline(deadline=event.deadline)]
     if window.kind is PhaseKind.DAY and window.chooser is None:
@@ -385,6 +425,7 @@ def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
         )
         out.extend(Silence(seat=s, day=record.number) for s in record.silenced)
     out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    out.extend(_last_act_prompts(event.last_acts))
     return out
 
 
@@ -421,10 +462,13 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         )
     if record.vetoed is not None:
         out.append(Announce(key="day.vetoed", params=params(seat=int(record.vetoed))))
+    if record.spared is not None:
+        out.append(Announce(key="day.spared", params=params(seat=int(record.spared))))
     if record.tie is None or record.tie.then not in ("revote", "choice"):
         left = seats_text(record.left)
         out.append(Announce(key="day.result", params=params(number=record.number, left=left)))
     out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    out.extend(_last_act_prompts(event.last_acts))
     return out
 
 

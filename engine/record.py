@@ -15,6 +15,7 @@ from engine.state import (
     CheckRecord,
     DayRecord,
     GameState,
+    LastActRecord,
     NightRecord,
     OverrideRecord,
     TieRecord,
@@ -58,6 +59,21 @@ def record_of(
             phases.append(night)
         elif isinstance(entry, DayRecord):
             phases.append(_day(entry, names, named))
+        elif isinstance(entry, LastActRecord):
+            act: dict[str, Any] = {
+                "phase": entry.phase.kind.value,
+                "number": entry.phase.number,
+                "last_act": {
+                    "by": names[entry.by],
+                    "power": entry.power.value,
+                    "target": names[entry.target] if entry.target is not None else None,
+                },
+                "left": named(entry.left),
+                "last_words": named(entry.last_words),
+            }
+            if entry.revealed:
+                act["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
+            phases.append(act)
     subs = {
         names[s.seat]: [*s.former_players[1:], s.player] for s in state.seats if s.former_players
     }
@@ -138,6 +154,8 @@ def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]
         day["veto_by"] = names[entry.veto_by]
     if entry.eliminated is not None:
         day["eliminated"] = names[entry.eliminated]
+    if entry.spared is not None:
+        day["spared"] = names[entry.spared]
     if entry.revealed:
         day["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
     if entry.posts:

@@ -41,6 +41,8 @@ class SeatState:
     spent: frozenset[Power] = frozenset()
     needles: tuple[int, ...] = ()
     """Nights on which this seat received an empty needle (空针)."""
+    wounds: int = 0
+    """Attacks survived by an extra life (警长's first hit by the killers)."""
     former_players: tuple[str, ...] = ()
     """Players replaced in this seat (替补), oldest first."""
 
@@ -54,6 +56,22 @@ class Submission:
     target: Seat | None
     """None means an explicit pass (不行使)."""
     at: Instant | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Action:
+    """A power that resolves tonight: who acted (a team acts as its members) and on whom.
+
+    Built by `engine.night.gather_actions` from the submissions; a ruleset may rewrite the list
+    before resolution (`Ruleset.actions_in_effect`)."""
+
+    power: Power
+    actors: tuple[Seat, ...]
+    target: Seat
+    team: Team | None = None
+    """The team that acted, for a team power used by its members."""
+    void: bool = False
+    """The action acts on nobody (its target is covered); a void check is answered `none`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,6 +102,9 @@ class Window:
     """Players who may not vote in this window (the tied ones in the third window)."""
     chooser: Seat | None = None
     """In a victim's-choice window, the player who picks among `candidates`."""
+    last_act: bool = False
+    """A window that only waits for last acts (powers used on death, 狙击手) before the game
+    ends: it extends the phase just resolved; no vote and no night power in it."""
 
     @property
     def phase(self) -> PhaseId:
@@ -135,6 +156,9 @@ class NightRecord:
     revealed: tuple[tuple[Seat, str], ...] = ()
     silenced: tuple[Seat, ...] = ()
     """Players who may not speak in the game channels on the coming day (森林老人; public)."""
+    actions: tuple[Action, ...] = ()
+    """The night's actions as they took effect (private: the judge's log; a ruleset may look
+    back at them, e.g. whom 花蝴蝶 protects through the next day)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,11 +180,29 @@ class DayRecord:
     revealed: tuple[tuple[Seat, str], ...] = ()
     vetoed: Seat | None = None
     """The player the vote picked whose elimination a `veto` cancelled (nobody leaves)."""
+    spared: Seat | None = None
+    """The player the vote picked who cannot be voted out (花蝴蝶's protection, an unspent 密警):
+    nobody leaves."""
     veto_by: Seat | None = None
     eliminated: Seat | None = None
     """The player the vote picked, when others left because of it (a mine takes its voters)."""
     posts: tuple[VotePost, ...] = ()
     """Every post seen in the window, counted or not, in the order seen (for message links)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LastActRecord:
+    """A power used on death (a last act, 狙击手's shot), or passed (`target` None)."""
+
+    phase: PhaseId
+    by: Seat
+    power: Power
+    target: Seat | None
+    left: tuple[Seat, ...] = ()
+    last_words: tuple[Seat, ...] = ()
+    revealed: tuple[tuple[Seat, str], ...] = ()
+    forfeits_last_words: bool = False
+    """Using it closed the user's own last words (they had not given them yet)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,7 +263,9 @@ class GameState:
     last_words_given: tuple[tuple[Seat, str], ...] = ()
     leavers_counted: int = 0
     """How many players have used up a last-words slot (`first_n`)."""
-    history: tuple[NightRecord | DayRecord | OverrideRecord, ...] = ()
+    last_acts_open: tuple[tuple[Seat, Power], ...] = ()
+    """Players out of the game who may still use a power on death, until the next lock."""
+    history: tuple[NightRecord | DayRecord | OverrideRecord | LastActRecord, ...] = ()
     lots: tuple[LotDraw, ...] = ()
     result: Result | None = None
     suspensions: tuple[Suspension, ...] = ()

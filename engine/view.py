@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat
 from engine.rulesets import rules_for
-from engine.state import DayRecord, GameState, NightRecord
+from engine.state import DayRecord, GameState, LastActRecord, NightRecord
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +76,7 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
     rules = rules_for(state)
     known: dict[Seat, Role] = {}
     for entry in state.history:
-        if isinstance(entry, NightRecord | DayRecord):
+        if isinstance(entry, NightRecord | DayRecord | LastActRecord):
             for s, shown in entry.revealed:
                 if shown in Role.__members__.values():
                     known[s] = Role(shown)
@@ -130,7 +130,10 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
         for c in entry.checks
         if me.seat in c.by or (team is not None and team == c.team)
     )
-    powers = rules.night_powers(state, me) + rules.day_powers(state, me) if me.alive else ()
+    if me.alive:
+        powers = rules.night_powers(state, me) + rules.day_powers(state, me)
+    else:  # a power on death, until the next lock
+        powers = tuple(p for s, p in state.last_acts_open if s == me.seat)
     return replace(
         base,
         role=me.role,

@@ -14,13 +14,16 @@ from functools import cache
 from types import MappingProxyType
 from typing import ClassVar, Literal
 
-from engine.actions import Action
 from engine.errors import SetupError
 from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Reveal, Role, Seat, Team
-from engine.state import GameState, NightRecord, SeatState
+from engine.state import Action, GameState, NightRecord, SeatState
 
 Composition = Mapping[Role, int]
 NeedleRule = Literal["none", "cumulative", "consecutive"]
+Causes = frozenset[str]
+"""Why a player leaves: the powers that killed them (`kill`, `shoot`, …), or `needle`, `vote`,
+`confess`, `with` (taken along by another's departure)."""
+NEEDLE, VOTE, CONFESS, WITH = "needle", "vote", "confess", "with"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +39,15 @@ class LastWordsPolicy:
     window: Literal["next_resolution", "next_death"] = "next_resolution"
     """How long the last words may be given: until the next resolution is published (§1.8's
     default), or until the next one in which someone leaves (1.0 检查官: 在后一个死亡名单宣布前)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Aftermath:
+    """What players leaving bring about: others who leave with them, roles that turn."""
+
+    leave: tuple[Seat, ...] = ()
+    """Players who leave with them (cause `with`)."""
+    roles: tuple[tuple[Seat, Role], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +146,10 @@ class Ruleset:
             return Team.POLICE
         return None
 
+    def team_members(self, state: GameState, team: Team) -> tuple[Seat, ...]:
+        """The living members of a team now, in seat order."""
+        return tuple(s.seat for s in state.seats if s.alive and self.team_of(s) == team)
+
     def knows_role(self, viewer: SeatState, other: SeatState) -> bool:
         """Whether `viewer` knows `other`'s role during play (teammates know each other)."""
         team = self.team_of(viewer)
@@ -198,6 +214,25 @@ class Ruleset:
         """Whether the doctor's treatment cancels an attack by this power."""
         return True
 
+    def absorbs(self, state: GameState, seat: SeatState, causes: Causes) -> bool:
+        """Whether the seat survives tonight's deadly `causes` with a wound instead (an extra
+        life, 警长装死); by default never."""
+        return False
+
+    def on_leaving(
+        self, state: GameState, leaving: Mapping[Seat, Causes], tonight: Sequence[Action]
+    ) -> Aftermath:
+        """What these players leaving (for these causes) brings about: others who leave with
+        them (花蝴蝶's protected player), roles that turn (警长's death). `tonight` is the night's
+        actions in effect during a night's resolution (empty otherwise). Asked again for those
+        taken along, until nobody new leaves; never for a moderator's removal."""
+        return Aftermath()
+
+    def death_powers(self, state: GameState, seat: SeatState, causes: Causes) -> tuple[Power, ...]:
+        """Powers a player leaving for these causes may use once, at once, before the next lock
+        (狙击手's last shot); by default none."""
+        return ()
+
     def treatment_saves(self, attacks: tuple[Power, ...]) -> bool:
         """Whether a treatment cancels these savable attacks on its target together (by default
         it cancels them all); when it does not, they kill and the treatment is no needle."""
@@ -219,14 +254,19 @@ class Ruleset:
         """What a check tells of `seat` (after the night's actions, see `check_after_actions`)."""
         return CheckResult.KILLER if seat.role is Role.KILLER else CheckResult.GOOD
 
-    def has_last_words(self, state: GameState, seat: SeatState, phase: PhaseId) -> bool:
-        """Whether a player leaving in `phase` may have last words at all (before the policy's
-        count; one who may not uses no slot). 4.0 花蝴蝶: a killer voted out has none."""
+    def has_last_words(
+        self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
+    ) -> bool:
+        """Whether a player leaving in `phase` for `causes` may have last words at all (before
+        the policy's count; one who may not uses no slot). 4.0 花蝴蝶: a killer voted out has
+        none."""
         return True
 
-    def shown_at_death(self, state: GameState, seat: SeatState, phase: PhaseId) -> str | None:
-        """What is shown of a player who leaves in `phase` (state before the resolution): by
-        default as `reveal` says, the current role or the camp; None shows nothing."""
+    def shown_at_death(
+        self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
+    ) -> str | None:
+        """What is shown of a player who leaves in `phase` for `causes` (state before the
+        resolution): by default as `reveal` says, the current role or the camp; None: nothing."""
         if self.reveal is Reveal.ROLE:
             return seat.role.value
         if self.reveal is Reveal.CAMP:
@@ -272,7 +312,9 @@ def coming_night(state: GameState) -> int:
     window = state.window
     if window is None:
         return 1 + sum(1 for entry in state.history if isinstance(entry, NightRecord))
-    return window.number if window.kind is PhaseKind.NIGHT else window.number + 1
+    if window.kind is PhaseKind.NIGHT and not window.last_act:
+        return window.number
+    return window.number + 1
 
 
 def all_out(state: GameState, roles: frozenset[Role]) -> bool:

@@ -66,7 +66,7 @@ class V2Mine(V2):
     ) -> tuple[Seat, ...]:
         """The killers' kill on the mine: the mine and every killer leave."""
         if power is Power.KILL and target.role is Role.MINE:
-            return (target.seat, *state.team_members(Team.KILLERS))
+            return (target.seat, *self.team_members(state, Team.KILLERS))
         return super().attack_victims(state, power, actors, target)
 
     def vote_leavers(

@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import ClassVar
 
-from engine.actions import Action
 from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Role, Seat
 from engine.rulesets.base import (
     V3_SCORES,
+    Causes,
     Composition,
     LastWordsPolicy,
     Ruleset,
@@ -33,7 +33,7 @@ from engine.rulesets.base import (
     coming_night,
     counts,
 )
-from engine.state import GameState, SeatState
+from engine.state import Action, GameState, SeatState
 
 KILLERS = frozenset({Role.KILLER})
 SPECIALS = frozenset({Role.BUTTERFLY, Role.SNIPER, Role.DOCTOR, Role.POLICE, Role.ELDER})
@@ -93,11 +93,15 @@ class V4Butterfly(Ruleset):
         """Everyone who leaves, except a killer voted out (`has_last_words`)."""
         return LastWordsPolicy(kind="all")
 
-    def has_last_words(self, state: GameState, seat: SeatState, phase: PhaseId) -> bool:
+    def has_last_words(
+        self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
+    ) -> bool:
         """A killer voted out has none ("杀手被投死，没有遗言"); everyone else has."""
         return not (phase.kind is PhaseKind.DAY and seat.role is Role.KILLER)
 
-    def shown_at_death(self, state: GameState, seat: SeatState, phase: PhaseId) -> str | None:
+    def shown_at_death(
+        self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
+    ) -> str | None:
         """By day the judge says whether a killer or a good player was voted out; at night,
         nothing."""
         if phase.kind is PhaseKind.DAY:
@@ -240,7 +244,9 @@ class V4Lone(Ruleset):
         """The true identity: the card dealt."""
         return TRUE_IDENTITY[seat.original_role]
 
-    def shown_at_death(self, state: GameState, seat: SeatState, phase: PhaseId) -> str | None:
+    def shown_at_death(
+        self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
+    ) -> str | None:
         """The card dealt, merged or not."""
         return seat.original_role.value
 

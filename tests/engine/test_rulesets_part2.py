@@ -9,13 +9,14 @@ import pytest
 from gamekit import Game
 
 from engine.commands import ModKill, Penalize
-from engine.effects import Announce, Silence, TeamJoin, Unsilence
-from engine.errors import ActorError, TargetError
+from engine.effects import Announce, Silence, TeamJoin, Unsilence, Whisper
+from engine.errors import ActorError, PhaseError, SetupError, TargetError
 from engine.game import new_game, replay_events
-from engine.model import Camp, Power, Role, Seat, Team
+from engine.model import Camp, PhaseKind, Power, Role, Seat, Team
+from engine.pending import pending
 from engine.publish import effects_for
 from engine.rulesets import RULESETS
-from engine.state import NightRecord
+from engine.state import DayRecord, NightRecord
 from engine.view import view_for
 
 C, K, P, D = "civilian", "killer", "police", "doctor"
@@ -263,3 +264,167 @@ def test_v4_butterfly_day_reveal_is_the_camp_and_killers_voted_out_have_no_last_
     game.day({1: 2, 3: 2})
     record = game.state.history[-1]
     assert record.revealed == ((2, "good"),) and record.last_words == (2,)  # type: ignore[union-attr]
+
+
+# -- basic: the advanced roles (seed 003, part two) ---------------------------------------------
+SNP, SHF, CVP = "sniper", "sheriff", "covert_police"
+ALL_ON = {"sniper": "yes", "doctor": "yes", "butterfly": "yes", "police_special": "sheriff"}
+# 12 (3/3/6): killers 1-2, sniper 3, police 4-5, sheriff 6, doctor 7, butterfly 8, civilians 9-12
+B12 = [K, K, SNP, P, P, SHF, D, BF, C, C, C, C]
+
+
+@pytest.mark.parametrize(
+    ("players", "options", "fits"),
+    [
+        (6, {"sniper": "yes"}, True),
+        (7, {"doctor": "yes"}, True),
+        (8, {"butterfly": "yes"}, False),
+        (9, {"police_special": "sheriff"}, False),
+        (10, {"police_special": "covert_police"}, True),
+        (11, {"sniper": "yes"}, False),
+        (12, ALL_ON, True),
+        (16, ALL_ON, True),
+        (8, {}, True),
+    ],
+)
+def test_basic_advanced_roles_need_enough_civilians(
+    players: int, options: dict[str, str], fits: bool
+) -> None:
+    names = [f"p{i}" for i in range(players)]
+    if not fits:
+        with pytest.raises(SetupError):
+            new_game(ruleset="basic", players=names, seed="s", options=options)
+        return
+    created = new_game(ruleset="basic", players=names, seed="s", options=options)
+    roles = Counter(r.value for r in created.roles)
+    for option, value in options.items():
+        role = value if option == "police_special" else option
+        assert roles[role] == 1
+
+
+def test_basic_advanced_roles_replace_a_card_of_their_side() -> None:
+    created = new_game(
+        ruleset="basic", players=[f"p{i}" for i in range(12)], seed="s", options=ALL_ON
+    )
+    assert Counter(r.value for r in created.roles) == Counter(
+        {K: 2, SNP: 1, P: 2, SHF: 1, D: 1, BF: 1, C: 4}
+    )
+    with pytest.raises(SetupError):  # at 7, only the first composition has the civilians
+        new_game(
+            ruleset="basic",
+            players=[f"p{i}" for i in range(7)],
+            seed="s",
+            options={"sniper": "yes", "composition": 2},
+        )
+
+
+def test_basic_sniper_kills_with_the_team_and_shoots_at_once_after_a_night_death() -> None:
+    game = Game("basic", B12, options=ALL_ON)
+    assert view_for(game.state, Seat(3)).teammates == (1, 2)
+    game.night((1, "kill", 3))  # the killers may kill their own
+    assert night_left(game) == [3]
+    assert view_for(game.state, Seat(3)).powers == (Power.SHOOT,)
+    before, start = game.state, len(game.events)
+    game.vote(9, 4)
+    game.power(3, "shoot", 9)  # during the day window: at once
+    assert not game.state.seat(9).alive
+    effects = effects_for(before, game.events[start:])
+    assert any(isinstance(e, Announce) and e.key == "lastact.used" for e in effects)
+    assert game.state.history[-1].revealed == ((3, "sniper"),)  # type: ignore[union-attr]
+    assert 3 not in game.state.last_words_open  # shooting cost his last words
+    with pytest.raises(ActorError):
+        game.power(3, "shoot", 10)  # once
+    game.vote(10, 4)
+    game.lock()
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tally == ((4, 1),)  # 9's vote is void
+
+
+def test_basic_sniper_has_no_shot_after_a_confession_or_the_needle() -> None:
+    game = Game("basic", B12, options=ALL_ON)
+    game.lock()
+    game.power(3, "confess")
+    assert game.state.last_acts_open == ()
+    game = Game("basic", B12, options=ALL_ON)
+    game.night((7, "save", 3))
+    game.lock()
+    game.night((7, "save", 3))
+    assert night_left(game) == [3] and game.state.last_acts_open == ()
+    assert game.state.history[-1].last_words == ()  # type: ignore[union-attr]
+
+
+def test_basic_sniper_may_pass_and_speaking_gives_the_shot_up() -> None:
+    game = Game("basic", B12, options=ALL_ON)
+    game.night((1, "kill", 3))
+    before, start = game.state, len(game.events)
+    game.power(3, "shoot")  # pass
+    effects = effects_for(before, game.events[start:])
+    assert [type(e) for e in effects] == [Whisper]
+    assert game.state.last_acts_open == () and 3 in game.state.last_words_open
+
+
+def test_basic_sheriff_two_lives_and_grief() -> None:
+    game = Game("basic", B12, options=ALL_ON)
+    game.night((1, "kill", 6), (7, "save", 6))  # saved: no life lost
+    assert game.state.seat(6).wounds == 0
+    game.lock()
+    game.night((1, "kill", 6))
+    assert night_left(game) == [] and game.state.seat(6).wounds == 1
+    game.lock()
+    game.night((1, "kill", 6))  # the second life: no grief
+    assert night_left(game) == [6] and game.state.seat(4).role is Role.POLICE
+    shot = Game("basic", B12, options=ALL_ON)
+    shot.night((1, "kill", 3))
+    shot.power(3, "shoot", 6)  # both lives: grief
+    assert [shot.state.seat(s).role for s in (4, 5, 7)] == [Role.CIVILIAN] * 3
+    assert shot.state.history[-1].revealed == ((3, "sniper"), (6, "sheriff"))  # type: ignore[union-attr]
+
+
+def test_basic_butterfly_protects_through_the_day_and_takes_its_player_along() -> None:
+    game = Game("basic", B12, options=ALL_ON)
+    game.night((8, "hug", 9), (1, "kill", 9))
+    assert night_left(game) == []
+    game.day({1: 8, 2: 8, 3: 8})  # the butterfly voted out takes 9 along
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord)
+    assert record.left == (8, 9) and record.eliminated == 8
+    other = Game("basic", B12, options=ALL_ON)
+    other.night((8, "hug", 10))
+    other.power(1, "confess")  # not the butterfly: nothing more
+    assert other.state.history[-1].left == (1,)  # type: ignore[union-attr]
+
+
+def test_basic_sniper_shooting_the_butterfly_before_the_next_night_resolves() -> None:
+    game = Game("basic", B12, options=ALL_ON)
+    game.night((8, "hug", 10))
+    game.day({4: 3, 5: 3})  # the sniper voted out
+    game.power(3, "shoot", 8)  # during night 2's window: 10 (hugged last night) goes too
+    assert game.state.history[-1].left == (8, 10)  # type: ignore[union-attr]
+
+
+def test_basic_covert_police_is_immune_until_he_attacks_then_a_police() -> None:
+    roles = [K, K, K, P, P, CVP, C, C, C, C, C, C]
+    game = Game("basic", roles, options={"police_special": "covert_police"})
+    assert view_for(game.state, Seat(6)).teammates == ()
+    game.night((1, "kill", 6), (6, "attack", 7))  # on a civilian: nothing, spent
+    assert night_left(game) == [] and game.state.seat(6).role is Role.POLICE
+    assert view_for(game.state, Seat(6)).teammates == (4, 5)
+    game.day({1: 6, 2: 6})
+    assert game.state.history[-1].left == (6,)  # type: ignore[union-attr]
+    fresh = Game("basic", roles, options={"police_special": "covert_police"})
+    fresh.night((6, "attack", 1))
+    record = fresh.state.history[-1]
+    assert isinstance(record, NightRecord) and record.left == (1,) and record.last_words == ()
+
+
+def test_basic_last_act_window_extends_the_night_and_waits_for_the_shot() -> None:
+    game = Game("basic", [SNP, P, C, C, C, C], options={"sniper": "yes"})
+    game.night((1, "kill", 1))  # the only killer kills himself: the game would end
+    window = game.state.window
+    assert window is not None and window.last_act and window.kind is PhaseKind.NIGHT
+    assert pending(game.state).powers == (1,)
+    with pytest.raises(PhaseError):
+        game.power(2, "check", 3)
+    game.lock()  # no shot: the good side wins at the lock
+    result = game.state.result
+    assert result is not None and result.winner is Camp.GOOD and result.after == "night 1"
