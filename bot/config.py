@@ -295,8 +295,13 @@ def _parse_duration(value: object) -> dt.timedelta:
     match = _DURATION.fullmatch(text)
     if not text or match is None or not any(match.groupdict().values()):
         raise _Invalid(f"{value!r} is not a duration", _DURATION_ALLOWED)
-    parts = {k: int(v) for k, v in match.groupdict().items() if v}
-    return dt.timedelta(days=parts.get("d", 0), hours=parts.get("h", 0), minutes=parts.get("m", 0))
+    try:
+        parts = {k: int(v) for k, v in match.groupdict().items() if v}
+        return dt.timedelta(
+            days=parts.get("d", 0), hours=parts.get("h", 0), minutes=parts.get("m", 0)
+        )
+    except (OverflowError, ValueError):  # beyond timedelta, or too many digits for int()
+        raise _Invalid(f"{_describe(value)} is too long", _DURATION_ALLOWED) from None
 
 
 def _parse_window(value: object) -> dt.timedelta:
@@ -356,7 +361,7 @@ def _parse_timezone(value: object) -> ZoneInfo:
         raise _Invalid(f"got {_describe(value)}", allowed)
     try:
         return ZoneInfo(value.strip())
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a directory, a long name
         raise _Invalid(f"unknown timezone {value!r}", allowed) from None
 
 
@@ -431,7 +436,7 @@ def _parse_database_url(value: object) -> str:
         raise _Invalid(f"got {_describe(value)}", allowed)
     try:
         url: URL = make_url(value.strip())
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise _Invalid("not a database URL", allowed) from None
     if url.drivername not in DATABASE_DRIVERS:
         hint = {

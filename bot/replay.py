@@ -7,6 +7,7 @@ the game goes on.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -72,6 +73,8 @@ def load_file(path: str | Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ReplayFileError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReplayFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise ReplayFileError(f"{path}: cannot read: {exc.strerror}") from None
 
@@ -89,7 +92,10 @@ def to_instant(value: object, where: str) -> Instant:
         raise ReplayFileError(f"{where}: expected a time, got {value!r}")
     if value.tzinfo is None:
         value = value.replace(tzinfo=GAME_TZ)
-    return Instant(round(value.astimezone(UTC).timestamp() * 1000))
+    try:
+        return Instant(round(value.astimezone(UTC).timestamp() * 1000))
+    except (OverflowError, ValueError):
+        raise ReplayFileError(f"{where}: {value.isoformat()} is out of range") from None
 
 
 class _Steps:
@@ -180,8 +186,10 @@ class _Steps:
         match command:
             case "extend" | "shorten":
                 minutes = self.require(step, "minutes", where)
-                if not isinstance(minutes, int | float):
-                    raise ReplayFileError(f"{where}: minutes must be a number")
+                if not isinstance(minutes, int | float) or (
+                    isinstance(minutes, float) and not math.isfinite(minutes * 60_000)
+                ):
+                    raise ReplayFileError(f"{where}: minutes must be a finite number")
                 sign = 1 if command == "extend" else -1
                 return ExtendDeadline(delta_ms=sign * round(minutes * 60_000), by=by)
             case "set_deadline":
@@ -377,9 +385,18 @@ def _reason(
 
 
 def _mod_summary(step: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in step.items() if k != "do"
-    }
+    return {k: _plain(v) for k, v in step.items() if k != "do"}
+
+
+def _plain(value: Any) -> Any:
+    """A TOML value as JSON can hold it (dates and times as ISO text, at any depth)."""
+    if isinstance(value, date | time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def replay_file(path: str | Path) -> Replay:
