@@ -68,7 +68,7 @@ class Table:
     async def run_deadline(self) -> list[str]:
         """Move the clock to the game's deadline and fire it through the scheduler."""
         scheduler = self.bot.scheduler
-        jobs = scheduler.jobs()
+        jobs = [j for j in scheduler.jobs() if j.id.endswith(":deadline")]  # not reminders
         assert jobs, "no deadline scheduled"
         when = min(j.when for j in jobs)
         now = self.env.now()
