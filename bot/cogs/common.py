@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.i18n import render
+from bot.store import GameNotFound
 
 if TYPE_CHECKING:
     from bot.app import FaguanBot
@@ -25,6 +26,10 @@ async def find_game(
 ) -> int:
     """The game of this channel (or thread), or the user's only active game in a DM."""
     if game_id is not None:
+        try:
+            await bot.service.info(game_id)
+        except GameNotFound:
+            raise NoGame("notice.no_game") from None
         return game_id
     channel = interaction.channel
     if channel is not None:

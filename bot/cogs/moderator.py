@@ -12,7 +12,7 @@ from discord.ext import commands
 
 from bot.app import respond
 from bot.cogs.common import NoGame, find_game, is_moderator, text
-from bot.schedule import to_ms
+from bot.schedule import from_ms, to_ms
 from engine.commands import (
     Command,
     EndGame,
@@ -94,7 +94,8 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             local = dt.datetime.strptime(time.strip(), "%Y-%m-%d %H:%M").replace(
                 tzinfo=ctx.timezone
             )
-        except ValueError:
+            from_ms(to_ms(local))  # a deadline the scheduler can hold (not at year 1 or 9999)
+        except (ValueError, OverflowError):
             await respond(interaction, text(self.bot, interaction, "notice.bad_time", value=time))
             return
         await self._do(

@@ -186,12 +186,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
     async def vote(self, interaction: discord.Interaction[Any], target: str) -> None:
         game_id = await find_game(self.bot, interaction)
         state = await self.bot.service.state(game_id)
+        if not await self.bot.service.is_active(game_id):  # its log takes no more inputs
+            key = "phase.game_over" if state.over else "notice.no_game"
+            await respond(interaction, text(self.bot, interaction, key))
+            return
         ctx = await self.bot.context(game_id, state, locale=None)
         seat = state.seat_of(str(interaction.user.id))
         abstain = target == ABSTAIN or target in ("弃权",)
         voted: Seat | None = None
         if not abstain:
-            if not target.isdigit():
+            if not target.isdecimal():  # isdigit() also takes "²", which int() refuses
                 await respond(
                     interaction, text(self.bot, interaction, "vote.unknown_target", raw=target)
                 )

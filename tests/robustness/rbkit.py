@@ -35,6 +35,24 @@ def examples(n: int) -> int:
     return max(1, round(n * SCALE))
 
 
+class EnvClock:
+    """A `bot.timing.Clock` reading simcord's virtual clock (as tests/bot/conftest.py's)."""
+
+    def __init__(self) -> None:
+        self._env: Any = None
+
+    def bind(self, env: Any) -> None:
+        """Follow this environment's clock from now on."""
+        self._env = env
+
+    def now(self) -> dt.datetime:
+        """simcord's current instant."""
+        if self._env is None:
+            raise RuntimeError("EnvClock used before the simcord environment exists")
+        now: dt.datetime = self._env.now()
+        return now
+
+
 # -- a minimal TOML writer (enough for what hypothesis generates) ---------------------------------
 
 
