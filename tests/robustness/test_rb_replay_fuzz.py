@@ -32,7 +32,24 @@ from engine.model import Camp, Power
 from engine.rulesets import RULESETS
 
 GAMES = sorted((ROOT / "tests" / "games").rglob("*.toml"))
-CORPUS = [tomllib.loads(p.read_text("utf-8")) for p in GAMES]
+
+
+def _corpus() -> list[dict[str, Any]]:
+    """The recorded games (skipping any file that is not a whole game, e.g. being written)."""
+    docs = []
+    for path in GAMES:
+        try:
+            doc = tomllib.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        steps_, players = doc.get("steps"), doc.get("players")
+        whole = isinstance(steps_, list) and steps_ and all(isinstance(s, dict) for s in steps_)
+        if whole and isinstance(players, list) and all(isinstance(p, str) for p in players):
+            docs.append(doc)
+    return docs
+
+
+CORPUS = _corpus()
 
 # -- values --------------------------------------------------------------------------------------
 
