@@ -82,6 +82,8 @@ class GameService:
         self._info: dict[int, GameInfo] = {}
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._perform: Perform | None = None
+        self._in_order: set[int] = set()
+        """Games whose every recorded effect was performed: no earlier one to deliver first."""
         self._on_failure: Callable[[int, int], None] | None = None
 
     def set_performer(self, perform: Perform) -> None:
@@ -178,8 +180,13 @@ class GameService:
                         raise
                     continue
                 if pending:
-                    # Everything still undone for this game, in order: earlier failures first.
-                    await self._deliver(await self.repo.undone_effects(game_id))
+                    # Everything still undone for this game, in order: earlier failures first
+                    # (read back unless every earlier effect of this game is known performed).
+                    if game_id not in self._in_order:
+                        pending = await self.repo.undone_effects(game_id)
+                    self._in_order.discard(game_id)
+                    if await self._deliver(pending):
+                        self._in_order.add(game_id)
                 return outcome
         raise AssertionError("unreachable")
 
@@ -205,6 +212,7 @@ class GameService:
             )
             return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
         effects = effects_for(state, events)
+        finished = any(isinstance(e, GameEnded) for e in events)
         subs = [
             SeatSpec(seat=command.seat, name=command.new_player, user_id=int(command.new_player))
             for _ in [0]
@@ -217,7 +225,7 @@ class GameService:
             message_id=message_id,
             expected_seq=loaded.seq,
             substitutes=subs,
-            finish=any(isinstance(e, GameEnded) for e in events),
+            finish=finished,
         )
         if result.duplicate:
             return Outcome(state=state, duplicate=True), result.pending
@@ -225,17 +233,20 @@ class GameService:
             state = evolve(state, event)
         assert result.last_seq is not None
         self._loaded[game_id] = Loaded(state=state, seq=result.last_seq)
-        self._info.pop(game_id, None)
+        if finished:
+            self._info.pop(game_id, None)  # its status changed (nothing else in it did)
         return Outcome(state=state, events=events), result.pending
 
-    async def _deliver(self, items: Sequence[OutboxItem]) -> None:
+    async def _deliver(self, items: Sequence[OutboxItem]) -> bool:
+        """Perform the effects in order and mark them done; True if every one was."""
         if not items or self._perform is None:
-            return
+            return not items
         report = await deliver(self.repo, items, self._perform)
         if report.failed and self._on_failure is not None:
             failed = [item for item in items if item.id in report.failed]
             for game_id, tries in {item.game_id: item.attempts + 1 for item in failed}.items():
                 self._on_failure(game_id, tries)
+        return not report.failed and not report.deferred
 
     def on_delivery_failure(self, callback: Callable[[int, int], None]) -> None:
         """Called with (game id, attempts so far) when an effect fails: the shell retries later."""

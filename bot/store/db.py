@@ -104,7 +104,18 @@ def _on_sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> N
         cursor.close()
 
 
+LAZY_COMMIT = "faguan_lazy_commit"
+"""Execution option: this transaction's commit may return before it is on disk (SQLite:
+``synchronous=NORMAL`` for it, so a crash of the process loses nothing but a power cut may)."""
+
+
 def _on_sqlite_begin(conn: Any) -> None:
+    # The sync level cannot change inside a transaction: set it before BEGIN, when it changes.
+    level = "NORMAL" if conn.get_execution_options().get(LAZY_COMMIT) else "FULL"
+    info = conn.connection.info
+    if info.get("synchronous", "FULL") != level:
+        conn.exec_driver_sql(f"PRAGMA synchronous={level}")
+        info["synchronous"] = level
     conn.exec_driver_sql("BEGIN")
 
 

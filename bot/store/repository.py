@@ -15,17 +15,19 @@ Nothing here imports the engine or discord.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.store.db import Clock, utc_now
+from bot.store.db import LAZY_COMMIT, Clock, utc_now
 from bot.store.models import (
     Event,
     Game,
@@ -279,12 +281,87 @@ def _upsert(session: AsyncSession, table: Any) -> Any:
     raise NotImplementedError(f"unsupported database backend {name!r}")
 
 
+async def _commit_lazily(session: AsyncSession) -> None:
+    """Start the session's transaction so that its commit returns before reaching the disk.
+
+    The commit still survives a crash of the bot; a power cut may lose it. PostgreSQL:
+    ``synchronous_commit = off`` for this transaction; SQLite: ``synchronous=NORMAL`` for it
+    (``LAZY_COMMIT``, see ``bot.store.db``), on disk with the next commit of either backend.
+    """
+    await session.connection(execution_options={LAZY_COMMIT: True})
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(text("SET LOCAL synchronous_commit = off"))
+
+
+class _Batcher:
+    """Group commit: items asked for while a batch is being written go in the next batch.
+
+    The first item starts a task that writes batches until none is waiting; every caller waits
+    only for the batch that holds its item (one caller alone: a batch of one, at once).
+    """
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, write: Callable[[list[int]], Awaitable[set[int]]]
+    ) -> None:
+        self.loop = loop
+        self._write = write
+        self._waiting: dict[int, asyncio.Future[bool]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def add(self, item: int) -> bool:
+        """Wait until `item` is written; True if the write changed it."""
+        future = self._waiting.get(item) or self.loop.create_future()
+        self._waiting[item] = future
+        if self._task is None:
+            self._task = self.loop.create_task(self._drain())
+        return await asyncio.shield(future)
+
+    async def _drain(self) -> None:
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, {}
+                try:
+                    changed = await self._write(list(batch))
+                except BaseException as exc:
+                    for waiting in batch.values():
+                        waiting.set_exception(exc)
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                for key, waiting in batch.items():
+                    waiting.set_result(key in changed)
+        finally:
+            self._task = None
+
+
 class Repository:
     """Storage for the shell; every method is one short transaction."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], *, clock: Clock = utc_now):
         self._sessions = sessions
         self._clock = clock
+        bind = sessions.kw.get("bind")
+        self._serial = bind is not None and bind.dialect.name == "sqlite"
+        self._writer: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._marks: _Batcher | None = None
+
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncSession]:
+        """A session in a write transaction, committed at the end (rolled back on an error).
+
+        SQLite has one writer at a time; a second connection that tries to write waits in
+        SQLite's busy handler, which sleeps (up to 100 ms a time). So on SQLite this process's
+        writes queue here instead, in order, and never meet a busy database among themselves.
+        """
+        if not self._serial:
+            async with self._sessions() as s, s.begin():
+                yield s
+            return
+        loop = asyncio.get_running_loop()
+        if self._writer is None or self._writer[0] is not loop:
+            self._writer = (loop, asyncio.Lock())
+        async with self._writer[1], self._sessions() as s, s.begin():
+            yield s
 
     # --- games --------------------------------------------------------------------------------
 
@@ -313,7 +390,7 @@ class Repository:
             _event_type(payload)
         batch = _Batch(events, effects, message_id, outcome)
         try:
-            async with self._sessions() as s, s.begin():
+            async with self._writing() as s:
                 now = self._clock()
                 # The first statement is a write, so SQLite takes its write lock before any read.
                 await s.execute(
@@ -377,7 +454,7 @@ class Repository:
         batch = _Batch(events, effects, message_id, outcome, substitutes)
         n = len(events)
         try:
-            async with self._sessions() as s, s.begin():
+            async with self._writing() as s:
                 now = self._clock()
                 # Bumping last_seq first locks the game row (PostgreSQL) or the database (SQLite),
                 # so appends to one game are serialized and gap-free.
@@ -391,10 +468,12 @@ class Repository:
                     bump = bump.where(Game.last_seq == expected_seq)
                 if finish:
                     bump = bump.values(status=GameStatus.FINISHED.value, finished_at=now)
-                last_seq = (await s.execute(bump)).scalar_one_or_none()
-                await self._raise_if_repeated(s, message_id)
+                conn = await s.connection()  # Core from here: no unit of work per input
+                last_seq = (await conn.execute(bump)).scalar_one_or_none()
                 if last_seq is None:
+                    await self._raise_if_repeated(s, message_id)
                     raise await self._refusal(s, game_id, expected_seq)
+                # A repeated message id is found by its insert in _append (and rolled back).
                 return await self._append(s, game_id, last_seq - n + 1, batch, now)
         except _Repeated as repeated:
             return repeated.result
@@ -419,32 +498,44 @@ class Repository:
     async def _append(
         self, s: AsyncSession, game_id: int, first_seq: int, batch: _Batch, now: datetime
     ) -> RecordResult:
+        """Insert the input, its events, substitutes and outbox rows (Core statements: one per
+        table, no unit of work); a message id recorded before raises ``_Repeated``."""
         n = len(batch.events)
         last_seq = first_seq + n - 1
         seqs = (first_seq, last_seq) if n else (None, None)
+        outcome = dict(batch.outcome) if batch.outcome is not None else None
+        conn = await s.connection()
         if batch.message_id is not None:
-            s.add(
-                Input(
+            inserted = await conn.execute(
+                _upsert(s, Input)
+                .values(
                     message_id=batch.message_id,
                     game_id=game_id,
-                    outcome=dict(batch.outcome) if batch.outcome is not None else None,
+                    outcome=outcome,
                     first_seq=seqs[0],
                     last_seq=seqs[1],
                     received_at=now,
                 )
+                .on_conflict_do_nothing(index_elements=["message_id"])
+                .returning(Input.message_id)
             )
-            await s.flush()  # the events' and effects' foreign key points at it
-        s.add_all(
-            Event(
-                game_id=game_id,
-                seq=first_seq + i,
-                type=_event_type(payload),
-                payload=dict(payload),
-                message_id=batch.message_id,
-                created_at=now,
+            if inserted.scalar_one_or_none() is None:
+                await self._raise_if_repeated(s, batch.message_id)
+        if batch.events:
+            await conn.execute(
+                insert(Event),
+                [
+                    {
+                        "game_id": game_id,
+                        "seq": first_seq + i,
+                        "type": _event_type(payload),
+                        "payload": dict(payload),
+                        "message_id": batch.message_id,
+                        "created_at": now,
+                    }
+                    for i, payload in enumerate(batch.events)
+                ],
             )
-            for i, payload in enumerate(batch.events)
-        )
         if batch.seats:
             terms = await self._next_terms(s, game_id, [spec.seat for spec in batch.seats])
             s.add_all(
@@ -459,26 +550,43 @@ class Repository:
                 )
                 for spec in batch.seats
             )
-        rows = [
-            Outbox(
-                game_id=game_id,
-                seq=last_seq if n else first_seq - 1,
-                message_id=batch.message_id,
-                payload=dict(effect),
-                attempts=0,
-                created_at=now,
+            await s.flush()
+        outbox: tuple[OutboxItem, ...] = ()
+        if batch.effects:
+            seq = last_seq if n else first_seq - 1
+            rows = [
+                {
+                    "game_id": game_id,
+                    "seq": seq,
+                    "message_id": batch.message_id,
+                    "payload": dict(effect),
+                    "attempts": 0,
+                    "created_at": now,
+                }
+                for effect in batch.effects
+            ]
+            ids = await conn.scalars(
+                insert(Outbox).returning(Outbox.id, sort_by_parameter_order=True), rows
             )
-            for effect in batch.effects
-        ]
-        s.add_all(rows)
-        await s.flush()
+            outbox = tuple(
+                OutboxItem(
+                    id=outbox_id,
+                    game_id=game_id,
+                    seq=seq,
+                    payload=row["payload"],
+                    attempts=0,
+                    last_error=None,
+                    done_at=None,
+                )
+                for outbox_id, row in zip(ids, rows, strict=True)
+            )
         return RecordResult(
             game_id=game_id,
             duplicate=False,
             first_seq=seqs[0],
             last_seq=seqs[1],
-            outcome=dict(batch.outcome) if batch.outcome is not None else None,
-            outbox=tuple(_item(row) for row in rows),
+            outcome=outcome,
+            outbox=outbox,
         )
 
     async def _next_terms(self, s: AsyncSession, game_id: int, seats: list[int]) -> dict[int, int]:
@@ -556,7 +664,7 @@ class Repository:
         await self._set_status(game_id, GameStatus.FINISHED, None)
 
     async def _set_status(self, game_id: int, status: GameStatus, error: str | None) -> None:
-        async with self._sessions() as s, s.begin():
+        async with self._writing() as s:
             now = self._clock()
             values: dict[str, Any] = {"status": status.value, "status_error": error}
             values["updated_at"] = now
@@ -646,6 +754,29 @@ class Repository:
             for row in rows
         ]
 
+    async def _payloads(
+        self, s: AsyncSession, game_id: int, after_seq: int, last_seq: int
+    ) -> list[JsonDict]:
+        """The payloads of events ``after_seq``+1 .. ``last_seq``, checked to be gap-free."""
+        try:
+            rows = (
+                await s.execute(
+                    select(Event.seq, Event.payload)
+                    .where(Event.game_id == game_id, Event.seq > after_seq, Event.seq <= last_seq)
+                    .order_by(Event.seq)
+                )
+            ).all()
+        except ValueError as exc:  # a payload that is not JSON (SQLite stores text)
+            raise CorruptLog(game_id, None, "unreadable event payload") from exc
+        for expected, (seq, payload) in enumerate(rows, after_seq + 1):
+            if seq != expected:
+                raise CorruptLog(game_id, expected, "missing event")
+            if not isinstance(payload, dict):
+                raise CorruptLog(game_id, seq, "event payload is not an object")
+        if len(rows) != last_seq - after_seq:
+            raise CorruptLog(game_id, after_seq + len(rows) + 1, "missing event")
+        return [payload for _, payload in rows]
+
     async def load_game(
         self, game_id: int, fold: Fold[S], *, snapshot: SnapshotCodec[S] | None = None
     ) -> Loaded[S]:
@@ -655,37 +786,45 @@ class Repository:
         Errors from ``fold`` propagate (``recovery.rebuild`` turns them into a stopped game).
         """
         async with self._sessions() as s:  # one read transaction, rolled back at close
-            last = await self._last_seq(s, game_id)
-            snap: Snapshot | None = None
-            if snapshot is not None:
-                snap = await s.scalar(
-                    select(Snapshot)
-                    .where(
-                        Snapshot.game_id == game_id,
-                        Snapshot.version == snapshot.version,
-                        Snapshot.seq <= last,
+            base, state = 0, None
+            if snapshot is None:
+                last = await self._last_seq(s, game_id)
+            else:
+                # The game's last seq and its newest snapshot of this version, in one query.
+                found = (
+                    await s.execute(
+                        select(Game.last_seq, Snapshot.seq, Snapshot.state)
+                        .outerjoin(
+                            Snapshot,
+                            (Snapshot.game_id == Game.id)
+                            & (Snapshot.version == snapshot.version)
+                            & (Snapshot.seq <= Game.last_seq),
+                        )
+                        .where(Game.id == game_id)
+                        .order_by(Snapshot.seq.desc())
+                        .limit(1)
                     )
-                    .order_by(Snapshot.seq.desc())
-                    .limit(1)
-                )
-            base = snap.seq if snap is not None else 0
-            tail = [event.payload for event in await self._events(s, game_id, base, last)]
-            if snap is not None and snapshot is not None:
+                ).one_or_none()
+                if found is None:
+                    raise GameNotFound(game_id)
+                last, base, state = found[0], found[1] or 0, found[2]
+            tail = await self._payloads(s, game_id, base, last)
+            if base and snapshot is not None:
                 try:
-                    return Loaded(snapshot.resume(snapshot.load(snap.state), tail), last)
+                    return Loaded(snapshot.resume(snapshot.load(state), tail), last)
                 except Exception as exc:
                     log.warning(
                         "game %s: snapshot at seq %s unusable (%s); replaying all events",
                         game_id,
-                        snap.seq,
+                        base,
                         type(exc).__name__,
                     )
-                tail = [event.payload for event in await self._events(s, game_id, 0, base)] + tail
+                tail = await self._payloads(s, game_id, 0, base) + tail
         return Loaded(fold(tail), last)
 
     async def save_snapshot(self, game_id: int, loaded: Loaded[S], codec: SnapshotCodec[S]) -> None:
         """Store ``loaded.state`` as covering events 1..``loaded.seq``; older snapshots go."""
-        async with self._sessions() as s, s.begin():
+        async with self._writing() as s:
             await s.execute(
                 _upsert(s, Snapshot)
                 .values(
@@ -725,19 +864,31 @@ class Repository:
             return [_item(row) for row in await s.scalars(query)]
 
     async def mark_done(self, outbox_id: int) -> bool:
-        """Mark an effect performed; False if it already was (a retry that raced a first try)."""
-        async with self._sessions() as s, s.begin():
+        """Mark an effect performed; False if it already was (a retry that raced a first try).
+
+        Marks asked for while one is being written go together in the next transaction, and
+        they are committed lazily (``_commit_lazily``): if a power cut loses a mark, the effect
+        is performed again, which its idempotency key makes harmless.
+        """
+        loop = asyncio.get_running_loop()
+        if self._marks is None or self._marks.loop is not loop:
+            self._marks = _Batcher(loop, self._mark_done_now)
+        return await self._marks.add(outbox_id)
+
+    async def _mark_done_now(self, ids: list[int]) -> set[int]:
+        async with self._writing() as s:
+            await _commit_lazily(s)
             result = await s.execute(
                 update(Outbox)
-                .where(Outbox.id == outbox_id, Outbox.done_at.is_(None))
+                .where(Outbox.id.in_(ids), Outbox.done_at.is_(None))
                 .values(done_at=self._clock(), attempts=Outbox.attempts + 1)
                 .returning(Outbox.id)
             )
-            return result.scalar_one_or_none() is not None
+            return set(result.scalars())
 
     async def record_attempt_failure(self, outbox_id: int, error: str) -> None:
         """Count a failed attempt and keep its error (truncated) for moderators and operators."""
-        async with self._sessions() as s, s.begin():
+        async with self._writing() as s:
             await s.execute(
                 update(Outbox)
                 .where(Outbox.id == outbox_id)
@@ -794,7 +945,7 @@ class Repository:
 
     async def update_channels(self, game_id: int, changes: Mapping[str, Any]) -> JsonDict:
         """Merge ``changes`` into a game's Discord objects (channels, threads, role)."""
-        async with self._sessions() as s, s.begin():
+        async with self._writing() as s:
             row = await s.scalar(select(Game).where(Game.id == game_id).with_for_update())
             if row is None:
                 raise GameNotFound(game_id)
@@ -813,7 +964,7 @@ class Repository:
 
     async def update_settings(self, server_id: int, changes: Mapping[str, Any]) -> JsonDict:
         """Merge ``changes`` into the settings (a ``None`` value removes the key); returns them."""
-        async with self._sessions() as s, s.begin():
+        async with self._writing() as s:
             now = self._clock()
             await s.execute(
                 _upsert(s, Server)
@@ -843,7 +994,7 @@ class Repository:
         ``scores`` maps user id → points. Returns False (and changes nothing) if this game's
         scores were already applied, so a retry after a crash never counts a game twice.
         """
-        async with self._sessions() as s, s.begin():
+        async with self._writing() as s:
             now = self._clock()
             server_id = (
                 await s.execute(
