@@ -47,6 +47,7 @@ from engine.game import apply, new_game, start_events
 from engine.game import replay_events as fold
 from engine.model import Camp, Instant, Power, Seat, Team
 from engine.record import record_of
+from engine.setup import card_names
 from engine.state import DayRecord, GameState, Submission
 
 GAME_TZ = ZoneInfo("Asia/Shanghai")
@@ -101,9 +102,12 @@ def to_instant(value: object, where: str) -> Instant:
 class _Steps:
     """Turns `[[steps]]` tables into engine commands, resolving names to seats."""
 
-    def __init__(self, players: list[str]) -> None:
-        self.seats: dict[str, Seat] = {name: Seat(i + 1) for i, name in enumerate(players)}
-        self.current: dict[Seat, str] = {seat: name for name, seat in self.seats.items()}
+    def __init__(self, players: list[str], cards: int = 1) -> None:
+        names = card_names(players, cards)  # `A#1`, `A#2` where each player holds several cards
+        self.seats: dict[str, Seat] = {name: Seat(i + 1) for i, name in enumerate(names)}
+        self.current = {Seat(i + 1): players[i // cards] for i in range(len(names))}
+        self.cards = set(names) if cards > 1 else set()
+        self.seats.update({p: Seat(i * cards + 1) for i, p in enumerate(players) if cards > 1})
 
     def seat(self, step: Mapping[str, Any], key: str, where: str) -> Seat:
         name = self.require(step, key, where)
@@ -178,6 +182,7 @@ class _Steps:
             target=target,
             passed=passed,
             at=self.at(step, where),
+            seat=self.seats[step["by"]] if step.get("by") in self.cards else None,
         )
 
     def _mod(self, step: Mapping[str, Any], where: str) -> Command:
@@ -247,7 +252,9 @@ class _Steps:
         """Track substitutes so that later steps may name either player."""
         if isinstance(command, ReplacePlayer):
             self.seats[command.new_player] = command.seat
-            self.current[command.seat] = command.new_player
+            old = self.current[command.seat]
+            mine = [s for s, p in self.current.items() if p == old]
+            self.current.update(dict.fromkeys(mine, command.new_player))
 
 
 def _check_top(
@@ -287,7 +294,7 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
         raise ReplayFileError(render("en", exc.key, exc.params)) from None
     events = start_events(created)
     state = fold(events)
-    reader = _Steps(players)
+    reader = _Steps(players, len(created.players) // len(players))
     rejected: list[dict[str, Any]] = []
     overrides: list[dict[str, Any]] = []
     post_steps: dict[str, int] = {}

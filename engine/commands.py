@@ -16,6 +16,9 @@ class SubmitPower:
     target: Seat | None = None
     passed: bool = False
     at: Instant | None = None
+    seat: Seat | None = None
+    """The seat (card) acting, for a player who holds several (5.0 双身份); by default their first
+    seat in the game that holds the power."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -176,6 +176,8 @@ class PlayerRemoved:
     seat: Seat
     record: OverrideRecord
     leavers_counted: int
+    also: tuple[Seat, ...] = ()
+    """The player's other seats still in the game, removed with it (several cards)."""
 
 
 @dataclass(frozen=True, kw_only=True)

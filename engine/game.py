@@ -243,12 +243,33 @@ def _target(state: GameState, target: Seat | None) -> SeatState:
     return seat
 
 
+def _acting(state: GameState, rules: Ruleset, cmd: SubmitPower) -> SeatState:
+    """The seat a player acts with: the one named, or their first seat in the game holding the
+    power (a player may hold several cards)."""
+    mine = state.seats_of(cmd.player)
+    if not mine:
+        raise ActorError("actor.not_player")
+    if cmd.seat is not None:
+        if cmd.seat not in mine:
+            raise ActorError("actor.not_your_seat", seat=cmd.seat)
+        mine = (cmd.seat,)
+    living = [state.seat(s) for s in mine if state.seat(s).alive]
+    if not living:
+        raise ActorError("actor.out_of_game")
+    holding = [
+        s
+        for s in living
+        if cmd.power in rules.night_powers(state, s) + rules.day_powers(state, s)
+    ]
+    return holding[0] if holding else living[0]
+
+
 def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Event]:
     window = _need_window(state)
-    seat = state.seat_of(cmd.player)
-    if seat is not None and (seat, cmd.power) in state.last_acts_open:
-        return _last_act(state, rules, window, state.seat(seat), cmd)
-    actor = _actor(state, cmd.player)
+    for seat in state.seats_of(cmd.player) if cmd.seat is None else (cmd.seat,):
+        if (seat, cmd.power) in state.last_acts_open and state.seat(seat).player == cmd.player:
+            return _last_act(state, rules, window, state.seat(seat), cmd)
+    actor = _acting(state, rules, cmd)
     if window.last_act:
         raise PhaseError("phase.last_act")
     if cmd.power in rules.day_power_ids:
@@ -395,10 +416,11 @@ def _post_vote(state: GameState, cmd: PostVote) -> list[Event]:
 
 
 def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:
-    seat = state.seat_of(cmd.player)
-    if seat is None:
+    mine = state.seats_of(cmd.player)
+    if not mine:
         raise ActorError("actor.not_player")
-    if seat not in state.last_words_open:
+    seat = next((s for s in mine if s in state.last_words_open), None)
+    if seat is None:
         raise ActorError("lastwords.not_entitled")
     acts = any(s == seat for s, _ in state.last_acts_open)
     return [LastWordsGiven(seat=seat, text=cmd.text, closes_last_act=acts)]
@@ -406,9 +428,9 @@ def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:
 
 def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
     window = _need_window(state)
-    seat = state.seat_of(cmd.player)
-    if window.chooser is None or seat != window.chooser:
+    if window.chooser is None or window.chooser not in state.seats_of(cmd.player):
         raise ActorError("choice.not_chooser")
+    seat = window.chooser
     if cmd.target not in window.candidates:
         raise TargetError(
             "vote.not_candidate",
@@ -436,16 +458,23 @@ def _target_seat_for_mod(state: GameState, seat: Seat) -> SeatState:
 
 
 def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
+    """A moderator removes the player in `seat` (with every seat they hold)."""
     _need_window(state)
     seat = _target_seat_for_mod(state, cmd.seat)
     assert state.phase is not None
-    words, counted = entitled(state, rules, (seat.seat,), state.phase)
+    also = tuple(
+        s for s in state.seats_of(seat.player) if s != seat.seat and state.seat(s).alive
+    )
+    left = tuple(sorted((seat.seat, *also)))
+    words, counted = entitled(state, rules, left, state.phase)
     record = replace(
         _override(state, "modkill", by=cmd.by, at=cmd.at, seat=str(seat.seat)),
-        left=(seat.seat,),
+        left=left,
         last_words=words,
     )
-    events: list[Event] = [PlayerRemoved(seat=seat.seat, record=record, leavers_counted=counted)]
+    events: list[Event] = [
+        PlayerRemoved(seat=seat.seat, record=record, leavers_counted=counted, also=also)
+    ]
     after = evolve(state, events[0])
     clause = rules.win(after)
     if clause:
@@ -811,7 +840,7 @@ def _previous_victim(state: GameState, day: int) -> Seat | None:
 
 
 def _result(state: GameState, rules: Ruleset, winner: Camp, reason: str, after: str) -> Result:
-    scores = tuple((s.seat, rules.score(s.original_role, winner)) for s in state.seats)
+    scores = tuple((s.seat, rules.seat_score(state, s, winner)) for s in state.seats)
     return Result(winner=winner, after=after, reason=reason, scores=scores)
 
 
@@ -916,15 +945,20 @@ def evolve(state: GameState, event: Event) -> GameState:
             )
         case PlayerReplaced():
             seats = list(state.seats)
-            old = seats[event.seat - 1]
-            seats[event.seat - 1] = replace(
-                old, player=event.new_player, former_players=(*old.former_players, old.player)
-            )
+            leaving = seats[event.seat - 1].player
+            for i, old in enumerate(seats):  # the substitute takes every seat of the player
+                if old.player == leaving:
+                    seats[i] = replace(
+                        old,
+                        player=event.new_player,
+                        former_players=(*old.former_players, old.player),
+                    )
             return replace(state, seats=tuple(seats), history=(*state.history, event.record))
         case PlayerRemoved():
+            gone = (event.seat, *event.also)
             return replace(
                 state,
-                seats=_apply_changes(state, (SeatChange(seat=event.seat, dies=True),)),
+                seats=_apply_changes(state, (SeatChange(seat=s, dies=True) for s in gone)),
                 history=(*state.history, event.record),
                 leavers_counted=event.leavers_counted,
                 last_words_open=(*state.last_words_open, *event.record.last_words),

@@ -22,7 +22,7 @@ def entitled(
     why = causes or {}
     policy = rules.last_words(len(state.seats), Counter(s.original_role for s in state.seats))
     counted = state.leavers_counted
-    ordered = tuple(sorted(leavers))
+    ordered = players_leaving(state, leavers)
     if not ordered:
         return (), counted
     if policy.not_if_multiple and len(ordered) >= 2:
@@ -47,6 +47,21 @@ def entitled(
         case "until":
             assert policy.until is not None
             return (ordered if phase <= policy.until else ()), counted + len(ordered)
+
+
+def players_leaving(state: GameState, leavers: Sequence[Seat]) -> tuple[Seat, ...]:
+    """The leavers that take a player out of the game, in seat order: a player holding several
+    seats leaves with the last of them (named by their lowest seat leaving now)."""
+    gone = set(leavers)
+    out: list[Seat] = []
+    players: set[str] = set()
+    for seat in sorted(gone):
+        player = state.seat(seat).player
+        staying = [s for s in state.seats_of(player) if s not in gone and state.seat(s).alive]
+        if player not in players and not staying:
+            players.add(player)
+            out.append(seat)
+    return tuple(out)
 
 
 def kept_open(state: GameState, rules: Ruleset, leavers: Sequence[Seat]) -> tuple[Seat, ...]:

@@ -35,6 +35,7 @@ class Role(StrEnum):
     ELDER = "elder"
     SHERIFF = "sheriff"
     COVERT_POLICE = "covert_police"
+    MOLE = "mole"
 
 
 class Power(StrEnum):
@@ -81,6 +82,9 @@ class CheckResult(StrEnum):
     LONE_KILLER = "lone_killer"
     LONE_POLICE = "lone_police"
     DOCTOR = "doctor"
+    SECRET_POLICE = "secret_police"
+    OTHER = "other"
+    """Not what was asked (5.0: the mole asks whether a card is a secret police)."""
 
 
 class PhaseKind(StrEnum):

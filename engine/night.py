@@ -223,5 +223,9 @@ def _answer_checks(
             team=action.team,
             by=action.actors,
             target=action.target,
-            result=CheckResult.NONE if action.void else rules.check_answer(target),
+            result=(
+                CheckResult.NONE
+                if action.void
+                else rules.answer(state, state.seat(action.actors[0]), target)
+            ),
         )

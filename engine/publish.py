@@ -7,6 +7,7 @@ everything. Roles, night targets and check answers go only to the seat or team e
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from engine.effects import (
@@ -14,6 +15,7 @@ from engine.effects import (
     ClockPost,
     Effect,
     OverrideLogged,
+    Param,
     ReplyToPost,
     ScheduleDeadline,
     SeatHandover,
@@ -75,10 +77,14 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
     """Who left the game, and who joined a team (at the deal, or when a role turns)."""
     rules = rules_for(after)
     out: list[Effect] = []
+    gone: set[str] = set()
     for seat in after.seats:
         old = before.seat(seat.seat) if before is not None else None
         if old is not None and old.alive and not seat.alive:
-            out.append(SeatLeft(seat=seat.seat))
+            player = seat.player  # a player holding several cards leaves with the last one
+            if player not in gone and not any(after.seat(s).alive for s in after.seats_of(player)):
+                gone.add(player)
+                out.append(SeatLeft(seat=seat.seat))
         team = rules.team_of(seat)
         if team is not None and seat.alive and (old is None or rules.team_of(old) != team):
             out.append(TeamJoin(team=team, seat=seat.seat))
@@ -440,12 +446,13 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
     if record.confess is None and record.chosen_by is None:
         votes = ";".join(f"{v}>{t if t is not None else 'abstain'}" for v, t in record.votes)
         void = ";".join(_void_item(p) for p in record.void_posts)
-        out.append(
-            Announce(
-                key="day.tally",
-                params=params(number=record.number, revote=record.revote, votes=votes, void=void),
-            )
-        )
+        tally: dict[str, Param] = {
+            "number": record.number, "revote": record.revote, "votes": votes, "void": void,
+        }  # fmt: skip
+        plain = Counter(t for _, t in record.votes if t is not None)
+        if dict(record.tally) != dict(plain):  # votes of different weights (5.0: per card)
+            tally["counts"] = ";".join(f"{t}:{n}" for t, n in record.tally)
+        out.append(Announce(key="day.tally", params=params(**tally)))
     if record.tie is not None:
         tie = record.tie
         out.append(

@@ -6,6 +6,7 @@ their seat's original player (substitutes are listed under `substitutes`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -28,6 +29,20 @@ def seat_names(state: GameState) -> dict[Seat, str]:
     return {s.seat: (s.former_players[0] if s.former_players else s.player) for s in state.seats}
 
 
+def card_named(names: Mapping[Seat, str]) -> dict[Seat, str]:
+    """Seat names made unique where a player holds several seats (cards): `name#1`, `name#2`."""
+    held = Counter(names.values())
+    out: dict[Seat, str] = {}
+    seen: Counter[str] = Counter()
+    for seat in sorted(names):
+        name = names[seat]
+        if held[name] > 1:
+            seen[name] += 1
+            name = f"{name}#{seen[name]}"
+        out[seat] = name
+    return out
+
+
 def record_of(
     state: GameState,
     *,
@@ -37,7 +52,8 @@ def record_of(
 ) -> dict[str, Any]:
     """The record as a JSON-ready dict; names everywhere in seat order (by default each seat's
     original player id; the bot passes display names)."""
-    names = dict(names) if names is not None else seat_names(state)
+    players = list(dict.fromkeys((names or seat_names(state))[s.seat] for s in state.seats))
+    names = card_named(dict(names) if names is not None else seat_names(state))
 
     def named(seats: tuple[Seat, ...]) -> list[str]:
         return [names[s] for s in sorted(seats)]
@@ -81,7 +97,7 @@ def record_of(
         "ruleset": state.ruleset,
         "commitment": state.commitment,
         "seed": state.seed,
-        "players": [names[s.seat] for s in state.seats],
+        "players": players,
         "options": {
             "tie": state.options.tie.value,
             "self_vote": state.options.self_vote,

@@ -85,12 +85,14 @@ def new_game(
         raise SetupError("setup.duplicate_player", player=dup)
     opts = read_options(options or {}, rules)
     rules = rules.configured(opts.extras)
+    cards = rules.cards_per_player
+    names = card_names(players, cards)
     fixed: dict[int, Role] = {}
     for player, role_id in (roles or {}).items():
-        if player not in players:
+        if player not in names:
             raise SetupError("setup.unknown_player", player=player)
         try:
-            fixed[list(players).index(player)] = Role(role_id)
+            fixed[names.index(player)] = Role(role_id)
         except ValueError:
             raise SetupError("setup.unknown_role", role=role_id, player=player) from None
     composition = _pick_composition(
@@ -102,16 +104,35 @@ def new_game(
     remaining = Counter(composition)
     remaining.subtract(Counter(fixed.values()))
     to_deal = sorted(remaining.elements(), key=lambda r: r.value)
-    dealt_seats = [i for i in range(n) if i not in fixed]
-    shuffled = lots.shuffle(seed, lots.deal_label(ruleset, n), to_deal)
-    final = dict(fixed)
-    final.update(zip(dealt_seats, shuffled, strict=True))
+    dealt_seats = [i for i in range(len(names)) if i not in fixed]
+    label = lots.deal_label(ruleset, n)
+    for attempt in range(MAX_DEALS):
+        shuffled = lots.shuffle(seed, label if not attempt else f"{label}|again {attempt}", to_deal)
+        final = dict(fixed)
+        final.update(zip(dealt_seats, shuffled, strict=True))
+        dealt = tuple(final[i] for i in range(len(names)))
+        if rules.deal_allowed([dealt[i : i + cards] for i in range(0, len(dealt), cards)]):
+            break
+    else:
+        raise SetupError("setup.deal_refused", ruleset=ruleset, players=n)
     return GameCreated(
         ruleset=ruleset,
-        players=tuple(players),
-        roles=tuple(final[i] for i in range(n)),
+        players=tuple(p for p in players for _ in range(cards)),
+        roles=dealt,
         dealt=tuple(Seat(i + 1) for i in dealt_seats),
         seed=seed,
         commitment=lots.commitment(seed),
         options=opts,
     )
+
+
+MAX_DEALS = 100
+"""A deal the ruleset refuses is dealt again (label `…|again k`); past this many, setup fails."""
+
+
+def card_names(players: Sequence[str], cards: int) -> list[str]:
+    """Each seat's name: the player's, or `name#1`, `name#2` … where a player holds several
+    cards (the replay's `[roles]` and the record name cards so)."""
+    if cards == 1:
+        return list(players)
+    return [f"{p}#{k}" for p in players for k in range(1, cards + 1)]

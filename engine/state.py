@@ -277,11 +277,14 @@ class GameState:
         return self.seats[seat - 1]
 
     def seat_of(self, player: str) -> Seat | None:
-        """The seat a player sits in now, or None for someone who is not (or no longer) playing."""
-        for s in self.seats:
-            if s.player == player:
-                return s.seat
-        return None
+        """The seat a player sits in now (their first seat still in the game, where a player holds
+        several cards), or None for someone who is not (or no longer) playing."""
+        mine = self.seats_of(player)
+        return next((s for s in mine if self.seat(s).alive), mine[0] if mine else None)
+
+    def seats_of(self, player: str) -> tuple[Seat, ...]:
+        """Every seat a player holds (one, or one per card where a ruleset deals several)."""
+        return tuple(s.seat for s in self.seats if s.player == player)
 
     def alive(self) -> tuple[Seat, ...]:
         """Seats still in the game, in seat order."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from engine import lots
 from engine.errors import EngineError
-from engine.setup import new_game
+from engine.setup import card_names, new_game
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,9 +66,10 @@ def _verify_deal(record: Mapping[str, Any], seed: str) -> Finding:
         )
     except EngineError as exc:
         return Finding(what="deal", ok=False, detail=f"cannot recompute the deal: {exc.key}")
+    names = card_names(players, len(created.roles) // max(1, len(players)))
     differ = [
         f"{p}: dealt {r.value}, the record says {roles.get(p)}"
-        for p, r in zip(players, created.roles, strict=True)
+        for p, r in zip(names, created.roles, strict=True)
         if roles.get(p) != r.value
     ]
     return Finding(what=f"deal ({deal.get('label', '')})", ok=not differ, detail="; ".join(differ))

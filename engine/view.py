@@ -91,9 +91,10 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
             mates = tuple(
                 s.seat for s in state.seats if s.seat != me.seat and rules.team_of(s) == team
             )
-        known.update(
-            {s.seat: s.role for s in state.seats if s.seat != me.seat and rules.knows_role(me, s)}
-        )
+        for other in state.seats:
+            seen = rules.seen_role(me, other) if other.seat != me.seat else None
+            if seen is not None:
+                known[other.seat] = seen
     window = state.window
     voted = tuple(
         sorted({p.seat for p in state.posts if p.void_reason is None and p.seat is not None})

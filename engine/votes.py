@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from engine.commands import PostVote
 from engine.model import Instant, Seat
-from engine.rulesets import Ruleset
+from engine.rulesets import Ruleset, rules_for
 from engine.state import GameState, VotePost, Window
 
 
@@ -83,11 +83,17 @@ class Tally:
     """Each counted voter's last valid vote (None: abstained)."""
     void: tuple[VotePost, ...]
     """Every post of the window that does not count, with its reason."""
+    weights: dict[Seat, int] = field(default_factory=dict)
+    """Votes a voter's post carries, where not 1 (5.0: one per living card)."""
 
     @property
     def counts(self) -> Counter[Seat]:
         """Votes received per target."""
-        return Counter(t for t in self.votes.values() if t is not None)
+        counts: Counter[Seat] = Counter()
+        for voter, target in self.votes.items():
+            if target is not None:
+                counts[target] += self.weights.get(voter, 1)
+        return counts
 
     @property
     def abstained(self) -> tuple[Seat, ...]:
@@ -129,7 +135,10 @@ def tally(state: GameState, posts: Iterable[VotePost], cutoff: Instant | None) -
         assert post.seat is not None
         if state.seat(post.seat).alive:
             votes[post.seat] = None if post.abstain else post.target
-    return Tally(votes=votes, void=tuple(void))
+    rules = rules_for(state)
+    weights = {v: rules.vote_weight(state, state.seat(v)) for v in votes}
+    heavier = {v: w for v, w in weights.items() if w != 1}
+    return Tally(votes=votes, void=tuple(void), weights=heavier)
 
 
 def runoff_barred(rules: Ruleset, tied: tuple[Seat, ...], revote: int) -> tuple[Seat, ...]:

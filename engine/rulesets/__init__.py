@@ -11,6 +11,7 @@ from engine.rulesets.v2 import V2
 from engine.rulesets.v2_variants import V2DoctorAccomplice, V2Mine, V2MineAccomplice, V2Sapper
 from engine.rulesets.v3 import V3, V3M, V3MT, V3T
 from engine.rulesets.v4 import V4Butterfly, V4Lone
+from engine.rulesets.v5 import V5
 from engine.rulesets.v31 import V31
 from engine.state import GameState
 
@@ -19,7 +20,7 @@ RULESETS: dict[str, Ruleset] = {
     for r in (
         V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic(),
         V1(), V1Inspector(), V2Mine(), V2MineAccomplice(), V2DoctorAccomplice(), V2Sapper(),
-        V31(), V4Lone(), V4Butterfly(),
+        V31(), V4Lone(), V4Butterfly(), V5(),
     )
 }  # fmt: skip
 

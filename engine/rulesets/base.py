@@ -105,6 +105,9 @@ class Ruleset:
     first."""
     chosen: Mapping[str, str] = MappingProxyType({})
     """The options in force for a configured instance (see `configured`)."""
+    cards_per_player: ClassVar[int] = 1
+    """Seats (cards, 牌位) each player holds: 5.0 双身份 deals two. A player holding several is
+    in the game while one of them is; each acts, is targeted and dies on its own."""
 
     # -- options -------------------------------------------------------------------------------
     def configured(self, extras: Sequence[tuple[str, str]]) -> Ruleset:
@@ -137,6 +140,11 @@ class Ruleset:
         """The last-words policy for a game of this size."""
         raise NotImplementedError
 
+    def deal_allowed(self, hands: Sequence[tuple[Role, ...]]) -> bool:
+        """Whether a deal may stand (each player's cards); a refused deal is dealt again from
+        the seed (5.0: nobody holds both a killer and a police)."""
+        return True
+
     # -- powers --------------------------------------------------------------------------------
     def team_of(self, seat: SeatState) -> Team | None:
         """The night team a seat acts with now (killers know killers, police know police)."""
@@ -151,9 +159,17 @@ class Ruleset:
         return tuple(s.seat for s in state.seats if s.alive and self.team_of(s) == team)
 
     def knows_role(self, viewer: SeatState, other: SeatState) -> bool:
-        """Whether `viewer` knows `other`'s role during play (teammates know each other)."""
+        """Whether `viewer` knows `other`'s role during play (teammates know each other; a
+        player knows all their own cards)."""
+        if viewer.player == other.player:
+            return True
         team = self.team_of(viewer)
         return team is not None and self.team_of(other) == team
+
+    def seen_role(self, viewer: SeatState, other: SeatState) -> Role | None:
+        """The role `viewer` sees for `other` (None: unknown); by default the role itself when
+        `knows_role`. 5.0: the police see the mole, who opens his eyes with them, as police."""
+        return other.role if self.knows_role(viewer, other) else None
 
     def night_powers(self, state: GameState, seat: SeatState) -> tuple[Power, ...]:
         """Night powers a living seat holds now (spent one-shot powers excluded); `state` lets a
@@ -254,6 +270,11 @@ class Ruleset:
         """What a check tells of `seat` (after the night's actions, see `check_after_actions`)."""
         return CheckResult.KILLER if seat.role is Role.KILLER else CheckResult.GOOD
 
+    def answer(self, state: GameState, checker: SeatState, target: SeatState) -> CheckResult:
+        """What `checker`'s check tells of `target`: by default `check_answer`, whoever asks
+        (5.0: the mole asks another question)."""
+        return self.check_answer(target)
+
     def has_last_words(
         self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
     ) -> bool:
@@ -275,6 +296,10 @@ class Ruleset:
         return None
 
     # -- day ---------------------------------------------------------------------------------
+    def vote_weight(self, state: GameState, voter: SeatState) -> int:
+        """How many votes a counted voter's post carries (5.0: one per living card)."""
+        return 1
+
     def vote_leavers(
         self, state: GameState, chosen: SeatState, voters: tuple[Seat, ...]
     ) -> tuple[Seat, ...]:
@@ -287,12 +312,17 @@ class Ruleset:
         """The side a seat plays for (by its original role), None for a player of no side."""
         killers = (
             Role.KILLER, Role.SECRET_KILLER, Role.KILLER_MINE, Role.ACCOMPLICE, Role.LONE_KILLER,
+            Role.SNIPER, Role.MOLE,
         )  # fmt: skip
         return Camp.KILLERS if seat.original_role in killers else Camp.GOOD
 
     def win(self, state: GameState) -> WinClause | None:
         """The first win condition that holds, in the ruleset's order, or None."""
         raise NotImplementedError
+
+    def seat_score(self, state: GameState, seat: SeatState, winner: Camp) -> int:
+        """Points for a seat at the end: by default by its original role (RULES.md §5)."""
+        return self.score(seat.original_role, winner)
 
     def score(self, role: Role, winner: Camp) -> int:
         """Points for an original role and a result."""

@@ -8,10 +8,10 @@ from collections import Counter
 import pytest
 from gamekit import Game
 
-from engine.commands import ModKill, Penalize
-from engine.effects import Announce, Silence, TeamJoin, Unsilence, Whisper
+from engine.commands import ModKill, Penalize, PostVote, ReplacePlayer, SubmitPower
+from engine.effects import Announce, SeatLeft, Silence, TeamJoin, Unsilence, Whisper
 from engine.errors import ActorError, PhaseError, SetupError, TargetError
-from engine.game import new_game, replay_events
+from engine.game import new_game, replay_events, start_events
 from engine.model import Camp, PhaseKind, Power, Role, Seat, Team
 from engine.pending import pending
 from engine.publish import effects_for
@@ -428,3 +428,133 @@ def test_basic_last_act_window_extends_the_night_and_waits_for_the_shot() -> Non
     game.lock()  # no shot: the good side wins at the lock
     result = game.state.result
     assert result is not None and result.winner is Camp.GOOD and result.after == "night 1"
+
+
+# -- v5: two cards per player ------------------------------------------------------------------
+MOLE, SPO = "mole", "secret_police"
+# 7 players, 14 cards; player k holds seats 2k-1 and 2k
+V5_7 = [K, D, P, C, BF, C, MOLE, C, SPO, C, SPO, C, C, C]
+
+
+class CardGame(Game):
+    """A game where each player holds two cards; seats (cards) are named in every call."""
+
+    def __init__(self, ruleset: str, roles: list[str], *, seed: str = "test-seed") -> None:
+        self.players = [f"p{i}" for i in range(1, len(roles) // 2 + 1)]
+        created = new_game(
+            ruleset=ruleset,
+            players=self.players,
+            seed=seed,
+            roles={f"p{i // 2 + 1}#{i % 2 + 1}": r for i, r in enumerate(roles)},
+        )
+        self.events = start_events(created)
+        self.state = replay_events(self.events)
+        self._post = 0
+
+    def power(
+        self, seat: int, power: str, target: int | None = None, *, at: int | None = None
+    ) -> None:
+        self.do(
+            SubmitPower(
+                player=self.state.seat(Seat(seat)).player,
+                power=Power(power),
+                target=None if target is None else Seat(target),
+                passed=target is None,
+                seat=Seat(seat),
+            )
+        )
+
+    def vote(self, seat: int, target: int | None, *, at: int | None = None) -> None:
+        self._post += 1
+        self.do(
+            PostVote(
+                player=self.state.seat(Seat(seat)).player,
+                post_id=str(self._post),
+                target=None if target is None else Seat(target),
+                abstain=target is None,
+            )
+        )
+
+
+@pytest.mark.parametrize("players", [7, 8, 9, 12, 15, 16])
+def test_v5_deals_two_cards_a_player_never_a_killer_with_a_police(players: int) -> None:
+    k = (players - 3) // 3
+    for seed in map(str, range(30)):
+        created = new_game(ruleset="v5", players=[f"p{i}" for i in range(players)], seed=seed)
+        assert len(created.roles) == 2 * players
+        assert created.players[::2] == created.players[1::2]
+        hands = list(zip(created.roles[::2], created.roles[1::2], strict=True))
+        assert not any(Role.KILLER in h and Role.POLICE in h for h in hands)
+        assert Counter(r.value for r in created.roles) == Counter(
+            {BF: 1, MOLE: 1, SPO: 2, P: k, K: k, D: k, C: 2 * players - 4 - 3 * k}
+        )
+
+
+def test_v5_who_sees_whom() -> None:
+    game = CardGame("v5", V5_7, seed="v5")
+    assert game.state.seats_of("p1") == (1, 2)
+    killer = view_for(game.state, Seat(1))
+    assert [i.role for i in killer.seats][:8] == [
+        Role.KILLER, Role.DOCTOR, None, None, None, None, Role.MOLE, None,
+    ]  # fmt: skip
+    police = view_for(game.state, Seat(3))
+    assert police.seats[6].role is Role.POLICE  # the mole, seen as one of them
+    assert police.seats[0].role is None
+    mole = view_for(game.state, Seat(7))
+    assert mole.seats[0].role is Role.KILLER and mole.seats[2].role is Role.POLICE
+
+
+def test_v5_each_card_acts_with_its_own_power_and_a_player_names_the_card() -> None:
+    game = CardGame("v5", V5_7, seed="v5")
+    game.do(SubmitPower(player="p1", power=Power.SAVE, target=Seat(2)))  # the doctor card acts
+    game.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(14)))  # the killer card
+    assert {(s.seat, s.power) for s in game.state.submissions} == {(2, Power.SAVE), (1, Power.KILL)}
+    with pytest.raises(ActorError):
+        game.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(13), seat=Seat(3)))
+    game.lock()
+    assert night_left(game) == [14]
+
+
+def test_v5_votes_weigh_living_cards_and_players_leave_with_their_last_card() -> None:
+    game = CardGame("v5", V5_7, seed="v5")
+    game.night((1, "kill", 13))  # p7 keeps card 14
+    before, start = game.state, len(game.events)
+    game.day({7: 3, 1: 4, 3: 4})  # p4 (2 cards) for card 3 against p1 and p2 (2 each) for card 4
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tally == ((3, 2), (4, 4))
+    assert record.left == (4,) and record.last_words == ()
+    assert not any(isinstance(e, SeatLeft) for e in effects_for(before, game.events[start:]))
+    tally = next(
+        e
+        for e in effects_for(before, game.events[start:])
+        if isinstance(e, Announce) and e.key == "day.tally"
+    )
+    assert dict(tally.params)["counts"] == "3:2;4:4"
+    game.night((1, "kill", 14))  # p7's last card: p7 leaves, with last words
+    before, start = game.state, len(game.events)
+    assert night_left(game) == [14]
+    assert game.state.history[-1].last_words == (14,)  # type: ignore[union-attr]
+    game.vote(2, 3)  # card 3 is p2's
+    game.lock()
+    assert game.state.history[-1].left == (3,)  # type: ignore[union-attr]
+
+
+def test_v5_moderators_remove_and_replace_a_whole_player() -> None:
+    game = CardGame("v5", V5_7, seed="v5")
+    game.do(ReplacePlayer(seat=Seat(4), new_player="sub"))
+    assert [game.state.seat(Seat(s)).player for s in (3, 4)] == ["sub", "sub"]
+    game.do(ModKill(seat=Seat(5)))
+    assert not game.state.seat(5).alive and not game.state.seat(6).alive
+    assert game.state.history[-1].last_words == (5,)  # type: ignore[union-attr]
+
+
+def test_v5_secret_police_immune_until_it_fires_and_the_hug() -> None:
+    game = CardGame("v5", V5_7, seed="v5")
+    game.night((1, "kill", 9), (5, "hug", 1), (9, "execute", 13))  # hugged killer: no kill
+    assert night_left(game) == [13] and Power.EXECUTE in game.state.seat(9).spent
+    game.lock()
+    game.night((1, "kill", 9))
+    assert night_left(game) == [9]
+    fresh = CardGame("v5", V5_7, seed="v5")
+    fresh.night((5, "hug", 11), (1, "kill", 5))  # the butterfly takes the hugged card along
+    assert night_left(fresh) == [5, 11]
