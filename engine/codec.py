@@ -73,13 +73,27 @@ def _load_dataclass(data: dict[str, Any]) -> Any:
     cls = _registry().get(str(name))
     if cls is None:
         raise ValueError(f"unknown engine type {name!r}")
-    return cls(**{f: convert(data[f]) for f, convert in _fields(cls) if f in data})
+    fields = _fields(cls)
+    values = {f: convert(data[f]) for f, convert in fields if f in data}
+    if len(values) == len(fields) and _plain(cls):
+        # Every field given and no __post_init__: what the generated __init__ of a frozen
+        # dataclass would do, without its one object.__setattr__ call per field.
+        obj: Any = object.__new__(cls)
+        obj.__dict__.update(values)
+        return obj
+    return cls(**values)
 
 
 @cache
 def _fields(cls: type) -> tuple[tuple[str, Convert], ...]:
     hints = _hints(cls)
     return tuple((f.name, _converter(hints[f.name])) for f in dataclasses.fields(cls))
+
+
+@cache
+def _plain(cls: type) -> bool:
+    """A dataclass whose __init__ only stores its fields (no __post_init__, no __slots__)."""
+    return not hasattr(cls, "__post_init__") and "__slots__" not in vars(cls)
 
 
 def _same(value: Any) -> Any:

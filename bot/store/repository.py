@@ -758,9 +758,10 @@ class Repository:
         self, s: AsyncSession, game_id: int, after_seq: int, last_seq: int
     ) -> list[JsonDict]:
         """The payloads of events ``after_seq``+1 .. ``last_seq``, checked to be gap-free."""
+        conn = await s.connection()  # Core: plain rows, no ORM per row
         try:
             rows = (
-                await s.execute(
+                await conn.execute(
                     select(Event.seq, Event.payload)
                     .where(Event.game_id == game_id, Event.seq > after_seq, Event.seq <= last_seq)
                     .order_by(Event.seq)
@@ -791,8 +792,9 @@ class Repository:
                 last = await self._last_seq(s, game_id)
             else:
                 # The game's last seq and its newest snapshot of this version, in one query.
+                conn = await s.connection()
                 found = (
-                    await s.execute(
+                    await conn.execute(
                         select(Game.last_seq, Snapshot.seq, Snapshot.state)
                         .outerjoin(
                             Snapshot,
