@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.render import render_private, render_public, render_reply
+from bot.render import render_posts, render_private, render_reply
 from bot.store import OutboxItem
 from engine import codec
 from engine.effects import (
     Announce,
+    Bulletin,
     ClockPost,
     OverrideLogged,
     ReplyToPost,
@@ -57,11 +58,11 @@ class DiscordEffects:
         state = await self.bot.service.state(game_id)
         again = self.recovering or item.attempts > 0
         match effect:
-            case Announce() | ClockPost():
+            case Announce() | ClockPost() | Bulletin():
                 ctx = await self.bot.context(game_id, state)
-                await self._send(
-                    await self._channel(game_id, "game"), render_public(ctx, effect), again
-                )
+                channel = await self._channel(game_id, "game")
+                for text in render_posts(ctx, effect):
+                    await self._send(channel, text, again)
             case Whisper():
                 await self._whisper(game_id, state, effect, again)
             case TeamNotice():

@@ -13,7 +13,15 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from bot.i18n import render
-from engine.effects import Announce, ClockPost, Params, ReplyToPost, TeamNotice, Whisper
+from engine.effects import (
+    Announce,
+    Bulletin,
+    ClockPost,
+    Params,
+    ReplyToPost,
+    TeamNotice,
+    Whisper,
+)
 
 ZONE_NAMES = {"Asia/Shanghai": {"zh-CN": "北京时间", "en": "Beijing time"}}
 
@@ -76,6 +84,24 @@ def _phase(ctx: Context, label: str) -> str:
 
 def _power(ctx: Context, power: object) -> str:
     return ctx.t(f"power.{power}")
+
+
+MESSAGE_LIMIT = 2000
+"""Discord's longest message, in characters."""
+
+
+def render_posts(ctx: Context, effect: Announce | ClockPost | Bulletin) -> list[str]:
+    """The messages of a public post: one, unless a bulletin is too long for one message (then
+    its parts are split between messages, never cut)."""
+    if not isinstance(effect, Bulletin):
+        return [render_public(ctx, effect)]
+    messages: list[str] = []
+    for text in (render_public(ctx, part) for part in effect.parts):
+        if messages and len(messages[-1]) + 2 + len(text) <= MESSAGE_LIMIT:
+            messages[-1] += "\n\n" + text
+        else:
+            messages.append(text)
+    return messages
 
 
 def render_public(ctx: Context, effect: Announce | ClockPost) -> str:

@@ -31,7 +31,7 @@ from bot.store import (
 from bot.timing import Clock
 from engine import codec
 from engine.commands import Command, Lock, ReplacePlayer
-from engine.effects import ReplyToPost, params
+from engine.effects import ReplyToPost, as_posts, params
 from engine.errors import EngineError
 from engine.events import Event, GameEnded
 from engine.game import evolve, new_game, replay_events, start_events
@@ -137,7 +137,7 @@ class GameService:
         )
         first = schedule.deadline("night", self.clock.now())
         events = start_events(created, Instant(to_ms(first)))
-        effects = effects_for(None, events)
+        effects = as_posts(effects_for(None, events))
         result = await self.repo.create_game(
             server_id=server_id,
             ruleset=ruleset,
@@ -211,7 +211,7 @@ class GameService:
                 outcome={"error": error.key},
             )
             return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
-        effects = effects_for(state, events)
+        effects = as_posts(effects_for(state, events))
         finished = any(isinstance(e, GameEnded) for e in events)
         subs = [
             SeatSpec(seat=command.seat, name=command.new_player, user_id=int(command.new_player))

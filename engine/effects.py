@@ -8,7 +8,7 @@ carry only public information; anything hidden goes in a `Whisper` to the seat c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.model import Instant, Seat, Team
@@ -138,10 +138,42 @@ class UpdateStandings:
     """The game is over: add its scores to the server's season standings (once per game)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Bulletin:
+    """Public posts of one input that go out as one message (see `as_posts`)."""
+
+    parts: tuple[ClockPost | Announce, ...]
+
+
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
     | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings | Silence | Unsilence
+    | Bulletin
 )  # fmt: skip
+
+
+_OWN_POST = ("window.", "game.over")
+
+
+def as_posts(effects: Sequence[Effect]) -> list[Effect]:
+    """The same effects with one input's public posts joined: the 看表帖 (or the first post) and
+    every public post after it make one message; the announcement of the next window
+    (`window.*`), or of the end (`game.over`), starts a second. So a phase change is two public
+    messages, in their order, and private messages and permission edits keep theirs."""
+    out: list[Effect] = []
+    open_at: int | None = None  # where the message being joined is in `out`
+    for effect in effects:
+        if not isinstance(effect, ClockPost | Announce):
+            out.append(effect)
+            continue
+        if open_at is None or (isinstance(effect, Announce) and effect.key.startswith(_OWN_POST)):
+            open_at = len(out)
+            out.append(effect)
+            continue
+        joined = out[open_at]
+        parts = joined.parts if isinstance(joined, Bulletin) else (joined,)
+        out[open_at] = Bulletin(parts=(*parts, effect))
+    return out
 
 
 def seats_text(seats: Iterable[Seat]) -> str:
