@@ -86,6 +86,8 @@ class NightResolved:
     """Earlier leavers whose last words stay open (policy window `next_death`, nobody left)."""
     last_acts: tuple[tuple[Seat, Power], ...] = ()
     """Leavers who may use a power on death until the next lock (earlier ones lapse)."""
+    counters: tuple[tuple[str, int], ...] = ()
+    """Named counts the night changed (their new values)."""
 
 
 @dataclass(frozen=True, kw_only=True)

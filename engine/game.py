@@ -172,6 +172,12 @@ def decide(state: GameState, command: Command) -> list[Event]:
             return _penalize(state, command)
         case EndGame():
             _need_not_over(state)
+            if command.winner not in rules.camps:
+                raise ModeratorError(
+                    "mod.no_such_winner",
+                    winner=command.winner.value,
+                    allowed=", ".join(sorted(c.value for c in rules.camps)),
+                )
             record = _override(
                 state, "end", by=command.by, at=command.at, winner=command.winner.value
             )
@@ -290,14 +296,19 @@ def _submission(state: GameState, rules: Ruleset, actor: SeatState, cmd: SubmitP
     if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
         raise PhaseError("phase.after_deadline")
     target: Seat | None = None
-    if not cmd.passed:
+    untargeted = cmd.power in rules.untargeted_powers and not cmd.passed
+    if cmd.passed and not rules.passable(state, actor, cmd.power):
+        raise ActorError("actor.must_use", power=cmd.power.value)
+    if not cmd.passed and not untargeted:
         seat = _target(state, cmd.target)
         error = rules.target_error(state, actor, cmd.power, seat)
         if error:
             raise TargetError(error, target=seat.seat)
         target = seat.seat
     return PowerSubmitted(
-        submission=Submission(seat=actor.seat, power=cmd.power, target=target, at=cmd.at)
+        submission=Submission(
+            seat=actor.seat, power=cmd.power, target=target, at=cmd.at, untargeted=untargeted
+        )
     )
 
 
@@ -599,12 +610,13 @@ def _resolve_night(
     record = NightRecord(
         number=state.window.number, left=outcome.deaths, checks=outcome.checks,
         last_words=words, revealed=_revealed(state, rules, outcome.deaths, outcome.causes),
-        silenced=outcome.silenced, actions=outcome.actions,
+        silenced=outcome.silenced, actions=outcome.actions, virtual_out=outcome.virtual_out,
+        notices=outcome.notices,
     )  # fmt: skip
     resolved = NightResolved(
         record=record, changes=outcome.changes, lots=outcome.lots, leavers_counted=counted,
         last_words_kept=kept_open(state, rules, outcome.deaths),
-        last_acts=_last_acts(state, rules, outcome.causes),
+        last_acts=_last_acts(state, rules, outcome.causes), counters=outcome.counters,
     )  # fmt: skip
     return _after_resolution(state, rules, resolved, cmd.next_deadline, cmd.runoff_deadline)
 
@@ -884,6 +896,13 @@ def evolve(state: GameState, event: Event) -> GameState:
         case VotePosted():
             return replace(state, posts=(*state.posts, event.post))
         case NightResolved() | DayResolved():
+            if isinstance(event, NightResolved):
+                counters = {**dict(state.counters), **dict(event.counters)}
+                state = replace(
+                    state,
+                    virtual_out=state.virtual_out | set(event.record.virtual_out),
+                    counters=tuple(sorted(counters.items())),
+                )
             return replace(
                 state,
                 seats=_apply_changes(state, event.changes),

@@ -36,6 +36,8 @@ class Role(StrEnum):
     SHERIFF = "sheriff"
     COVERT_POLICE = "covert_police"
     MOLE = "mole"
+    GOOD_THIEF = "good_thief"
+    BAD_THIEF = "bad_thief"
 
 
 class Power(StrEnum):
@@ -52,6 +54,8 @@ class Power(StrEnum):
     HUG = "hug"
     SILENCE = "silence"
     ATTACK = "attack"
+    GUARD = "guard"
+    ROB = "rob"
 
 
 class Camp(StrEnum):
@@ -60,6 +64,8 @@ class Camp(StrEnum):
     GOOD = "good"
     KILLERS = "killers"
     DRAW = "draw"
+    GOOD_THIEVES = "good_thieves"
+    BAD_THIEVES = "bad_thieves"
 
 
 class Team(StrEnum):
@@ -67,6 +73,8 @@ class Team(StrEnum):
 
     KILLERS = "killers"
     POLICE = "police"
+    GOOD_THIEVES = "good_thieves"
+    BAD_THIEVES = "bad_thieves"
 
 
 class CheckResult(StrEnum):
@@ -83,6 +91,8 @@ class CheckResult(StrEnum):
     LONE_POLICE = "lone_police"
     DOCTOR = "doctor"
     SECRET_POLICE = "secret_police"
+    THIEF = "thief"
+    BAD_THIEF = "bad_thief"
     OTHER = "other"
     """Not what was asked (5.0: the mole asks whether a card is a secret police)."""
 

@@ -51,6 +51,12 @@ class NightOutcome:
     """Why each player in `deaths` leaves."""
     actions: tuple[Action, ...] = ()
     """Tonight's actions as they took effect (the judge's private log)."""
+    virtual_out: tuple[str, ...] = ()
+    """Virtual players out tonight."""
+    counters: tuple[tuple[str, int], ...] = ()
+    """Named counts changed tonight (their new values)."""
+    notices: tuple[tuple[Team, str], ...] = ()
+    """Private news for teams."""
 
 
 def counted_submissions(
@@ -66,33 +72,65 @@ def counted_submissions(
     return latest
 
 
+Option = tuple[Power, Seat | None] | None
+"""A team member's choice: a power and its target (None: untargeted), or None for a pass."""
+
+
+def _option(sub: Submission) -> Option:
+    if sub.target is None and not sub.untargeted:
+        return None
+    return (sub.power, sub.target)
+
+
+def _option_name(option: Option, single: bool) -> str:
+    if option is None:
+        return PASS
+    power, target = option
+    if single:
+        return str(target)
+    return power.value if target is None else f"{power.value}:{target}"
+
+
+def _option_key(option: Option) -> tuple[int, str, int]:
+    if option is None:
+        return (-1, "", 0)
+    return (0, option[0].value, option[1] or 0)
+
+
 def team_choice(
     state: GameState,
     rules: Ruleset,
     team: Team,
-    power: Power,
-    subs: dict[tuple[Seat, Power], Submission],
+    ordered: list[Submission],
     night: int,
 ) -> tuple[Action | None, LotDraw | None]:
-    """The team's target by majority of its members' latest submissions; lots on a split."""
+    """The team's choice by majority of its members' latest submissions among the powers it
+    uses together (a team with several uses one of them a night); a pass counts as a choice of
+    no action; lots on a split."""
+    powers = rules.team_powers(team)
     members = rules.team_members(state, team)
-    chosen = [(m, subs[(m, power)].target) for m in members if (m, power) in subs]
-    if not chosen:
+    latest: dict[Seat, Submission] = {}
+    for sub in ordered:
+        if sub.seat in members and sub.power in powers:
+            latest[sub.seat] = sub
+    if not latest:
         return None, None
-    votes = Counter(target for _, target in chosen)
+    votes = Counter(_option(sub) for sub in latest.values())
     top = max(votes.values())
-    tied = sorted((t for t, n in votes.items() if n == top), key=lambda t: -1 if t is None else t)
+    tied = sorted((o for o, n in votes.items() if n == top), key=_option_key)
     draw: LotDraw | None = None
-    if len(tied) == 1:
-        target = tied[0]
-    else:
-        names = [PASS if t is None else str(t) for t in tied]
-        label = lots.team_lots_label(night, power.value, names)
+    chosen = tied[0]
+    if len(tied) > 1:
+        single = len(powers) == 1
+        names = [_option_name(o, single) for o in tied]
+        topic = next(iter(powers)).value if single else team.value
+        label = lots.team_lots_label(night, topic, names)
         picked = lots.draw(state.seed, label, names)
         draw = LotDraw(label=label, among=tuple(names), drawn=picked)
-        target = None if picked == PASS else Seat(int(picked))
-    if target is None:
+        chosen = tied[names.index(picked)]
+    if chosen is None:
         return None, draw
+    power, target = chosen
     return Action(power=power, actors=members, target=target, team=team), draw
 
 
@@ -102,24 +140,24 @@ def gather_actions(
     """Tonight's actions: team choices first, then every individual power, in seat order."""
     night = state.window.number if state.window else 0
     subs = counted_submissions(state, cutoff)
+    ordered = [s for s in state.submissions if subs.get((s.seat, s.power)) is not None]
     actions: list[Action] = []
     draws: list[LotDraw] = []
-    team_powers = [p for p in Power if rules.team_power(p) is not None]
-    for power in team_powers:
-        team = rules.team_power(power)
-        assert team is not None
-        action, draw = team_choice(state, rules, team, power, subs, night)
+    for team in Team:
+        if not rules.team_powers(team):
+            continue
+        action, draw = team_choice(state, rules, team, ordered, night)
         if action:
             actions.append(action)
         if draw:
             draws.append(draw)
     for (seat, power), sub in sorted(subs.items()):
-        team = rules.team_power(power)
-        if sub.target is None or (team is not None and seat in rules.team_members(state, team)):
+        own = rules.team_of(state.seat(seat))
+        if _option(sub) is None or (own is not None and power in rules.team_powers(own)):
             continue
         actions.append(Action(power=power, actors=(seat,), target=sub.target))
     # A power aimed at a player removed before the lock (a moderator's removal) acts on nobody.
-    return [a for a in actions if state.seat(a.target).alive], draws
+    return [a for a in actions if a.target is None or state.seat(a.target).alive], draws
 
 
 def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> NightOutcome:
@@ -127,25 +165,27 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
     assert state.window is not None
     night = state.window.number
     gathered, draws = gather_actions(state, rules, cutoff)
-    actions = rules.actions_in_effect(state, gathered)
-    acting = [a for a in actions if not a.void]
+    extras = rules.night_extras(state, rules.actions_in_effect(state, gathered))
+    actions = list(extras.actions)
+    draws.extend(extras.lots)
+    acting = [a for a in actions if not a.void and a.target is not None]
     hits = [
         (a, victim)
         for a in acting
-        if a.power in rules.attack_powers
+        if a.power in rules.attack_powers and a.target is not None
         for victim in rules.attack_victims(state, a.power, a.actors, state.seat(a.target))
     ]
 
     cancelled: set[int] = set()
     needles: dict[Seat, bool] = {}
     for treat in (a for a in acting if a.power is Power.SAVE):
+        treated = treat.target
+        assert treated is not None
         savable = [
-            i
-            for i, (a, victim) in enumerate(hits)
-            if victim == treat.target and rules.savable(a.power)
+            i for i, (a, victim) in enumerate(hits) if victim == treated and rules.savable(a.power)
         ]
         if not savable:
-            needles[treat.target] = rules.needle_kills(state.seat(treat.target), night)
+            needles[treated] = rules.needle_kills(state.seat(treated), night)
         elif rules.treatment_saves(tuple(hits[i][0].power for i in savable)):
             cancelled.update(savable)
 
@@ -156,13 +196,18 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
     for seat, kills in needles.items():
         if kills:
             found.setdefault(seat, set()).add(NEEDLE)
+    for seat, cause in extras.leave:
+        if state.seat(seat).alive:
+            found.setdefault(seat, set()).add(cause)
     wounded = {
         s for s, c in found.items() if rules.absorbs(state, state.seat(s), frozenset(c))
     }
     first = {s: frozenset(c) for s, c in found.items() if s not in wounded}
     causes, turned = settle(state, rules, first, actions)
     deaths = set(causes)
-    silenced = {a.target for a in acting if a.power in rules.silence_powers} - deaths
+    silenced = {
+        a.target for a in acting if a.power in rules.silence_powers and a.target is not None
+    } - deaths
 
     spent: dict[Seat, Power] = {}
     for action in actions:
@@ -174,8 +219,9 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
         if role is not None:
             new_roles[seat] = role
     for action in acting:
-        merged = rules.conversions(state, action.power, action.actors, state.seat(action.target))
-        new_roles.update(merged)
+        if action.target is not None:
+            target = state.seat(action.target)
+            new_roles.update(rules.conversions(state, action.power, action.actors, target))
     new_roles.update(turned)
 
     changes = tuple(
@@ -198,6 +244,9 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
         silenced=tuple(sorted(silenced)),
         causes=causes,
         actions=tuple(actions),
+        virtual_out=extras.virtual_out,
+        counters=extras.counters,
+        notices=extras.notices,
     )
 
 
@@ -210,7 +259,7 @@ def _answer_checks(
 ) -> Iterable[CheckRecord]:
     """Answer each check on the target as it stands after tonight's actions (or before them)."""
     for action in actions:
-        if action.power is not Power.CHECK:
+        if action.power is not Power.CHECK or action.target is None:
             continue
         target = state.seat(action.target)
         if rules.check_after_actions:
@@ -224,7 +273,9 @@ def _answer_checks(
             by=action.actors,
             target=action.target,
             result=(
-                CheckResult.NONE
+                action.told
+                if action.told is not None
+                else CheckResult.NONE
                 if action.void
                 else rules.answer(state, state.seat(action.actors[0]), target)
             ),

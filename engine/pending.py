@@ -58,9 +58,11 @@ def pending(state: GameState) -> Pending:
         waiting: list[Seat] = []
         for seat in state.seats:
             for power in usable_night_powers(state, rules, seat):
-                team = rules.team_power(power)
-                if team is not None and rules.team_of(seat) == team:
-                    done = any((m, power) in submitted for m in rules.team_members(state, team))
+                team = rules.team_of(seat)
+                if team is not None and power in rules.team_powers(team):
+                    shared = rules.team_powers(team)
+                    members = rules.team_members(state, team)
+                    done = any((m, p) in submitted for m in members for p in shared)
                 else:
                     done = (seat.seat, power) in submitted
                 if not done:

@@ -159,8 +159,8 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     params=params(power=sub.power.value, target=sub.target),
                 )
             ]
-            team = rules.team_power(sub.power)
-            if team is not None and rules.team_of(after.seat(sub.seat)) == team:
+            team = rules.team_of(after.seat(sub.seat))
+            if team is not None and sub.power in rules.team_powers(team):
                 out.append(
                     TeamNotice(
                         team=team,
@@ -413,6 +413,11 @@ def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
             key="night.result", params=params(number=record.number, left=seats_text(record.left))
         ),
     ]
+    out.extend(
+        Announce(key="night.virtual_out", params=params(number=record.number, who=who))
+        for who in record.virtual_out
+    )
+    out.extend(TeamNotice(team=team, key=key) for team, key in record.notices)
     for check in record.checks:
         for seat in check.by:
             out.append(

@@ -72,6 +72,8 @@ def record_of(
                 night["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
             if entry.silenced:
                 night["silenced"] = named(entry.silenced)
+            if entry.virtual_out:
+                night["virtual_out"] = list(entry.virtual_out)
             phases.append(night)
         elif isinstance(entry, DayRecord):
             phases.append(_day(entry, names, named))

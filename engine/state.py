@@ -54,8 +54,10 @@ class Submission:
     seat: Seat
     power: Power
     target: Seat | None
-    """None means an explicit pass (不行使)."""
+    """None means an explicit pass (不行使), unless `untargeted`."""
     at: Instant | None = None
+    untargeted: bool = False
+    """A power used without a seat as target (天下无贼: guarding or robbing the virtual 傻根)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,11 +69,14 @@ class Action:
 
     power: Power
     actors: tuple[Seat, ...]
-    target: Seat
+    target: Seat | None
+    """None for a power used without a seat as target (on a virtual player)."""
     team: Team | None = None
     """The team that acted, for a team power used by its members."""
     void: bool = False
     """The action acts on nobody (its target is covered); a void check is answered `none`."""
+    told: CheckResult | None = None
+    """For a check: the answer the judge gives instead (天下无贼: a bad thief exposed)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +164,10 @@ class NightRecord:
     actions: tuple[Action, ...] = ()
     """The night's actions as they took effect (private: the judge's log; a ruleset may look
     back at them, e.g. whom 花蝴蝶 protects through the next day)."""
+    virtual_out: tuple[str, ...] = ()
+    """Virtual players (not seats: 天下无贼's 傻根) out of the game this night (public)."""
+    notices: tuple[tuple[Team, str], ...] = ()
+    """Private news for a team (a message key): 天下无贼's knife mark for the good thieves."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -270,6 +279,14 @@ class GameState:
     result: Result | None = None
     suspensions: tuple[Suspension, ...] = ()
     """Penalties in force or to come (see `engine.penalties`)."""
+    virtual_out: frozenset[str] = frozenset()
+    """Virtual players (a ruleset's `virtual_players`, not seats) out of the game."""
+    counters: tuple[tuple[str, int], ...] = ()
+    """Named counts a ruleset keeps (天下无贼: the good thieves' knife marks)."""
+
+    def counter(self, name: str) -> int:
+        """A named count (0 until set)."""
+        return dict(self.counters).get(name, 0)
 
     # -- lookups -----------------------------------------------------------------------------
     def seat(self, seat: Seat) -> SeatState:

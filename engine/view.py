@@ -121,8 +121,9 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
         return base
     group = {me.seat, *mates}
     subs: dict[tuple[Seat, Power], Seat | None] = {}
+    shared = rules.team_powers(team) if team is not None else frozenset()
     for sub in state.submissions:
-        if sub.seat == me.seat or (sub.seat in group and rules.team_power(sub.power) is not None):
+        if sub.seat == me.seat or (sub.seat in group and sub.power in shared):
             subs[(sub.seat, sub.power)] = sub.target
     checks = tuple(
         (entry.number, c.target, c.result)

@@ -6,6 +6,7 @@ from engine.errors import SetupError
 from engine.rulesets.base import LastWordsPolicy, Ruleset, WinClause
 from engine.rulesets.basic import Basic
 from engine.rulesets.mifei import Mifei
+from engine.rulesets.tianxia import Tianxia
 from engine.rulesets.v1 import V1, V1Inspector
 from engine.rulesets.v2 import V2
 from engine.rulesets.v2_variants import V2DoctorAccomplice, V2Mine, V2MineAccomplice, V2Sapper
@@ -20,7 +21,7 @@ RULESETS: dict[str, Ruleset] = {
     for r in (
         V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic(),
         V1(), V1Inspector(), V2Mine(), V2MineAccomplice(), V2DoctorAccomplice(), V2Sapper(),
-        V31(), V4Lone(), V4Butterfly(), V5(),
+        V31(), V4Lone(), V4Butterfly(), V5(), Tianxia(),
     )
 }  # fmt: skip
 

@@ -16,7 +16,7 @@ from typing import ClassVar, Literal
 
 from engine.errors import SetupError
 from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Reveal, Role, Seat, Team
-from engine.state import Action, GameState, NightRecord, SeatState
+from engine.state import Action, GameState, LotDraw, NightRecord, SeatState
 
 Composition = Mapping[Role, int]
 NeedleRule = Literal["none", "cumulative", "consecutive"]
@@ -48,6 +48,24 @@ class Aftermath:
     leave: tuple[Seat, ...] = ()
     """Players who leave with them (cause `with`)."""
     roles: tuple[tuple[Seat, Role], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class NightExtras:
+    """What a ruleset adds to a night's resolution (`Ruleset.night_extras`)."""
+
+    actions: tuple[Action, ...]
+    """Tonight's actions, maybe rewritten (a check pointed elsewhere)."""
+    leave: tuple[tuple[Seat, str], ...] = ()
+    """Players who leave tonight besides the attacks, with the cause (a knife mark's lot)."""
+    virtual_out: tuple[str, ...] = ()
+    """Virtual players out tonight."""
+    counters: tuple[tuple[str, int], ...] = ()
+    """Named counts changed (their new values)."""
+    lots: tuple[LotDraw, ...] = ()
+    """Draws made (verifiable, like every lot)."""
+    notices: tuple[tuple[Team, str], ...] = ()
+    """Private news for a team: (team, message key)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +123,8 @@ class Ruleset:
     first."""
     chosen: Mapping[str, str] = MappingProxyType({})
     """The options in force for a configured instance (see `configured`)."""
+    camps: ClassVar[frozenset[Camp]] = frozenset({Camp.GOOD, Camp.KILLERS, Camp.DRAW})
+    """The results a game of this ruleset can have (a moderator's end names one)."""
     cards_per_player: ClassVar[int] = 1
     """Seats (cards, 牌位) each player holds: 5.0 双身份 deals two. A player holding several is
     in the game while one of them is; each acts, is targeted and dies on its own."""
@@ -186,6 +206,16 @@ class Ruleset:
         """The team whose members choose this power's target together by majority."""
         return {Power.KILL: Team.KILLERS, Power.CHECK: Team.POLICE}.get(power)
 
+    def team_powers(self, team: Team) -> frozenset[Power]:
+        """The powers a team uses together, one of them a night, by majority (by default those
+        `team_power` names for it; 天下无贼's police either check or guard 傻根)."""
+        return frozenset(p for p in Power if self.team_power(p) is team)
+
+    def passable(self, state: GameState, seat: SeatState, power: Power) -> bool:
+        """Whether the power may be explicitly passed (天下无贼: the bad thieves must kill once 傻根
+        is dead)."""
+        return True
+
     def target_error(
         self, state: GameState, actor: SeatState, power: Power, target: SeatState
     ) -> str | None:
@@ -195,6 +225,16 @@ class Ruleset:
         return None
 
     # -- night resolution hooks ------------------------------------------------------------------
+    untargeted_powers: ClassVar[frozenset[Power]] = frozenset()
+    """Powers used without a seat as target (on a virtual player: 天下无贼's 傻根)."""
+    virtual_players: ClassVar[tuple[str, ...]] = ()
+    """Players that are no seat (天下无贼's 傻根): no one plays them; they can be out."""
+
+    def night_extras(self, state: GameState, actions: Sequence[Action]) -> NightExtras:
+        """What the ruleset adds to the night after `actions_in_effect`: rewritten actions,
+        other departures, virtual players out, counters, lots. By default nothing."""
+        return NightExtras(actions=tuple(actions))
+
     def actions_in_effect(self, state: GameState, actions: Sequence[Action]) -> list[Action]:
         """Tonight's actions as they take effect: a ruleset may void some (`void`) or add some
         (花蝴蝶: what is aimed at the hugged player is void, and they share what is aimed at the

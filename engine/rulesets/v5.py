@@ -133,7 +133,7 @@ class V5(Ruleset):
     ) -> Aftermath:
         """The butterfly killed takes the card it hugs tonight along."""
         hug = next((a for a in tonight if a.power is Power.HUG and not a.void), None)
-        if hug is not None and hug.actors[0] in leaving:
+        if hug is not None and hug.target is not None and hug.actors[0] in leaving:
             return Aftermath(leave=(hug.target,))
         return Aftermath()
 

@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 from gamekit import Game
 
-from engine.commands import ModKill, Penalize, PostVote, ReplacePlayer, SubmitPower
+from engine.commands import EndGame, ModKill, Penalize, PostVote, ReplacePlayer, SubmitPower
 from engine.effects import Announce, SeatLeft, Silence, TeamJoin, Unsilence, Whisper
-from engine.errors import ActorError, PhaseError, SetupError, TargetError
+from engine.errors import ActorError, ModeratorError, PhaseError, SetupError, TargetError
 from engine.game import new_game, replay_events, start_events
-from engine.model import Camp, PhaseKind, Power, Role, Seat, Team
+from engine.model import Camp, CheckResult, PhaseKind, Power, Role, Seat, Team
 from engine.pending import pending
 from engine.publish import effects_for
 from engine.rulesets import RULESETS
@@ -558,3 +558,69 @@ def test_v5_secret_police_immune_until_it_fires_and_the_hug() -> None:
     fresh = CardGame("v5", V5_7, seed="v5")
     fresh.night((5, "hug", 11), (1, "kill", 5))  # the butterfly takes the hugged card along
     assert night_left(fresh) == [5, 11]
+
+
+# -- tianxia: three factions and the virtual 傻根 ---------------------------------------------------
+GT, BT = "good_thief", "bad_thief"
+# 12: police 1-3, good thieves 4-6, bad thieves 7-9, civilians 10-12
+TX = [P, P, P, GT, GT, GT, BT, BT, BT, C, C, C]
+
+
+def test_tianxia_a_team_uses_one_of_its_powers_by_majority_lots_across_powers() -> None:
+    game = Game("tianxia", TX, seed="tx")
+    game.power(1, "check", 7)
+    game.power(2, "check", 7)
+    game.do(SubmitPower(player="p3", power=Power.GUARD))  # untargeted
+    assert view_for(game.state, Seat(1)).submissions[-1] == (3, Power.GUARD, None)
+    assert pending(game.state).powers == (4, 5, 6, 7, 8, 9)  # the police are done
+    game.lock()
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord) and [c.result for c in record.checks] == [
+        CheckResult.THIEF
+    ]
+    split = Game("tianxia", TX, seed="tx")
+    split.power(1, "check", 7)
+    split.do(SubmitPower(player="p2", power=Power.GUARD))
+    split.lock()
+    (draw,) = split.state.lots
+    assert draw.label == "team|night 1|police|check:7,guard" and draw.among == ("check:7", "guard")
+
+
+def test_tianxia_exposure_falls_back_to_the_check_when_every_bad_thief_is_known() -> None:
+    game = Game("tianxia", TX, seed="tx")
+    for target in (7, 8, 9):
+        game.night((1, "check", target))
+        game.lock()
+    for seat in (7, 4):
+        game.do(SubmitPower(player=f"p{seat}", power=Power.ROB if seat == 7 else Power.GUARD))
+    game.night((1, "check", 10))
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord)
+    assert [(c.target, c.result) for c in record.checks] == [(10, CheckResult.CIVILIAN)]
+    assert game.state.counter("knife_marks") == 1 and record.left == ()
+
+
+def test_tianxia_shagen_dies_unguarded_and_powers_change() -> None:
+    game = Game("tianxia", TX, seed="tx")
+    game.do(SubmitPower(player="p7", power=Power.ROB))
+    game.lock()
+    assert game.state.virtual_out == {"shagen"}
+    assert view_for(game.state, Seat(1)).powers == ()
+    game.lock()
+    assert view_for(game.state, Seat(7)).powers == (Power.KILL,)
+    with pytest.raises(ActorError):
+        game.power(7, "kill")  # a pass: refused
+    with pytest.raises(ActorError):
+        game.do(SubmitPower(player="p8", power=Power.ROB))
+
+
+def test_tianxia_three_camps_and_a_moderators_end() -> None:
+    game = Game("tianxia", TX, seed="tx")
+    with pytest.raises(ModeratorError):
+        game.do(EndGame(winner=Camp.KILLERS))
+    game.do(EndGame(winner=Camp.BAD_THIEVES))
+    result = game.state.result
+    assert result is not None
+    assert [p for _, p in result.scores] == [-10] * 6 + [30] * 3 + [-5] * 3
+    with pytest.raises(ModeratorError):
+        Game("v2", [K, K, P, P, C, C, C, C]).do(EndGame(winner=Camp.GOOD_THIEVES))
