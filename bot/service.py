@@ -210,6 +210,10 @@ class GameService:
                 message_id=message_id,
                 outcome={"error": error.key},
             )
+            if result.duplicate and not (result.outcome or {}).get("error"):
+                # Redelivered after it was accepted (the engine, seeing it in the state, says
+                # duplicate_post): the outcome of any redelivery, not a refusal.
+                return Outcome(state=state, duplicate=True), result.pending
             return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
         effects = as_posts(effects_for(state, events))
         finished = any(isinstance(e, GameEnded) for e in events)

@@ -4,6 +4,7 @@ checks that public text reveals no secret (roles, check results, the seed)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import os
 import re
@@ -112,6 +113,7 @@ UNSAFE_SECTIONS = ("role", "check", "camp", "win")
 """Sections whose words may appear in public only when the ruleset reveals (or at the end)."""
 
 
+@functools.cache
 def secret_words(locale: str) -> tuple[str, ...]:
     """Role names and check answers in `locale`, longest first."""
     words = {
@@ -130,6 +132,7 @@ def count_words(text: str, words: Iterable[str]) -> Counter[str]:
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
+@functools.cache
 def template_fragments(locale: str) -> tuple[str, ...]:
     """Literal pieces of safe catalog texts that contain a secret word (e.g. 检查官行使否决权):
     they are part of the rules' own wording, not a fact about a seat."""
@@ -139,6 +142,8 @@ def template_fragments(locale: str) -> tuple[str, ...]:
         if key.split(".", 1)[0] in UNSAFE_SECTIONS:
             continue
         for piece in _PLACEHOLDER.split(text):
+            if piece.strip() in words:
+                continue  # a bare name (a team's, say) is no wording: keep counting it
             if any(w in piece for w in words):
                 pieces.add(piece)
     return tuple(sorted(pieces, key=lambda p: (-len(p), p)))
@@ -164,14 +169,18 @@ class RecordingContext(Context):
 
 def allowed_counts(keys: Iterable[str], locale: str) -> Counter[str]:
     """Secret words that the safe templates used for one text contain themselves."""
-    words = secret_words(locale)
     allowed: Counter[str] = Counter()
-    texts = catalog(locale)
     for key in keys:
-        if key.split(".", 1)[0] in UNSAFE_SECTIONS:
-            continue
-        allowed.update(count_words(_PLACEHOLDER.sub("\x00", texts.get(key, "")), words))
+        allowed.update(_template_words(key, locale))
     return allowed
+
+
+@functools.cache
+def _template_words(key: str, locale: str) -> Counter[str]:
+    if key.split(".", 1)[0] in UNSAFE_SECTIONS:
+        return Counter()
+    text = _PLACEHOLDER.sub("\x00", catalog(locale).get(key, ""))
+    return count_words(text, secret_words(locale))
 
 
 def over(found: Counter[str], allowed: Counter[str]) -> dict[str, int]:

@@ -172,7 +172,7 @@ sections = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     st.dictionaries(st.sampled_from(SECTIONS) | texts | st.integers(), toml_values, max_size=4)
     | sections
@@ -203,7 +203,7 @@ def one_wrong_value(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     return nest(flat), key
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(one_wrong_value())
 def test_one_wrong_value_is_named(case: tuple[dict[str, Any], str]) -> None:
     raw, key = case
@@ -214,7 +214,7 @@ def test_one_wrong_value_is_named(case: tuple[dict[str, Any], str]) -> None:
     assert any(key == n or key.startswith(n + ".") for n in named), (key, result.problems)
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.sampled_from(["MTIz.", "Bot MTIz.", " MTIz. ", "MTIz. ", "\tMTIz.\n"]),
     st.text(max_size=80) | st.sampled_from(["a b c d e f", "\x00" * 9, "x" * 5000]),
@@ -225,7 +225,7 @@ def test_any_token_in_the_environment(prefix: str, token: str) -> None:
 
 
 @settings(
-    max_examples=examples(100),
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -339,19 +339,19 @@ def check_run(data: dict[str, Any]) -> str | None:
     return result
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.dictionaries(st.sampled_from(sorted(TOP_KEYS)) | texts, toml_values, max_size=6))
 def test_arbitrary_documents(doc: dict[str, Any]) -> None:
     check_run(doc)
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plausible_files())
 def test_plausible_files_with_wrong_values(doc: dict[str, Any]) -> None:
     check_run(doc)
 
 
-@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_games())
 def test_mutated_recorded_games(doc: dict[str, Any]) -> None:
     check_run(doc)
@@ -374,7 +374,7 @@ def one_wrong_value(draw: st.DrawFn) -> dict[str, Any]:
     return doc
 
 
-@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(one_wrong_value())
 def test_one_wrong_value_in_any_key_of_any_step(doc: dict[str, Any]) -> None:
     check_run(doc)
@@ -388,7 +388,7 @@ def _cli(*args: str) -> tuple[int, str, str]:
 
 
 @settings(
-    max_examples=examples(40),
+    max_examples=examples(25),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

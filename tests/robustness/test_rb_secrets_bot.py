@@ -1,0 +1,395 @@
+"""Secrets at bot scale: whole random games on simcord (the real bot, slash commands, vote posts,
+DM-less play through /act, overrides, last words). Captured: every message and embed in every
+guild channel (private team threads excepted), every ephemeral answer, every log line at INFO
+and above. None may show a role, a check answer or the seed before the ruleset reveals it; an
+ephemeral /role answer shows only the invoker's own role and checks."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+import pytest_asyncio
+from rbkit import LOCALES, EnvClock, count_words, excess_secret_words, secret_words
+
+# isort: split
+from gamebot import Table, build_table, make_bot
+from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberActor
+
+from bot.i18n import catalog, render
+from bot.views import valid_targets
+from engine.model import PhaseKind, Seat
+from engine.rulesets import RULESETS
+from engine.state import DayRecord, GameState, NightRecord
+from engine.view import view_for
+
+SEED = "bot-secrets-seed-7f3a9c"
+GAMES = [("v1", 9), ("v2", 10), ("mifei", 12), ("v3mt", 12), ("basic", 8)]
+"""Rulesets and sizes: v1 reveals camps at death, the others reveal nothing until the end."""
+PREFIXES = {
+    "over": tuple(catalog(loc)["game.over"].split("{")[0] for loc in LOCALES),
+    "reveal": tuple(catalog(loc)["reveal_msg.text"].split("{")[0] for loc in LOCALES),
+    "record": tuple(catalog(loc)["notice.record"].split("{")[0] for loc in LOCALES),
+}
+SEAT = re.compile(r"(\d+)号 |#(\d+) ")
+ROLE_IDS = re.compile(
+    r"\b(civilian|killer|police|doctor|secret_killer|secret_police|special_police|inspector"
+    r"|mine|killer_mine|sapper|accomplice)\b"
+)
+WORDS = ["遗言：我没问题", "last words 😀", "@everyone 理由", "{seat}", "**粗体**"]
+
+
+RULESET_NAMES = sorted((r.name_zh for r in RULESETS.values()), key=len, reverse=True)
+"""秘匪版, 3.0 高级 …: a ruleset's name is not a fact about a seat."""
+
+
+def excess(text: str) -> dict[str, int]:
+    """Secret words (either language) not explained by the catalog's own wording."""
+    for name in RULESET_NAMES:
+        text = text.replace(name, "\x00")
+    found: dict[str, int] = {}
+    for locale in LOCALES:
+        found.update(excess_secret_words(text, locale))
+    return found
+
+
+def message_text(message: Any) -> str:
+    parts = [message.content or ""]
+    for embed in message.embeds:
+        parts += [embed.title or "", embed.description or ""]
+        parts += [f"{f.name} {f.value}" for f in embed.fields]
+        if embed.footer and embed.footer.text:
+            parts.append(embed.footer.text)
+    return "\n".join(parts)
+
+
+def answer_texts(result: InteractionResult) -> list[str]:
+    out = []
+    if result.response is not None:
+        out.append(message_text(result.response))
+    out += [message_text(m) for m in result.followups]
+    return out
+
+
+@dataclass
+class Capture:
+    """What every non-concerned reader saw, checked as it arrives."""
+
+    t: Table
+    caplog: pytest.LogCaptureFixture
+    seen: set[int] = field(default_factory=set)
+    seeds: dict[int, str] = field(default_factory=dict)
+    """Each game's seed (secret until that game is over)."""
+    public: int = 0
+    answers: int = 0
+    own_answers: int = 0
+    logs: int = 0
+
+    async def states(self) -> dict[int, GameState]:
+        bot = self.t.bot
+        return {g: await bot.service.state(g) for g in self.seeds}
+
+    def secret_seeds(self, states: dict[int, GameState]) -> list[str]:
+        return [seed for g, seed in self.seeds.items() if not states[g].over]
+
+    async def check(self) -> None:
+        """Every new message in every guild channel (as @everyone's client shows it), and every
+        new log line."""
+        states = await self.states()
+        games = self.t.bot.channel_games
+        for channel in self.t.guild.channels.values():
+            last = channel.last_message
+            if last is None or last.id in self.seen:
+                continue  # nothing new here
+            state = states.get(games.get(channel.id, -1))
+            for message in channel.history():
+                if message.id in self.seen:
+                    continue
+                self.seen.add(message.id)
+                self.public += 1
+                if message.type is discord.MessageType.thread_created:
+                    # A team thread was opened (its name, 第1局·杀手, names a team, not a seat).
+                    assert not SEAT.search(message.content), message.content
+                    continue
+                for part in message_text(message).split("\n\n"):  # effects merged in one post
+                    self.check_public(part, state, states)
+        self.check_logs(states)
+
+    def check_public(
+        self, text: str, state: GameState | None, states: dict[int, GameState]
+    ) -> None:
+        for seed in self.secret_seeds(states):
+            assert seed not in text, ("the seed before the end", text)
+        if text.startswith(PREFIXES["over"]):
+            assert state is not None and state.over, ("a game.over post before the end", text)
+            return
+        if text.startswith(PREFIXES["reveal"]):
+            shown = {int(a or b) for a, b in SEAT.findall(text)}
+            assert state is not None and shown, text
+            assert all(not state.seat(Seat(s)).alive for s in shown), text  # only the leaving
+            return
+        assert not excess(text), ("a secret in public", text, excess(text))
+
+    def answer(
+        self,
+        result: InteractionResult,
+        states: dict[int, GameState],
+        *,
+        own: tuple[GameState, Seat] | None = None,
+    ) -> None:
+        """An ephemeral answer: seen by the invoker only."""
+        for text in answer_texts(result):
+            self.answers += 1
+            for seed in self.secret_seeds(states):
+                assert seed not in text, ("the seed before the end", text)
+            if own is not None:  # /role to its owner: their role and checks, nobody else's
+                self.own_answers += 1
+                state, seat = own
+                view = view_for(state, seat)
+                mine = {view.role, view.original_role}
+                words = [render(loc, f"role.{r.value}") for r in mine if r for loc in LOCALES]
+                words += [
+                    render(loc, f"check.{c.value}") for _, _, c in view.checks for loc in LOCALES
+                ]
+                for word in sorted(words, key=len, reverse=True):
+                    text = text.replace(word, "\x00")
+            assert not excess(text), ("a secret in an answer", text, excess(text))
+
+    def check_logs(self, states: dict[int, GameState]) -> None:
+        records = [r for r in self.caplog.records if r.levelno >= logging.INFO]
+        for record in records[self.logs :]:
+            message = record.getMessage()
+            assert not excess(message), ("a secret in the log", message)
+            assert not ROLE_IDS.search(message), ("a role id in the log", message)
+            for seed in self.secret_seeds(states):
+                assert seed not in message, ("the seed in the log", message)
+        self.logs = len(records)
+
+
+@dataclass
+class Game:
+    """One game played through Discord only, with random choices."""
+
+    t: Table
+    cap: Capture
+    channel: ChannelHandle
+    ruleset: str
+    n: int
+    rnd: random.Random
+    game_id: int = 0
+
+    @property
+    def members(self) -> list[MemberActor]:
+        return self.t.players[: self.n]
+
+    @property
+    def spares(self) -> list[MemberActor]:
+        return self.t.players[self.n :]
+
+    async def state(self) -> GameState:
+        return await self.t.bot.service.state(self.game_id)
+
+    def member(self, state: GameState, seat: Seat) -> MemberActor:
+        user = int(state.seat(seat).player)
+        return next(m for m in [*self.t.players, self.t.outside] if m.id == user)
+
+    async def slash(self, who: MemberActor, name: str, **opts: Any) -> InteractionResult:
+        result = await who.slash(self.channel, name, **opts)
+        assert result.acknowledged, (name, opts)
+        assert not list(self.t.env.errors)
+        return result
+
+    async def start(self) -> None:
+        t = self.t
+        language = self.rnd.choice(["zh-CN", "en"])
+        r = await self.slash(t.moderator, "game new", ruleset=self.ruleset, language=language)
+        assert not r.ephemeral, answer_texts(r)
+        for member in self.members:
+            await self.slash(member, "game join")
+        seed = f"{SEED}-{self.channel.name}-{self.rnd.getrandbits(64):016x}"
+        t.bot.seed_source = lambda: seed
+        blocked = self.rnd.choice(self.members)  # one player does not accept DMs
+        t.env.inject_error(
+            "POST",
+            f"/channels/{blocked.user.dm_channel.id}/messages",
+            status=403,
+            code=50007,
+            message="Cannot send messages to this user",
+            times=None,
+        )
+        await self.slash(t.moderator, "game start")
+        self.game_id = t.bot.channel_games[self.channel.id]
+        self.cap.seeds[self.game_id] = seed
+
+    async def checkpoint(self) -> None:
+        await self.cap.check()
+
+    async def answer(self, result: InteractionResult, own: Seat | None = None) -> None:
+        states = await self.cap.states()
+        state = states[self.game_id]
+        self.cap.answer(result, states, own=(state, own) if own is not None else None)
+
+    async def peeks(self, state: GameState) -> None:
+        """Someone reads: /role (their own), or /game status, or a stranger's /role."""
+        rnd = self.rnd
+        seat = Seat(rnd.randint(1, self.n))
+        result = await self.slash(self.member(state, seat), "role")
+        await self.answer(result, own=seat)
+        if rnd.random() < 0.5:
+            who = rnd.choice([*self.members, self.t.outside])
+            await self.answer(await self.slash(who, "game status"))
+        else:
+            await self.answer(await self.slash(self.t.outside, "role"))
+
+    async def night(self, state: GameState) -> None:
+        for seat in state.alive():
+            view = view_for(state, seat)
+            powers = [p for p in view.powers if p.value not in ("confess", "veto")]
+            if not powers or self.rnd.random() < 0.25:
+                continue
+            power = self.rnd.choice(powers)
+            member = self.member(state, seat)
+            targets = valid_targets(state, seat, power)
+            if targets and self.rnd.random() < 0.85:
+                target = int(self.rnd.choice(targets))
+                await self.answer(await self.slash(member, "act", power=power.value, target=target))
+            else:
+                await self.answer(await self.slash(member, "pass", power=power.value))
+
+    async def day(self, state: GameState) -> None:
+        window = state.window
+        assert window is not None
+        if window.chooser is not None:
+            member = self.member(state, window.chooser)
+            target = int(self.rnd.choice(window.candidates))
+            await self.answer(await self.slash(member, "choose", target=target))
+            return
+        pool = list(window.candidates) or list(state.alive())
+        for seat in state.alive():
+            if self.rnd.random() < 0.15:
+                continue
+            member = self.member(state, seat)
+            target = self.rnd.choice(pool)
+            if self.rnd.random() < 0.2:
+                await self.answer(await self.slash(member, "vote", target=str(int(target))))
+                continue
+            text = "弃权" if self.rnd.random() < 0.08 else f"投 {int(target)}号"
+            with contextlib.suppress(BackendError):  # barred from posting (silenced, out)
+                await member.send(self.channel, text)
+        await self.t.env.settle()
+        if self.rnd.random() < 0.3:  # a stranger tries to vote
+            await self.t.outside.send(self.channel, "投 1")
+
+    async def last_words(self, state: GameState) -> None:
+        for seat in state.last_words_open:
+            member = self.member(state, seat)
+            shown = await self.slash(member, "lastwords")
+            if shown.modal is not None:
+                result = await member.submit_modal(shown, {"words": self.rnd.choice(WORDS)})
+                await self.answer(result)
+
+    async def override(self, state: GameState) -> None:
+        rnd = self.rnd
+        mod = self.t.moderator
+        kind = rnd.choice(["extend", "pause", "modkill", "replace", "status"])
+        if kind == "extend":
+            await self.answer(await self.slash(mod, "mod extend", minutes=rnd.randint(1, 30)))
+        elif kind == "pause":
+            await self.answer(await self.slash(mod, "mod pause"))
+            await self.checkpoint()
+            await self.answer(await self.slash(mod, "mod resume"))
+        elif kind == "modkill" and len(state.alive()) > 4:
+            seat = int(rnd.choice(state.alive()))
+            await self.answer(await self.slash(mod, "mod modkill", seat=seat))
+        elif kind == "replace" and self.spares:
+            seat = int(rnd.choice(state.alive()))
+            spare = rnd.choice(self.spares)
+            if await self.t.bot.service.repo.games_of_user(spare.id):
+                return
+            await self.answer(await self.slash(mod, "mod replace", seat=seat, member=spare))
+        else:
+            await self.answer(await self.slash(mod, "game status"))
+
+    async def lock(self) -> None:
+        await self.checkpoint()
+        assert await self.t.run_deadline(), "no deadline fired"
+        assert not list(self.t.env.errors)
+        await self.checkpoint()
+
+    async def play(self, phases: int) -> GameState:
+        await self.start()
+        await self.checkpoint()
+        for _ in range(phases):
+            state = await self.state()
+            if state.over:
+                break
+            await self.peeks(state)
+            await self.last_words(state)
+            if self.rnd.random() < 0.2:
+                await self.override(state)
+                state = await self.state()
+                if state.over:
+                    break
+            assert state.window is not None
+            if state.window.kind is PhaseKind.NIGHT:
+                await self.night(state)
+            else:
+                await self.day(state)
+            await self.lock()
+        state = await self.state()
+        if not state.over:
+            await self.checkpoint()
+            await self.answer(await self.slash(self.t.moderator, "mod end", winner="draw"))
+        await self.checkpoint()
+        result = await self.slash(self.rnd.choice(self.members), "game record")
+        assert not result.ephemeral and self.cap.seeds[self.game_id] in answer_texts(result)[0]
+        return await self.state()
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> AsyncIterator[Table]:
+    caplog.set_level(logging.INFO)
+    clock = EnvClock()
+    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
+    clock.bind(env)
+    t = build_table(env, 14)
+    await env.start()
+    try:
+        yield t
+    finally:
+        await env.shutdown()
+
+
+async def test_whole_bot_games_keep_their_secrets(
+    table: Table, caplog: pytest.LogCaptureFixture
+) -> None:
+    rnd = random.Random(SEED)
+    cap = Capture(t=table, caplog=caplog)
+    results = []
+    for k, (ruleset, n) in enumerate(GAMES, start=1):
+        channel = table.guild.create_text_channel(f"game-{k}")
+        await table.env.settle()
+        game = Game(t=table, cap=cap, channel=channel, ruleset=ruleset, n=n, rnd=rnd)
+        final = await game.play(phases=8)
+        history = [e for e in final.history if isinstance(e, NightRecord | DayRecord)]
+        results.append((ruleset, final.result.reason if final.result else None, len(history)))
+    await cap.check()
+    assert not list(table.env.errors)
+    print(
+        f"secrets (bot): {len(GAMES)} games {results}; {cap.public} public messages, "
+        f"{cap.answers} answers ({cap.own_answers} /role to their owner), {cap.logs} log lines"
+    )
+    assert cap.public > 100 and cap.answers > 50 and cap.logs > 0
+    assert sum(1 for _, reason, _ in results if reason != "win.moderator") >= 2
+    # The checker itself sees a role shown in public.
+    killer = render("zh-CN", "role.killer")
+    assert count_words(f"3号 玩家3 是{killer}", secret_words("zh-CN"))
+    assert excess(f"3号 玩家3 是{killer}")
