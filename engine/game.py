@@ -60,7 +60,7 @@ from engine.model import Camp, Instant, PhaseKind, Power, Role, Seat, TiePolicy
 from engine.night import counted_submissions, resolve_night
 from engine.penalties import check_penalty, next_night, suspension_for
 from engine.rulesets import Ruleset, rules_for
-from engine.rulesets.base import CONFESS, VOTE, Causes
+from engine.rulesets.base import CONFESS, VOTE, Causes, VoteGroup
 from engine.setup import new_game
 from engine.state import (
     DayRecord,
@@ -74,9 +74,10 @@ from engine.state import (
     Submission,
     Suspension,
     TieRecord,
+    VotePost,
     Window,
 )
-from engine.votes import judge_post, runoff_barred, tally
+from engine.votes import Tally, judge_post, runoff_barred, tally
 
 __all__ = ["apply", "decide", "evolve", "new_game", "replay_events", "start_events"]
 
@@ -624,15 +625,20 @@ def _resolve_night(
 def _after_resolution(
     state: GameState,
     rules: Ruleset,
-    resolved: NightResolved | DayResolved,
+    resolved: NightResolved | DayResolved | Sequence[NightResolved | DayResolved],
     next_deadline: Instant | None,
     last_act_deadline: Instant | None = None,
 ) -> list[Event]:
-    """Apply a resolution, then end the game or open the next window. When the game would end
-    but a leaver may still use a power on death, a last-act window waits for it first."""
+    """Apply a resolution (or several at once: a day's vote groups), then end the game or open
+    the next window. When the game would end but a leaver may still use a power on death, a
+    last-act window waits for it first."""
     assert state.window is not None
-    after = evolve(state, resolved)
-    events: list[Event] = [resolved]
+    events: list[Event] = (
+        [resolved] if isinstance(resolved, NightResolved | DayResolved) else list(resolved)
+    )
+    after = state
+    for event in events:
+        after = evolve(after, event)
     clause = rules.win(after)
     if clause and after.last_acts_open:
         held = Window(kind=state.window.kind, number=state.window.number, last_act=True)
@@ -653,6 +659,9 @@ def _resolve_day(
     window = state.window
     assert window is not None
     count = tally(state, state.posts, cutoff)
+    groups = rules.vote_groups(state)
+    if groups:
+        return _resolve_day_groups(state, rules, cmd, cutoff, count, groups)
     leaders = count.leaders()
     policy = state.options.tie
     picked: Seat | None = None
@@ -726,6 +735,67 @@ def _resolve_day(
         runoff = cmd.runoff_deadline if cmd.runoff_deadline is not None else cmd.next_deadline
         return [resolved, WindowOpened(window=then_window, deadline=runoff)]
     return _after_resolution(state, rules, resolved, cmd.next_deadline, cmd.runoff_deadline)
+
+
+def _resolve_day_groups(
+    state: GameState,
+    rules: Ruleset,
+    cmd: Lock,
+    cutoff: Instant | None,
+    count: Tally,
+    groups: tuple[VoteGroup, ...],
+) -> list[Event]:
+    """A day holding several votes at once (无间道: each faction's own): each group's tally and
+    pick, lots on a tie (nobody under `none`), all departures at once, then the win check."""
+    window = state.window
+    assert window is not None
+    Outcome = tuple[VoteGroup, Tally, TieRecord | None, tuple[LotDraw, ...], _Elimination]
+    outcomes: list[Outcome] = []
+    for group in groups:
+        votes = {v: t for v, t in count.votes.items() if v in group.voters}
+        mine = replace(count, votes=votes)
+        leaders = mine.leaders()
+        picked: Seat | None = leaders[0] if len(leaders) == 1 else None
+        tie: TieRecord | None = None
+        draws: tuple[LotDraw, ...] = ()
+        if len(leaders) > 1 and state.options.tie is TiePolicy.NONE:
+            tie = TieRecord(tied=leaders, policy=state.options.tie, then="none")
+        elif len(leaders) > 1:
+            tie, draws = _lots(state, leaders, 0, cmd.post_id, state.options.tie, group.name)
+            picked = tie.drawn
+        voters = tuple(sorted(v for v, t in votes.items() if t is not None and t == picked))
+        outcomes.append((group, mine, tie, draws, _eliminate(state, rules, picked, voters, cutoff)))
+    causes = {s: c for *_, out in outcomes for s, c in out.causes.items()}
+    left = tuple(sorted(causes))
+    words, counted = entitled(state, rules, left, window.phase, causes)
+    kept = kept_open(state, rules, left)
+    acts: tuple[tuple[Seat, Power], ...] = ()
+    events: list[NightResolved | DayResolved] = []
+    for i, (group, mine, tie, draws, out) in enumerate(outcomes):
+        mine_words = tuple(s for s in words if s in out.left)
+        voids = tuple(
+            p for p in count.void if p.seat in group.voters or (i == 0 and not _grouped(p, groups))
+        )
+        record = DayRecord(
+            number=window.number, revote=0, tally=tuple(sorted(mine.counts.items())),
+            votes=tuple(sorted(mine.votes.items())), abstained=mine.abstained, void_posts=voids,
+            left=out.left, tie=tie, last_words=mine_words,
+            revealed=_revealed(state, rules, out.left, out.causes), vetoed=out.vetoed,
+            veto_by=out.veto_by, spared=out.spared, eliminated=out.eliminated,
+            posts=state.posts if i == 0 else (), group=group.name,
+        )  # fmt: skip
+        acts += _last_acts(state, rules, out.causes)
+        resolved = DayResolved(
+            record=record, changes=out.changes, lots=draws, leavers_counted=counted,
+            last_words_kept=kept, last_acts=acts,
+        )  # fmt: skip
+        events.append(resolved)
+        kept += mine_words
+    return _after_resolution(state, rules, events, cmd.next_deadline, cmd.runoff_deadline)
+
+
+def _grouped(post: VotePost, groups: tuple[VoteGroup, ...]) -> bool:
+    return any(post.seat in g.voters for g in groups)
 
 
 def _resolve_choice(
@@ -834,10 +904,17 @@ def _last_voters(state: GameState, day: int, picked: Seat) -> tuple[Seat, ...]:
 
 
 def _lots(
-    state: GameState, tied: tuple[Seat, ...], revote: int, post_id: str | None, policy: TiePolicy
+    state: GameState,
+    tied: tuple[Seat, ...],
+    revote: int,
+    post_id: str | None,
+    policy: TiePolicy,
+    group: str = "",
 ) -> tuple[TieRecord, tuple[LotDraw, ...]]:
     assert state.window is not None
     label = lots.day_lots_label(state.window.number, tied, revote, post_id)
+    if group:
+        label += f"|group {group}"
     drawn = lots.draw(state.seed, label, tied)
     draw = LotDraw(label=label, among=tuple(str(s) for s in tied), drawn=str(drawn))
     return TieRecord(tied=tied, policy=policy, then="lots", drawn=drawn, label=label), (draw,)

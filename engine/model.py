@@ -38,6 +38,13 @@ class Role(StrEnum):
     MOLE = "mole"
     GOOD_THIEF = "good_thief"
     BAD_THIEF = "bad_thief"
+    GANGSTER = "gangster"
+    POLICE_LEADER = "police_leader"
+    POLICE_CONFIDANT = "police_confidant"
+    POLICE_MOLE = "police_mole"
+    GANG_LEADER = "gang_leader"
+    GANG_CONFIDANT = "gang_confidant"
+    GANG_MOLE = "gang_mole"
 
 
 class Power(StrEnum):

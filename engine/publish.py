@@ -443,9 +443,11 @@ def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
 def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> list[Effect]:
     record = event.record
     out: list[Effect] = []
-    if record.confess is None:
+    first = before.window is not None  # a day's later vote groups follow its first at once
+    if record.confess is None and first:
         out.append(ClockPost(phase=f"day {record.number}", deadline=before.deadline))
-    out.append(SetChannelsOpen(open=False))  # silence from the 看表帖 (or the confession) on
+    if first:
+        out.append(SetChannelsOpen(open=False))  # silence from the 看表帖 (or the confession) on
     if record.confess is not None:
         out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
     if record.confess is None and record.chosen_by is None:
@@ -457,6 +459,8 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         plain = Counter(t for _, t in record.votes if t is not None)
         if dict(record.tally) != dict(plain):  # votes of different weights (5.0: per card)
             tally["counts"] = ";".join(f"{t}:{n}" for t, n in record.tally)
+        if record.group is not None:  # one of several votes of the day (无间道: a faction's)
+            tally["group"] = record.group
         out.append(Announce(key="day.tally", params=params(**tally)))
     if record.tie is not None:
         tie = record.tie

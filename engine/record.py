@@ -154,6 +154,8 @@ def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]
     day: dict[str, Any] = {"phase": "day", "number": entry.number}
     if entry.revote:
         day["revote"] = entry.revote
+    if entry.group is not None:
+        day["group"] = entry.group
     day.update(
         {
             "tally": {names[s]: n for s, n in entry.tally},

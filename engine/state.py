@@ -197,6 +197,8 @@ class DayRecord:
     """The player the vote picked, when others left because of it (a mine takes its voters)."""
     posts: tuple[VotePost, ...] = ()
     """Every post seen in the window, counted or not, in the order seen (for message links)."""
+    group: str | None = None
+    """The vote group (a ruleset's `vote_groups`), when the day holds several votes."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,6 +26,8 @@ class SeatInfo:
     role: Role | None
     """Known to this viewer (own seat, teammate or someone the ruleset lets this seat
     know, revealed, or the game is over), else None."""
+    public: Role | None = None
+    """The identity everyone knows of this seat, where the ruleset has one (无间道)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,7 +110,13 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
         deadline=state.deadline,
         paused=state.paused,
         seats=tuple(
-            SeatInfo(seat=s.seat, player=s.player, alive=s.alive, role=known.get(s.seat))
+            SeatInfo(
+                seat=s.seat,
+                player=s.player,
+                alive=s.alive,
+                role=known.get(s.seat),
+                public=rules.public_role(s),
+            )
             for s in state.seats
         ),
         voted=voted,

@@ -66,6 +66,10 @@ def _void_reason(
         }
     if not state.options.self_vote and cmd.target == seat:
         return "vote.self_vote", {}
+    groups = rules_for(state).vote_groups(state)
+    mine = next((g for g in groups if seat in g.voters), None)
+    if groups and (mine is None or cmd.target not in mine.candidates):
+        return "vote.not_in_group", {"target": str(cmd.target)}
     return None, {}
 
 

@@ -14,6 +14,7 @@ from engine.rulesets.v3 import V3, V3M, V3MT, V3T
 from engine.rulesets.v4 import V4Butterfly, V4Lone
 from engine.rulesets.v5 import V5
 from engine.rulesets.v31 import V31
+from engine.rulesets.wujiandao import Wujiandao
 from engine.state import GameState
 
 RULESETS: dict[str, Ruleset] = {
@@ -21,7 +22,7 @@ RULESETS: dict[str, Ruleset] = {
     for r in (
         V2(), Mifei(), V3(), V3M(), V3T(), V3MT(), Basic(),
         V1(), V1Inspector(), V2Mine(), V2MineAccomplice(), V2DoctorAccomplice(), V2Sapper(),
-        V31(), V4Lone(), V4Butterfly(), V5(), Tianxia(),
+        V31(), V4Lone(), V4Butterfly(), V5(), Tianxia(), Wujiandao(),
     )
 }  # fmt: skip
 

@@ -69,6 +69,15 @@ class NightExtras:
 
 
 @dataclass(frozen=True, kw_only=True)
+class VoteGroup:
+    """One of several votes held in the same day window (无间道: each faction's own vote)."""
+
+    name: str
+    voters: tuple[Seat, ...]
+    candidates: tuple[Seat, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class WinClause:
     """One win condition: when `holds` is true the game ends with `winner`."""
 
@@ -336,6 +345,17 @@ class Ruleset:
         return None
 
     # -- day ---------------------------------------------------------------------------------
+    def vote_groups(self, state: GameState) -> tuple[VoteGroup, ...]:
+        """Separate votes held in each day window, each with its voters and candidates (a
+        voter's post counts in their group, for one of its candidates); by default none: one
+        vote of everyone for anyone. With groups, a tie in a group is drawn by lots (or nobody
+        leaves under `none`); there are no run-offs."""
+        return ()
+
+    def public_role(self, seat: SeatState) -> Role | None:
+        """The identity everyone knows of a seat (无间道's 公开身份), None where there is none."""
+        return None
+
     def vote_weight(self, state: GameState, voter: SeatState) -> int:
         """How many votes a counted voter's post carries (5.0: one per living card)."""
         return 1

@@ -624,3 +624,63 @@ def test_tianxia_three_camps_and_a_moderators_end() -> None:
     assert [p for _, p in result.scores] == [-10] * 6 + [30] * 3 + [-5] * 3
     with pytest.raises(ModeratorError):
         Game("v2", [K, K, P, P, C, C, C, C]).do(EndGame(winner=Camp.GOOD_THIEVES))
+
+
+# -- wujiandao: public identities, hidden leaders, per-faction votes ---------------------------
+PL, PC, PM, GL, GC, GM, G = (
+    "police_leader", "police_confidant", "police_mole",
+    "gang_leader", "gang_confidant", "gang_mole", "gangster",
+)  # fmt: skip
+# 8: publicly police 1-4 (leader, confidant, the gang's mole, police), publicly gang 5-8
+WJ = [PL, PC, GM, P, GL, GC, PM, G]
+
+
+def test_wujiandao_needs_two_equal_factions() -> None:
+    with pytest.raises(SetupError):
+        new_game(ruleset="wujiandao", players=[f"p{i}" for i in range(9)], seed="s")
+    created = new_game(ruleset="wujiandao", players=[f"p{i}" for i in range(14)], seed="s")
+    assert Counter(r.value for r in created.roles) == Counter(
+        {PL: 1, PC: 1, PM: 1, GL: 1, GC: 1, GM: 1, P: 4, G: 4}
+    )
+
+
+def test_wujiandao_public_identities_and_who_knows_whom() -> None:
+    game = Game("wujiandao", WJ)
+    public = view_for(game.state, None)
+    assert [i.public for i in public.seats] == [Role.POLICE] * 4 + [Role.GANGSTER] * 4
+    assert all(i.role is None for i in public.seats)
+    known = {
+        seat: [i.seat for i in view_for(game.state, Seat(seat)).seats if i.role and i.seat != seat]
+        for seat in range(1, 9)
+    }
+    assert known == {1: [2, 7], 2: [1], 3: [5], 4: [], 5: [3, 6], 6: [5], 7: [1], 8: []}
+
+
+def test_wujiandao_votes_stay_within_a_faction_and_spare_its_heads() -> None:
+    game = Game("wujiandao", WJ)
+    game.lock()
+    game.vote(1, 5)  # the other faction: void
+    assert game.state.posts[-1].void_reason == "vote.not_in_group"
+    game.vote(2, 1)
+    game.vote(3, 1)
+    game.vote(5, 8)
+    game.lock()
+    police, gang = game.state.history[-2:]
+    assert isinstance(police, DayRecord) and isinstance(gang, DayRecord)
+    assert (police.group, police.spared, police.left) == ("police", 1, ())
+    assert (gang.group, gang.left) == ("gang", (8,))
+
+
+def test_wujiandao_the_confidant_orders_once_the_leader_is_dead() -> None:
+    game = Game("wujiandao", WJ, options={"first_night": "virtual"})
+    assert view_for(game.state, Seat(1)).powers == ()
+    game.lock()
+    game.lock()
+    assert view_for(game.state, Seat(1)).powers == (Power.KILL,)
+    assert view_for(game.state, Seat(2)).powers == ()
+    game.night((5, "kill", 1), (1, "kill", 8))
+    assert night_left(game) == [1, 8]
+    game.lock()
+    assert view_for(game.state, Seat(2)).powers == (Power.KILL,)
+    with pytest.raises(TargetError):
+        game.power(2, "kill", 3)  # publicly police: not a target of the police
