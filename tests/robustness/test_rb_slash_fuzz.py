@@ -388,3 +388,42 @@ async def test_found_by_fuzzing(day_one: Fuzz) -> None:
     f.no_errors("vote after the end")
     assert result.ephemeral and answer(result) not in TRY_AGAIN
     assert len(f.t.channel.history()) == posts
+
+
+async def test_a_replaced_player_keeps_nothing(day_one: Fuzz) -> None:
+    """After /mod replace, the seat answers only to the substitute: the old holder's DM button and
+    commands are refused, the substitute reads the role."""
+    f = day_one
+    t = f.t
+    state = await t.bot.service.state(f.d.game_id)
+    seat = next(s for s in state.seats if s.alive)
+    old = t.player(int(seat.seat))
+    confirm = next(
+        (m, c.custom_id)
+        for m in old.user.dm_channel.history()
+        for row in m.components
+        for c in getattr(row, "children", [])
+        if str(getattr(c, "custom_id", "")).startswith("faguan:confirm:")
+    )
+    result = await t.moderator.slash(
+        t.channel, "mod replace", seat=int(seat.seat), member=t.outside
+    )
+    assert answer(result) in ACCEPTED
+    before = await f.states()
+    info = await t.bot.service.info(f.d.game_id)
+    clicked = await old.user.click(confirm[0], custom_id=confirm[1])
+    assert answer(clicked) in NOT_PLAYER
+    assert (await t.bot.service.info(f.d.game_id)).channels.get("confirmed") == info.channels.get(
+        "confirmed"
+    )
+    await _refused(f, old, "role", NOT_PLAYER)
+    await _refused(f, old, "act", NOT_PLAYER, power="kill", target=1)
+    assert await f.states() == before
+    mine = await t.outside.slash(t.channel, "role")
+    state = await t.bot.service.state(f.d.game_id)
+    own = [
+        describe_view(await t.bot.context(f.d.game_id, state, locale=lang), state, seat.seat)
+        for lang in ("zh-CN", "en")
+    ]
+    assert answer(mine) in own
+    f.no_errors()
