@@ -139,8 +139,20 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
         )
     if key == "day.result":
         return ctx.t("day.result", left=ctx.seats(p["left"])) if p["left"] else ctx.t("day.nobody")
-    if key in ("day.confess", "day.vetoed"):
+    if key in ("day.confess", "day.vetoed", "day.spared"):
         return ctx.t(key, seat=ctx.seat(p["seat"]))
+    if key == "night.silenced":
+        return ctx.t(key, number=p.get("number"), seats=ctx.seats(p["seats"]))
+    if key == "window.last_act":
+        return ctx.t(key, deadline=deadline_text(ctx, p.get("deadline")))
+    if key == "lastact.used":
+        return ctx.t(
+            key,
+            by=ctx.seat(p["by"]),
+            power=_power(ctx, p["power"]),
+            target=ctx.seat(p["target"]),
+            left=ctx.seats(p["left"]) or "—",
+        )
     if key == "day.tally":
         return _tally(ctx, p)
     if key.startswith("tie."):
