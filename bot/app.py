@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import gc
 import logging
 import secrets
 from typing import Any
@@ -174,6 +175,11 @@ class FaguanBot(commands.Bot):
             await self.catch_up(game_id)
             await self.reconcile(game_id)
         self._caught_up = True
+        if not self.scheduler.manual:
+            # What is alive once started (rebuilt games, caches) stays alive: keep it out of the
+            # cyclic GC's full collections, which pause the event loop (~100 ms with a large heap)
+            # and make deadline timers late (faguan bench, deadlines).
+            gc.freeze()
 
     async def close(self) -> None:
         """Stop timers and the database with the bot."""
