@@ -301,6 +301,7 @@ class Walk:
             if isinstance(event, NightResolved):
                 record = event.record
                 told = {*record.left, *record.last_words, *event.last_words_kept}
+                told |= set(getattr(record, "silenced", ()))  # 森林老人's silence is public
                 named = {Seat(int(s)) for s in NAME.findall(text)}
                 assert named <= told, ("a night target that did not leave", text)
 
