@@ -36,7 +36,7 @@ from engine.state import DayRecord
 
 GAMES = max(2, round(200 * min(SCALE, 1)))
 PLAYERS = 8
-SHARE = (0.4, 0.2)
+SHARE = (0.3, 0.15)
 """Burst rounds: the share of each game's players posting in each (a vote, then changes)."""
 REDELIVERED = 0.1
 """Share of posts delivered twice (Discord redelivers events after a reconnect)."""

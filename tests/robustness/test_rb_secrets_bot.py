@@ -253,7 +253,7 @@ class Game:
         for seat in state.alive():
             view = view_for(state, seat)
             powers = [p for p in view.powers if p.value not in ("confess", "veto")]
-            if not powers or self.rnd.random() < 0.25:
+            if not powers or self.rnd.random() < 0.1:
                 continue
             power = self.rnd.choice(powers)
             member = self.member(state, seat)
@@ -273,11 +273,12 @@ class Game:
             await self.answer(await self.slash(member, "choose", target=target))
             return
         pool = list(window.candidates) or list(state.alive())
+        wagon = self.rnd.choice(pool)  # most follow one lead, so the games end
         for seat in state.alive():
             if self.rnd.random() < 0.15:
                 continue
             member = self.member(state, seat)
-            target = self.rnd.choice(pool)
+            target = wagon if self.rnd.random() < 0.6 else self.rnd.choice(pool)
             if self.rnd.random() < 0.2:
                 await self.answer(await self.slash(member, "vote", target=str(int(target))))
                 continue

@@ -255,8 +255,8 @@ async def fuzz(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> AsyncIterato
 
 
 async def test_every_command_with_hostile_options(fuzz: Fuzz) -> None:
-    for _round in range(4):
-        for _ in range(55):
+    for _round in range(3):
+        for _ in range(60):
             await fuzz.one()
         state = await fuzz.t.bot.service.state(fuzz.d.game_id)
         if not state.over:  # on to the next phase (or further, if a moderator advanced)
@@ -266,7 +266,7 @@ async def test_every_command_with_hostile_options(fuzz: Fuzz) -> None:
     fuzz.no_errors("at the end")
     state = await fuzz.t.bot.service.state(fuzz.d.game_id)
     print("slash fuzz:", dict(sorted(fuzz.seen.items())), state.phase, state.over, state.alive())
-    assert sum(n for k, n in fuzz.seen.items() if k != "refused by simcord") >= 200
+    assert sum(n for k, n in fuzz.seen.items() if k != "refused by simcord") >= 180
     assert any(k.startswith("accepted ") for k in fuzz.seen)
 
 
