@@ -20,9 +20,9 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert
+from sqlalchemy import Table, insert
 
 from bench.report import Row, in_ms, rate
 from bench.stores import Bench, Snowflakes, create_game, lock_now, utcnow
@@ -161,8 +161,8 @@ def _raw_payloads(game_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
 async def raw_append(bench: Bench, game_id: int, rows: int, writers: int, first_seq: int) -> float:
     """Append `rows` (events + outbox row, one commit each) with `writers` at once; seconds."""
     event, effect = _raw_payloads(game_id)
-    events = insert(Event.__table__)
-    outbox = insert(Outbox.__table__)
+    events = insert(cast(Table, Event.__table__))
+    outbox = insert(cast(Table, Outbox.__table__))
     engine = bench.db.engine
     per = rows // writers
 

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapp
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -573,7 +573,7 @@ class Repository:
                     id=outbox_id,
                     game_id=game_id,
                     seq=seq,
-                    payload=row["payload"],
+                    payload=cast(JsonDict, row["payload"]),
                     attempts=0,
                     last_error=None,
                     done_at=None,
@@ -813,7 +813,8 @@ class Repository:
             tail = await self._payloads(s, game_id, base, last)
             if base and snapshot is not None:
                 try:
-                    return Loaded(snapshot.resume(snapshot.load(state), tail), last)
+                    blob = cast(JsonDict, state)
+                    return Loaded(snapshot.resume(snapshot.load(blob), tail), last)
                 except Exception as exc:
                     log.warning(
                         "game %s: snapshot at seq %s unusable (%s); replaying all events",
