@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.i18n import render
-from bot.store import GameNotFound
+from bot.store import GameNotFound, GameStatus
 
 if TYPE_CHECKING:
     from bot.app import FaguanBot
@@ -27,9 +27,18 @@ async def find_game(
     """The game of this channel (or thread), or the user's only active game in a DM."""
     if game_id is not None:
         try:
-            await bot.service.info(game_id)
+            info = await bot.service.info(game_id)
         except GameNotFound:
             raise NoGame("notice.no_game") from None
+        # A game is reached from its own server, or from a DM by one of its players.
+        if interaction.guild is not None:
+            if info.server_id != interaction.guild.id:
+                raise NoGame("notice.no_game")
+        else:
+            repo = bot.service.repo
+            held = await repo.games_of_user(interaction.user.id, statuses=tuple(GameStatus))
+            if all(game != game_id for game, _seat in held):
+                raise NoGame("notice.no_game")
         return game_id
     channel = interaction.channel
     if channel is not None:

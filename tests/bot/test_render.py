@@ -28,12 +28,20 @@ from engine.game import apply, new_game, replay_events, start_events
 from engine.model import Camp, Instant, Power, Seat
 from engine.publish import effects_for
 
-ROLES = ["killer", "killer", "secret_killer", "police", "police", "secret_police", "doctor"] + ["civilian"] * 5
+ROLES = ["killer", "killer", "secret_killer", "police", "police", "secret_police", "doctor"] + [
+    "civilian"
+] * 5
 
 
 def _all_effects() -> list[Effect]:
     players = [f"p{i}" for i in range(1, 13)]
-    created = new_game(ruleset="v3mt", players=players, seed="r", roles=dict(zip(players, ROLES, strict=True)), options={"tie": "revote"})
+    created = new_game(
+        ruleset="v3mt",
+        players=players,
+        seed="r",
+        roles=dict(zip(players, ROLES, strict=True)),
+        options={"tie": "revote"},
+    )
     events = start_events(created, Instant(1_000_000))
     state = replay_events(events)
     effects = effects_for(None, events)
@@ -68,7 +76,9 @@ def _all_effects() -> list[Effect]:
 
 @pytest.mark.parametrize("locale", LOCALES)
 def test_every_effect_renders_completely(locale: str) -> None:
-    ctx = Context(locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names={i: f"P{i}" for i in range(1, 13)})
+    ctx = Context(
+        locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names={i: f"P{i}" for i in range(1, 13)}
+    )
     seen: set[str] = set()
     for effect in _all_effects():
         if isinstance(effect, Announce | ClockPost):
@@ -83,7 +93,23 @@ def test_every_effect_renders_completely(locale: str) -> None:
             continue
         assert not re.search(r"\{[a-z_]+\}", text), (effect, text)
         assert not re.fullmatch(r"[a-z_]+\.[a-z_.]+", text), (effect, text)
-    assert {"game.started", "role.dealt", "window.night", "window.powers", "night.result", "check.result", "day.tally", "tie.revote", "window.revote", "lastwords.text", "game.over", "mod.replaced", "mod.modkill", "mod.voided", "mod.paused"} <= seen
+    assert {
+        "game.started",
+        "role.dealt",
+        "window.night",
+        "window.powers",
+        "night.result",
+        "check.result",
+        "day.tally",
+        "tie.revote",
+        "window.revote",
+        "lastwords.text",
+        "game.over",
+        "mod.replaced",
+        "mod.modkill",
+        "mod.voided",
+        "mod.paused",
+    } <= seen
 
 
 def test_both_catalogs_have_the_same_keys() -> None:
@@ -92,7 +118,12 @@ def test_both_catalogs_have_the_same_keys() -> None:
 
 def test_english_keeps_the_game_terms_in_chinese() -> None:
     en = catalog("en")
-    for key, term in [("clock.post", "看表"), ("lastwords_msg.prompt", "遗言"), ("tie.lots", "抽签"), ("actor.out_of_game", "出局")]:
+    for key, term in [
+        ("clock.post", "看表"),
+        ("lastwords_msg.prompt", "遗言"),
+        ("tie.lots", "抽签"),
+        ("actor.out_of_game", "出局"),
+    ]:
         assert term in en[key]
 
 

@@ -78,3 +78,22 @@ async def test_missing_permissions_are_named_at_start(tmp_path: Path) -> None:
         assert bot.missing_permissions[guild.id] == ["manage_roles", "manage_channels", "manage_threads"]
     finally:
         await env.shutdown()
+
+
+async def test_a_game_id_from_another_server_is_not_reachable(tmp_path: Path) -> None:
+    clock = EnvClock()
+    bot = create_bot(settings_for(tmp_path / "g.db"), clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: "s")
+    env = Env(bot)
+    clock.bind(env)
+    await env.start()
+    try:
+        mine = await _open_game(env, 0, "甲服")
+        game_id = bot.channel_games[mine]
+        other = env.create_guild("乙服")
+        channel = other.create_text_channel("game")
+        stranger = other.add_member(env.create_user("乙服的人"))
+        await env.settle()
+        r = await stranger.slash(channel, "game status", game_id=game_id)
+        assert r.ephemeral and "no game" in r.response.content.lower()
+    finally:
+        await env.shutdown()
