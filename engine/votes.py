@@ -26,7 +26,7 @@ def judge_post(state: GameState, cmd: PostVote) -> VotePost:
         post_id=cmd.post_id,
         author=cmd.player,
         seat=seat,
-        target=cmd.target,
+        target=None if cmd.abstain else cmd.target,  # an abstention names nobody
         abstain=cmd.abstain,
         at=cmd.at,
     )

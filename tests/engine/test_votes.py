@@ -226,3 +226,13 @@ def test_confess_in_basic_closes_the_day() -> None:
     assert record.tally == ()
     assert game.state.leavers_counted == 0  # does not count against the limit
     assert game.state.window is not None and game.state.window.kind.value == "night"
+
+
+def test_an_abstention_naming_a_seat_is_an_abstention() -> None:
+    """Found by hypothesis: an abstention carrying a target (here one that does not exist) once
+    crashed the tally; the target of an abstention is ignored."""
+    game = day_game()
+    game.do(PostVote(player="p3", post_id="x", target=Seat(14), abstain=True))
+    game.lock()
+    record = last_day(game)
+    assert record.abstained == (3,) and record.tally == ()
