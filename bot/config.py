@@ -255,8 +255,8 @@ class _Invalid(Exception):
 
 _T = TypeVar("_T")
 
-_DURATION = re.compile(r"(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?")
-_CLOCK = re.compile(r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)")
+_DURATION = re.compile(r"(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?", re.ASCII)
+_CLOCK = re.compile(r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)", re.ASCII)
 _DURATION_ALLOWED = "a duration like 24h, 90m, 1h30m or 2d (units d, h, m)"
 _DEADLINE_ALLOWED = f'a daily time HH:MM from 00:00 to 23:59 (e.g. "22:00") or {_DURATION_ALLOWED}'
 
