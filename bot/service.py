@@ -34,7 +34,7 @@ from engine.commands import Command, Lock, ReplacePlayer
 from engine.effects import ReplyToPost, as_posts, params
 from engine.errors import EngineError
 from engine.events import Event, GameEnded
-from engine.game import evolve, new_game, replay_events, start_events
+from engine.game import decide, evolve, new_game, replay_events, start_events
 from engine.model import Instant, PhaseKind
 from engine.publish import effects_for
 from engine.state import GameState
@@ -195,7 +195,7 @@ class GameService:
     ) -> tuple[Outcome, Sequence[OutboxItem]]:
         state = loaded.state
         try:
-            events = _decide(state, command)
+            events = decide(state, command)
         except EngineError as error:
             if message_id is None:
                 return Outcome(state=state, error=error), ()
@@ -217,11 +217,11 @@ class GameService:
             return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
         effects = as_posts(effects_for(state, events))
         finished = any(isinstance(e, GameEnded) for e in events)
-        subs = [
-            SeatSpec(seat=command.seat, name=command.new_player, user_id=int(command.new_player))
-            for _ in [0]
-            if isinstance(command, ReplacePlayer) and command.new_player.isdigit()
-        ]
+        subs: list[SeatSpec] = []
+        if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
+            # the substitute's seat term, for standings and /game join lookups
+            user = int(command.new_player)
+            subs.append(SeatSpec(seat=command.seat, name=command.new_player, user_id=user))
         result = await self.repo.record(
             game_id,
             events=[codec.dump(e) for e in events],
@@ -299,11 +299,6 @@ class GameService:
 async def _nothing(item: OutboxItem) -> None:
     raise RuntimeError("no performer set")
 
-
-def _decide(state: GameState, command: Command) -> list[Event]:
-    from engine.game import decide
-
-    return decide(state, command)
 
 
 def _flat(values: Any) -> dict[str, str | int | bool | None]:
