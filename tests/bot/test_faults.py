@@ -11,16 +11,15 @@ from typing import Any
 
 import pytest_asyncio
 from conftest import EnvClock
+from faultkit import assert_same_game, drain, roles_of
 from gamebot import Driver, Table, build_table, make_bot
 from simcord import Env
 
-from bot.replay import run
 from engine.model import Seat
 from engine.record import record_of
 from engine.state import DayRecord
 
 SEED = "fault-seed"
-COMPARED = ("phase", "number", "revote", "left", "checks", "tally", "abstained", "invalid", "tie", "last_words")
 
 
 @pytest_asyncio.fixture
@@ -36,10 +35,6 @@ async def table(tmp_path: Path) -> AsyncIterator[Table]:
         yield t
     finally:
         await env.shutdown()
-
-
-def roles_of(roles: dict[int, str], role: str) -> list[int]:
-    return [s for s, r in sorted(roles.items()) if r == role]
 
 
 async def play(d: Driver, roles: dict[int, str], between: Any = None) -> dict[str, Any]:
@@ -68,19 +63,6 @@ async def play(d: Driver, roles: dict[int, str], between: Any = None) -> dict[st
     return record_of(state, names={Seat(i): n for i, n in enumerate(d.table.names, 1)})
 
 
-async def drain(t: Table) -> None:
-    """Let the retries run until the outbox is empty (the fault has cleared)."""
-    for _ in range(20):
-        if not await t.bot.service.repo.undone_effects():
-            return
-        jobs = [j for j in t.bot.scheduler.jobs() if j.id.endswith(":retry")]
-        if jobs:
-            await t.advance(max(0.0, (min(j.when for j in jobs) - t.env.now()).total_seconds()))
-        await t.bot.scheduler.run_due()
-        await t.env.settle()
-    raise AssertionError("effects still undone")
-
-
 async def test_discord_5xx_and_429_are_retried_and_the_game_ends_the_same(table: Table) -> None:
     d = Driver(table, "v2")
     roles = await d.start()
@@ -97,16 +79,7 @@ async def test_discord_5xx_and_429_are_retried_and_the_game_ends_the_same(table:
     await drain(table)
     assert not await table.bot.service.repo.undone_effects()
     # The same game without faults (the engine's verdict on the same actions) gives the same record.
-    clean = run(d.replay_input(roles, SEED)).record
-    for key in ("phases", "result", "roles"):
-        mine, theirs = faulty[key], clean[key]
-        if key == "result":
-            mine = {k: v for k, v in mine.items() if k != "reason"}
-            theirs = {k: v for k, v in theirs.items() if k != "reason"}
-        if key == "phases":
-            mine = [{k: p.get(k) for k in COMPARED} for p in mine]
-            theirs = [{k: p.get(k) for k in COMPARED} for p in theirs]
-        assert mine == theirs, key
+    assert_same_game(faulty, d, roles, SEED)
     posts = table.public()
     assert len([p for p in posts if p.startswith("【看表】第1夜")]) == 1  # retried, never doubled
 
