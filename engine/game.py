@@ -259,16 +259,24 @@ def _acting(state: GameState, rules: Ruleset, cmd: SubmitPower) -> SeatState:
     if cmd.seat is not None:
         if cmd.seat not in mine:
             raise ActorError("actor.not_your_seat", seat=cmd.seat)
+        if len(mine) > 1 and not state.seat(cmd.seat).alive and _alive_any(state, mine):
+            raise ActorError("actor.card_out", seat=cmd.seat)
         mine = (cmd.seat,)
     living = [state.seat(s) for s in mine if state.seat(s).alive]
     if not living:
         raise ActorError("actor.out_of_game")
     holding = [
-        s
-        for s in living
-        if cmd.power in rules.night_powers(state, s) + rules.day_powers(state, s)
+        s for s in living if cmd.power in rules.night_powers(state, s) + rules.day_powers(state, s)
     ]
+    if len(holding) > 1:  # two cards with the same power: the player names the one acting
+        raise ActorError(
+            "actor.which_card", power=cmd.power.value, seats=",".join(str(s.seat) for s in holding)
+        )
     return holding[0] if holding else living[0]
+
+
+def _alive_any(state: GameState, seats: Sequence[Seat]) -> bool:
+    return any(state.seat(s).alive for s in seats)
 
 
 def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Event]:
@@ -286,6 +294,8 @@ def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Ev
     if cmd.power not in rules.night_powers(state, actor):
         if cmd.power in actor.spent:
             raise ActorError("actor.power_spent", power=cmd.power.value)
+        if cmd.seat is not None and len(state.seats_of(cmd.player)) > 1:
+            raise ActorError("actor.card_lacks_power", seat=cmd.seat, power=cmd.power.value)
         raise ActorError("actor.no_such_power", power=cmd.power.value)
     if suspension_for(state, rules, actor, cmd.power, window.number) is not None:
         raise ActorError("actor.power_suspended", power=cmd.power.value, night=window.number)
@@ -300,6 +310,10 @@ def _submission(state: GameState, rules: Ruleset, actor: SeatState, cmd: SubmitP
     untargeted = cmd.power in rules.untargeted_powers and not cmd.passed
     if cmd.passed and not rules.passable(state, actor, cmd.power):
         raise ActorError("actor.must_use", power=cmd.power.value)
+    if untargeted and cmd.target is not None:  # 天下无贼: guarding or robbing 傻根 names no seat
+        raise TargetError("target.not_needed", power=cmd.power.value)
+    if not cmd.passed and not untargeted and cmd.target is None:
+        raise TargetError("target.required", power=cmd.power.value)
     if not cmd.passed and not untargeted:
         seat = _target(state, cmd.target)
         error = rules.target_error(state, actor, cmd.power, seat)
@@ -474,9 +488,7 @@ def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
     _need_window(state)
     seat = _target_seat_for_mod(state, cmd.seat)
     assert state.phase is not None
-    also = tuple(
-        s for s in state.seats_of(seat.player) if s != seat.seat and state.seat(s).alive
-    )
+    also = tuple(s for s in state.seats_of(seat.player) if s != seat.seat and state.seat(s).alive)
     left = tuple(sorted((seat.seat, *also)))
     words, counted = entitled(state, rules, left, state.phase)
     record = replace(

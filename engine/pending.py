@@ -71,6 +71,16 @@ def pending(state: GameState) -> Pending:
         return Pending(window=key, powers=tuple(waiting))
     if window.chooser is not None:
         return Pending(window=key, choice=None if state.choice is not None else window.chooser)
-    voted = {p.seat for p in state.posts if p.void_reason is None and p.seat is not None}
-    voters = tuple(s for s in state.alive() if s not in window.barred_voters and s not in voted)
+    voted = {
+        state.seat(p.seat).player
+        for p in state.posts
+        if p.void_reason is None and p.seat is not None
+    }
+    voters = tuple(  # one vote a player (5.0: however many cards), under their seat in play
+        s
+        for s in state.alive()
+        if s not in window.barred_voters
+        and state.seat(s).player not in voted
+        and state.seat_of(state.seat(s).player) == s
+    )
     return Pending(window=key, votes=voters)

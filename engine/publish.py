@@ -119,8 +119,13 @@ def role_message(state: GameState, seat: Seat) -> Whisper:
     """The private role message for a seat: role, powers, teammates (who knows whom)."""
     rules = rules_for(state)
     me = state.seat(seat)
-    mates = [s.seat for s in state.seats if s.seat != seat and rules.knows_role(me, s)]
+    own = state.seats_of(me.player)
+    mates = [s for s in state.seats if s.seat not in own and rules.knows_role(me, s)]
     powers = rules.night_powers(state, me) + rules.day_powers(state, me)
+    seen = [(s.seat, rules.seen_role(me, s)) for s in mates]
+    extra: dict[str, Param] = {}
+    if len(own) > 1:  # 5.0 双身份: every card's message shows all of the player's cards
+        extra["cards"] = ",".join(f"{s}:{state.seat(s).role.value}" for s in own)
     return Whisper(
         seat=seat,
         key="role.dealt",
@@ -128,9 +133,19 @@ def role_message(state: GameState, seat: Seat) -> Whisper:
             seat=int(seat),
             role=me.role.value,
             powers=",".join(p.value for p in powers),
-            teammates=seats_text(mates),
+            teammates=seats_text([s.seat for s in mates]),
+            known=",".join(f"{s}:{role.value}" for s, role in seen if role is not None),
+            **extra,
         ),
     )
+
+
+def _public_roles(state: GameState) -> list[Effect]:
+    """Everyone's public identity (无间道's 公开身份), where the ruleset has one: public."""
+    rules = rules_for(state)
+    shown = [(s.seat, rules.public_role(s)) for s in state.seats]
+    listed = ",".join(f"{seat}:{role.value}" for seat, role in shown if role is not None)
+    return [Announce(key="game.public_roles", params=params(public=listed))] if listed else []
 
 
 def _effects(before: GameState | None, event: Event, after: GameState) -> list[Effect]:
@@ -145,6 +160,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                         commitment=event.commitment,
                     ),
                 ),
+                *_public_roles(after),
                 *(role_message(after, s.seat) for s in after.seats),
             ]
         case WindowOpened():
@@ -152,12 +168,11 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
         case PowerSubmitted():
             sub = event.submission
             rules = rules_for(after)
+            used: dict[str, Param] = {"power": sub.power.value, "target": sub.target}
+            if sub.untargeted:  # used on no seat (天下无贼: 傻根), which is no pass
+                used["untargeted"] = True
             out: list[Effect] = [
-                Whisper(
-                    seat=sub.seat,
-                    key="power.accepted",
-                    params=params(power=sub.power.value, target=sub.target),
-                )
+                Whisper(seat=sub.seat, key="power.accepted", params=params(**used))
             ]
             team = rules.team_of(after.seat(sub.seat))
             if team is not None and sub.power in rules.team_powers(team):
@@ -165,7 +180,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     TeamNotice(
                         team=team,
                         key="team.submission",
-                        params=params(seat=int(sub.seat), power=sub.power.value, target=sub.target),
+                        params=params(seat=int(sub.seat), **used),
                     )
                 )
             return out
@@ -363,9 +378,7 @@ def _lift_silence(state: GameState) -> list[Effect]:
     last = next((e for e in reversed(state.history) if isinstance(e, NightRecord)), None)
     if last is None:
         return []
-    return [
-        Unsilence(seat=s, day=last.number) for s in last.silenced if state.seat(s).alive
-    ]
+    return [Unsilence(seat=s, day=last.number) for s in last.silenced if state.seat(s).alive]
 
 
 def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:
@@ -376,6 +389,9 @@ def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:
     powers = usable_night_powers(state, rules_for(state), seat)
     if not powers:
         return []
+    card: dict[str, Param] = {}
+    if len(state.seats_of(seat.player)) > 1:  # 5.0 双身份: which of the player's cards this is
+        card["card"] = int(seat.seat)
     return [
         Whisper(
             seat=seat.seat,
@@ -384,6 +400,7 @@ def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:
                 number=window.number,
                 powers=",".join(p.value for p in powers),
                 deadline=state.deadline,
+                **card,
             ),
         )
     ]
@@ -444,6 +461,8 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
     record = event.record
     out: list[Effect] = []
     first = before.window is not None  # a day's later vote groups follow its first at once
+    # one of several votes of the day (无间道: a faction's): its announcements say which
+    group: dict[str, Param] = {"group": record.group} if record.group is not None else {}
     if record.confess is None and first:
         out.append(ClockPost(phase=f"day {record.number}", deadline=before.deadline))
     if first:
@@ -459,8 +478,10 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         plain = Counter(t for _, t in record.votes if t is not None)
         if dict(record.tally) != dict(plain):  # votes of different weights (5.0: per card)
             tally["counts"] = ";".join(f"{t}:{n}" for t, n in record.tally)
-        if record.group is not None:  # one of several votes of the day (无间道: a faction's)
-            tally["group"] = record.group
+            rules = rules_for(before)
+            weights = ((v, rules.vote_weight(before, before.seat(v))) for v, _ in record.votes)
+            tally["weights"] = ";".join(f"{v}:{w}" for v, w in weights if w != 1)
+        tally.update(group)
         out.append(Announce(key="day.tally", params=params(**tally)))
     if record.tie is not None:
         tie = record.tie
@@ -473,16 +494,19 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
                     label=tie.label,
                     chooser=tie.chooser,
                     commitment=after.commitment,
+                    **group,
                 ),
             )
         )
     if record.vetoed is not None:
         out.append(Announce(key="day.vetoed", params=params(seat=int(record.vetoed))))
     if record.spared is not None:
-        out.append(Announce(key="day.spared", params=params(seat=int(record.spared))))
+        out.append(Announce(key="day.spared", params=params(seat=int(record.spared), **group)))
     if record.tie is None or record.tie.then not in ("revote", "choice"):
         left = seats_text(record.left)
-        out.append(Announce(key="day.result", params=params(number=record.number, left=left)))
+        out.append(
+            Announce(key="day.result", params=params(number=record.number, left=left, **group))
+        )
     out.extend(_reveal_and_last_words(record.revealed, record.last_words))
     out.extend(_last_act_prompts(event.last_acts))
     return out

@@ -96,6 +96,11 @@ class Wujiandao(Ruleset):
         """Everyone's public identity: a police or a gangster (a mole shows the other side)."""
         return Role.POLICE if PUBLIC[seat.role] == POLICE else Role.GANGSTER
 
+    def team_of(self, seat: SeatState) -> None:
+        """No teams: nobody shares a thread, and an ordinary member knows no one's hidden role
+        (not even that another member is ordinary)."""
+        return None
+
     def knows_role(self, viewer: SeatState, other: SeatState) -> bool:
         """The leader knows his confidant and his mole; the confidant and the mole know their
         leader."""

@@ -684,3 +684,85 @@ def test_wujiandao_the_confidant_orders_once_the_leader_is_dead() -> None:
     assert view_for(game.state, Seat(2)).powers == (Power.KILL,)
     with pytest.raises(TargetError):
         game.power(2, "kill", 3)  # publicly police: not a target of the police
+
+
+# -- what the shell relies on: the shape of a submission, the card acting, who knows whom -------
+
+
+def test_v5_the_card_acting_is_checked_and_two_cards_with_one_power_must_be_named() -> None:
+    game = CardGame("v5", V5_7, seed="v5")
+    with pytest.raises(ActorError) as lacks:
+        game.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(13), seat=Seat(2)))
+    assert (lacks.value.key, dict(lacks.value.params)) == (
+        "actor.card_lacks_power",
+        {"seat": 2, "power": "kill"},
+    )
+    game.night((1, "kill", 13))
+    game.lock()
+    with pytest.raises(ActorError) as out:  # p7's card 13 is out, card 14 plays on
+        game.do(SubmitPower(player="p7", power=Power.KILL, target=Seat(3), seat=Seat(13)))
+    assert out.value.key == "actor.card_out"
+    # 9 players, 2 killers: p1 holds both
+    pair = CardGame("v5", [K, K, P, C, BF, C, MOLE, C, SPO, C, SPO, C, D, C, P, D, C, C])
+    with pytest.raises(ActorError) as which:
+        pair.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(18)))
+    assert (which.value.key, dict(which.value.params)) == (
+        "actor.which_card",
+        {"power": "kill", "seats": "1,2"},
+    )
+    pair.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(18), seat=Seat(2)))
+    assert [(s.seat, s.target) for s in pair.state.submissions] == [(2, 18)]
+
+
+def test_a_power_without_its_target_or_with_one_it_takes_not_is_refused() -> None:
+    game = Game("tianxia", TX, seed="tx")
+    with pytest.raises(TargetError) as extra:
+        game.do(SubmitPower(player="p3", power=Power.GUARD, target=Seat(5)))
+    assert (extra.value.key, dict(extra.value.params)) == ("target.not_needed", {"power": "guard"})
+    with pytest.raises(TargetError) as missing:
+        game.do(SubmitPower(player="p3", power=Power.CHECK))
+    assert (missing.value.key, dict(missing.value.params)) == (
+        "target.required",
+        {"power": "check"},
+    )
+    assert game.state.submissions == ()
+    before = game.state
+    game.do(SubmitPower(player="p3", power=Power.GUARD))
+    accepted = [e for e in effects_for(before, game.events[-1:]) if isinstance(e, Whisper)]
+    assert dict(accepted[0].params)["untargeted"] is True
+
+
+def test_v5_role_messages_show_both_cards_and_votes_are_pending_once_a_player() -> None:
+    game = CardGame("v5", V5_7, seed="v5")
+    dealt = {
+        int(e.seat): dict(e.params)
+        for e in effects_for(None, game.events)
+        if isinstance(e, Whisper) and e.key == "role.dealt"
+    }
+    assert dealt[1]["cards"] == dealt[2]["cards"] == "1:killer,2:doctor"
+    assert dealt[1]["teammates"] == "7" and dealt[1]["known"] == "7:mole"  # not its own card
+    assert dealt[3]["known"] == "7:police"  # the police see the mole as one of them
+    powers = [
+        dict(e.params)
+        for e in effects_for(None, game.events)
+        if isinstance(e, Whisper) and e.key == "window.powers"
+    ]
+    assert [p["card"] for p in powers] == [1, 2, 3, 5, 7, 9, 11]
+    game.lock()
+    assert pending(game.state).votes == (1, 3, 5, 7, 9, 11, 13)  # one seat a player
+    game.vote(2, 3)  # p1 votes by his second card
+    assert pending(game.state).votes == (3, 5, 7, 9, 11, 13)
+
+
+def test_wujiandao_ordinary_members_know_nobody_and_share_no_thread() -> None:
+    roles = [PL, PC, GM, P, P, GL, GC, PM, G, G]  # 10: two ordinary members a side
+    game = Game("wujiandao", roles)
+    for seat in (4, 5, 9, 10):
+        assert [i.seat for i in view_for(game.state, Seat(seat)).seats if i.role] == [seat]
+    created = effects_for(None, game.events)
+    assert not any(isinstance(e, TeamJoin) for e in created)
+    (roster,) = [e for e in created if isinstance(e, Announce) and e.key == "game.public_roles"]
+    assert dict(roster.params)["public"] == (
+        "1:police,2:police,3:police,4:police,5:police,"
+        "6:gangster,7:gangster,8:gangster,9:gangster,10:gangster"
+    )
