@@ -30,6 +30,9 @@ def verify_record(record: Mapping[str, Any]) -> list[Finding]:
     seed = record.get("seed")
     if not isinstance(seed, str):
         return [Finding(what="seed", ok=False, detail="the record has no published seed")]
+    problem = _shape_problem(record)
+    if problem:
+        return [Finding(what="record", ok=False, detail=problem)]
     expected = lots.commitment(seed)
     findings.append(
         Finding(
@@ -42,12 +45,35 @@ def verify_record(record: Mapping[str, Any]) -> list[Finding]:
     for draw in record.get("lots", []):
         findings.append(_verify_draw(seed, draw, "lot"))
     for phase in record.get("phases", []):
-        tie = phase.get("tie") if isinstance(phase, Mapping) else None
+        tie = phase.get("tie")
         if isinstance(tie, Mapping) and tie.get("then") == "lots":
             where = f"tie of {phase.get('phase')} {phase.get('number')}"
             draw = {"label": tie.get("label"), "among": tie.get("tied"), "drawn": tie.get("drawn")}
             findings.append(_verify_draw(seed, draw, where))
     return findings
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _shape_problem(record: Mapping[str, Any]) -> str:
+    """What is malformed in the parts of a record that verification reads ("" if nothing): a
+    record from outside is read as data, never trusted to have the shape we write."""
+    roles, deal = record.get("roles", {}), record.get("deal", {})
+    if not _is_str_list(record.get("players", [])):
+        return "`players` must be a list of names"
+    if not isinstance(roles, Mapping) or not all(isinstance(r, str) for r in roles.values()):
+        return "`roles` must map each name to a role id"
+    if not isinstance(deal, Mapping) or not _is_str_list(deal.get("dealt", [])):
+        return "`deal` must be an object whose `dealt` lists names"
+    if not isinstance(record.get("options", {}), Mapping):
+        return "`options` must be an object"
+    for key in ("lots", "phases"):
+        items = record.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+            return f"`{key}` must be a list of objects"
+    return ""
 
 
 def _verify_deal(record: Mapping[str, Any], seed: str) -> Finding:

@@ -181,6 +181,28 @@ def test_verify_catches_tampering(
     assert f"MISMATCH {named}" in out and "The record was altered." in out
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        ("roles", {"A": {"role": "killer"}}, "`roles`"),  # found by atheris: a crash before
+        ("players", "ABC", "`players`"),
+        ("deal", {"dealt": [1, 2]}, "`deal`"),
+        ("options", [], "`options`"),
+        ("lots", [7], "`lots`"),
+        ("phases", {"day": 1}, "`phases`"),
+    ],
+)
+def test_verify_names_a_malformed_record_instead_of_failing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: object, named: str
+) -> None:
+    path, record = _record(tmp_path, capsys)
+    record[key] = value
+    path.write_text(json.dumps(record, ensure_ascii=False), "utf-8")
+    code, out, _ = run(capsys, "verify", str(path))
+    assert code == 1
+    assert f"MISMATCH record: {named}" in out and "The record was altered." in out
+
+
 def test_rulesets_lists_ids_names_and_ranges(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "rulesets")
     assert code == 0
