@@ -57,6 +57,9 @@ try:  # a moderator's penalty (newer engines)
 except ImportError:  # pragma: no cover
     Penalize = None  # type: ignore[assignment,misc]
 
+GAMES = 2000
+"""Random games a run (`FAGUAN_FUZZ_SCALE` multiplies it)."""
+
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 HOUR = 3_600_000
 T0 = 1_767_225_600_000  # 2026-01-01T00:00Z
@@ -364,17 +367,17 @@ def test_thousands_of_random_games_keep_their_secrets() -> None:
     stats = Stats()
     rnd = random.Random(20260101)
     rulesets = sorted(RULESETS)
-    for i in range(examples(600)):
+    for i in range(examples(GAMES)):
         try:
             walk = Walk(rnd, rulesets[i % len(rulesets)], stats)
         except SetupError:
             continue  # a composition the random options cannot deal
-        walk.run(steps=rnd.choice([40, 100, 200]))
+        walk.run(steps=rnd.choice([60, 150, 400]))
         stats.games += 1
     print(
         f"secrets (engine): {stats.games} games, {stats.commands} commands "
         f"({stats.accepted} accepted), {stats.public} public effects rendered twice; "
         f"endings {dict(stats.endings)}; overrides tried {dict(stats.kinds)}"
     )
-    assert stats.games >= examples(600) * 0.9
+    assert stats.games >= examples(GAMES) * 0.9
     assert sum(n for reason, n in stats.endings.items() if reason != "unfinished") > stats.games / 3
