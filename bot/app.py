@@ -24,7 +24,7 @@ from discord.ext import commands
 from bot.config import Settings
 from bot.discord_effects import DiscordEffects
 from bot.i18n import render
-from bot.render import Context
+from bot.render import Context, error_text
 from bot.schedule import from_ms, to_ms
 from bot.service import GameService, Outcome
 from bot.store import Database, Repository, open_database, upgrade
@@ -256,9 +256,7 @@ class FaguanBot(commands.Bot):
         except Exception as exc:  # the channel may be what is failing; the log line stands
             log.error("game %s: could not tell moderators: %s", game_id, type(exc).__name__)
 
-    async def lock_due(
-        self, game_id: int, *, forced: bool = False, by: str = ""
-    ) -> Outcome | None:
+    async def lock_due(self, game_id: int, *, forced: bool = False, by: str = "") -> Outcome | None:
         """The deadline is reached (or a moderator advances): sweep the vote channel, then lock."""
         if not await self.service.is_active(game_id):
             return None
@@ -387,7 +385,7 @@ class FaguanBot(commands.Bot):
         outcome = await self.service.submit(game_id, command)
         ctx = await self.context(game_id, locale=self.locale_of(interaction))
         if outcome.error is not None:
-            text = render(ctx.locale, outcome.error.key, dict(outcome.error.params))
+            text = error_text(ctx, outcome.error.key, outcome.error.params)
         else:
             text = ctx.t("notice.accepted")
         await respond(interaction, text)

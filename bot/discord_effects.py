@@ -171,7 +171,12 @@ class DiscordEffects:
             return thread
         parent = await self._channel(game_id, "game")
         assert isinstance(parent, discord.TextChannel)
-        names = {Team.KILLERS: "杀手", Team.POLICE: "警察"}
+        names = {
+            Team.KILLERS: "杀手",
+            Team.POLICE: "警察",
+            Team.GOOD_THIEVES: "义贼",
+            Team.BAD_THIEVES: "恶贼",
+        }
         thread = await parent.create_thread(
             name=f"第{game_id}局·{names.get(team, team.value)}",
             type=discord.ChannelType.private_thread,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.render import Context
+from bot.render import Context, cards_text, known_seats
 from engine.effects import Whisper
 
 CAMP_COLOURS = {"killer": 0xB33333, "secret_killer": 0xB33333}
@@ -21,7 +21,7 @@ def role_embed(ctx: Context, game_id: int, effect: Whisper) -> discord.Embed:
     p = dict(effect.params)
     role = str(p["role"])
     powers = [ctx.t(f"power.{x}") for x in str(p.get("powers") or "").split(",") if x]
-    mates = ctx.seats(p.get("teammates"))
+    mates = known_seats(ctx, p.get("teammates"), p.get("known"))
     embed = discord.Embed(
         title=ctx.t("role_embed.title", game=game_id),
         description=ctx.t("role_embed.description"),
@@ -39,4 +39,8 @@ def role_embed(ctx: Context, game_id: int, effect: Whisper) -> discord.Embed:
         value=mates or ctx.t("role_embed.no_teammates"),
         inline=False,
     )
+    if p.get("cards"):  # 5.0 双身份: the player's two cards, each its own seat
+        embed.add_field(
+            name=ctx.t("role_embed.cards"), value=cards_text(ctx, p["cards"]), inline=False
+        )
     return embed

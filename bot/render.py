@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from bot.i18n import render
+from bot.i18n import catalog, render
 from engine.effects import (
     Announce,
     Bulletin,
@@ -111,8 +111,15 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
         return ctx.t("clock.post", phase=_phase(ctx, effect.phase), time=time, zone=zone)
     p = _p(effect.params)
     key = effect.key
+    if p.get("group") and key != "day.tally":  # one of the day's several votes (无间道)
+        label = ctx.t("day.group_prefix", group=ctx.t(f"group.{p['group']}"))
+        return label + render_public(
+            ctx, Announce(key=key, params=_without(effect.params, "group"))
+        )
     if key == "game.started":
         return ctx.t("game.started", **p)
+    if key == "game.public_roles":
+        return ctx.t(key, lines=public_roster(ctx, str(p["public"])))
     if key in ("window.night", "window.day"):
         return ctx.t(key, number=p["number"], deadline=deadline_text(ctx, p["deadline"]))
     if key == "window.revote":
@@ -197,6 +204,28 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
     return ctx.t(key, **p)
 
 
+def _without(values: Params, name: str) -> Params:
+    return tuple((k, v) for k, v in values if k != name)
+
+
+def _pairs(text: object) -> dict[str, str]:
+    """`a:b;c:d` (or `a:b,c:d`) as a mapping."""
+    items = str(text or "").replace(";", ",").split(",")
+    return dict(item.partition(":")[::2] for item in items if item)
+
+
+def public_roster(ctx: Context, public: str) -> str:
+    """Everyone's public identity (无间道's 公开身份), grouped: `警方：1号 A、2号 B；匪方：…`."""
+    by_role: dict[str, list[str]] = {}
+    for seat, role in _pairs(public).items():
+        by_role.setdefault(role, []).append(seat)
+    colon, sep = ("：", "；") if ctx.locale == "zh-CN" else (": ", "; ")
+    return sep.join(
+        f"{ctx.t(f'public.{role}')}{colon}{ctx.seats(','.join(seats))}"
+        for role, seats in by_role.items()
+    )
+
+
 def _tally(ctx: Context, p: Mapping[str, object]) -> str:
     by_target: dict[str, list[str]] = {}
     abstained: list[str] = []
@@ -207,14 +236,29 @@ def _tally(ctx: Context, p: Mapping[str, object]) -> str:
         else:
             by_target.setdefault(target, []).append(voter)
     sep = "、" if ctx.locale == "zh-CN" else ", "
-    ranked = sorted(by_target.items(), key=lambda kv: (-len(kv[1]), int(kv[0])))
+    # votes of different weights (5.0: one per living card): the count is the weighted one
+    weights = {int(v): int(w) for v, w in _pairs(p.get("weights")).items()}
+    counts = {t: int(n) for t, n in _pairs(p.get("counts")).items()}
+
+    def count(target: str) -> int:
+        return counts.get(target, len(by_target[target]))
+
+    def weighed(v: str) -> str:
+        w = weights.get(int(v), 1)
+        return f"{int(v)}×{w}" if w != 1 else str(int(v))
+
+    ranked = sorted(by_target, key=lambda t: (-count(t), int(t)))
+    shape, between = ("{}←{}（{}）", "；") if ctx.locale == "zh-CN" else ("{}←{} ({})", "; ")
     lines = [
-        f"{ctx.seat(t)}←{sep.join(str(int(v)) for v in voters)}（{len(voters)}）"
-        for t, voters in ranked
+        shape.format(ctx.seat(t), sep.join(weighed(v) for v in by_target[t]), count(t))
+        for t in ranked
     ]
-    text = "；".join(lines) if lines else ctx.t("day.tally_empty")
+    text = between.join(lines) if lines else ctx.t("day.tally_empty")
     key = "day.tally_runoff" if p.get("revote") else "day.tally"
-    out = ctx.t(key, number=p["number"], revote=p.get("revote"), lines=text)
+    group = ctx.t(f"group.{p['group']}") if p.get("group") else ""
+    if group:
+        key = "day.tally_group"
+    out = ctx.t(key, number=p["number"], revote=p.get("revote"), lines=text, group=group)
     if abstained:
         out += "\n" + ctx.t("day.abstained", names=sep.join(ctx.seat(a) for a in abstained))
     void = [x.split(":") for x in str(p.get("void") or "").split(";") if x]
@@ -266,28 +310,37 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
             if powers
             else ctx.t("role_msg.no_powers")
         )
-        mates_line = (
-            ctx.t("role_msg.mates_line", teammates=ctx.seats(p["teammates"]))
-            if p["teammates"]
-            else ""
-        )
-        return ctx.t(
+        mates = known_seats(ctx, p["teammates"], p.get("known"))
+        mates_line = ctx.t("role_msg.mates_line", teammates=mates) if mates else ""
+        text = ctx.t(
             "role_msg.dealt",
             seat=p["seat"],
             role=ctx.t(f"role.{p['role']}"),
             powers_line=powers_line,
             mates_line=mates_line,
         )
+        if p.get("cards"):  # 5.0 双身份: both of the player's cards
+            text += "\n" + ctx.t("role_msg.cards_line", cards=cards_text(ctx, p["cards"]))
+        return text
     if key == "window.powers":
         listed = "、".join(_power(ctx, x) for x in str(p["powers"]).split(",") if x)
-        return ctx.t(
+        text = ctx.t(
             key, number=p["number"], powers=listed, deadline=deadline_text(ctx, p["deadline"])
         )
+        if p.get("card"):  # 5.0 双身份: the card this menu acts for
+            text = ctx.t("window.card_prefix", card=ctx.seat(p["card"])) + text
+        return text
     if key == "power.accepted":
+        if p.get("untargeted"):  # used on no seat (天下无贼: 傻根)
+            return ctx.t("power.used", power=_power(ctx, p["power"]))
         if p["target"] is None:
             return ctx.t("power.passed", power=_power(ctx, p["power"]))
         return ctx.t(key, power=_power(ctx, p["power"]), target=ctx.seat(p["target"]))
     if key == "team.submission":
+        if p.get("untargeted"):
+            return ctx.t(
+                "team.submission_used", seat=ctx.seat(p["seat"]), power=_power(ctx, p["power"])
+            )
         if p["target"] is None:
             return ctx.t(
                 "team.submission_pass", seat=ctx.seat(p["seat"]), power=_power(ctx, p["power"])
@@ -307,6 +360,39 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
     if key == "choice.accepted":
         return ctx.t("choice_msg.accepted", target=ctx.seat(p["target"]))
     return ctx.t(key, **p)
+
+
+def known_seats(ctx: Context, seats: object, known: object) -> str:
+    """Seats a player knows, each with the role they see (`3号 阿明（杀手）`)."""
+    roles = _pairs(known)
+    sep = "、" if ctx.locale == "zh-CN" else ", "
+    shown = []
+    for seat in (s for s in str(seats or "").split(",") if s):
+        role = roles.get(seat)
+        if role is None:
+            shown.append(ctx.seat(seat))
+        elif ctx.locale == "zh-CN":
+            shown.append(f"{ctx.seat(seat)}（{ctx.t('role.' + role)}）")
+        else:
+            shown.append(f"{ctx.seat(seat)} ({ctx.t('role.' + role)})")
+    return sep.join(shown)
+
+
+def cards_text(ctx: Context, cards: object) -> str:
+    """A player's cards (5.0 双身份), each with its role: `3号 阿明：杀手、4号 阿明：医生`."""
+    sep, colon = ("、", "：") if ctx.locale == "zh-CN" else (", ", ": ")
+    return sep.join(
+        f"{ctx.seat(seat)}{colon}{ctx.t('role.' + role)}" for seat, role in _pairs(cards).items()
+    )
+
+
+def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
+    """An engine refusal in words: a power named by its id is shown by its name."""
+    shown = dict(values)
+    power = shown.get("power")
+    if isinstance(power, str) and f"power.{power}" in catalog(ctx.locale):
+        shown["power"] = _power(ctx, power)
+    return ctx.t(key, **shown)
 
 
 def render_reply(ctx: Context, effect: ReplyToPost) -> str | None:

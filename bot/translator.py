@@ -44,6 +44,7 @@ ZH: dict[str, str] = {
     "language": "语言",
     "power": "权利",
     "target": "对象",
+    "card": "牌位",
     "minutes": "分钟",
     "time": "时间",
     "seat": "座位",

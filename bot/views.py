@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from bot.app import FaguanBot
 
 PASS = "pass"
+USE = "use"
+"""The menu choice that uses a power taking no target (天下无贼: guard or rob 傻根)."""
 
 
 def valid_targets(state: GameState, seat: Seat, power: Power) -> list[Seat]:
@@ -68,9 +70,10 @@ class ConfirmButton(
 
 class PowerSelect(
     discord.ui.DynamicItem[discord.ui.Select[Any]],
-    template=r"faguan:act:(?P<game>\d+):(?P<night>\d+):(?P<power>[a-z_]+)",
+    template=r"faguan:act:(?P<game>\d+):(?P<night>\d+):(?P<power>[a-z_]+)(?::(?P<card>\d+))?",
 ):
-    """A menu of valid targets (and pass) for one night power."""
+    """A menu of valid targets (and pass) for one night power; where a player holds several
+    cards (5.0 双身份), the custom id names the card acting (`…:kill:3`)."""
 
     def __init__(
         self,
@@ -78,10 +81,12 @@ class PowerSelect(
         night: int,
         power: Power,
         options: list[discord.SelectOption] | None = None,
+        card: int | None = None,
     ) -> None:
+        suffix = f":{card}" if card is not None else ""
         super().__init__(
             discord.ui.Select(
-                custom_id=f"faguan:act:{game_id}:{night}:{power.value}",
+                custom_id=f"faguan:act:{game_id}:{night}:{power.value}{suffix}",
                 options=options or [discord.SelectOption(label=PASS, value=PASS)],
                 min_values=1,
                 max_values=1,
@@ -90,6 +95,7 @@ class PowerSelect(
         self.game_id = game_id
         self.night = night
         self.power = power
+        self.card = card
 
     @classmethod
     async def from_custom_id(
@@ -99,7 +105,8 @@ class PowerSelect(
         match: re.Match[str],
         /,
     ) -> PowerSelect:
-        return cls(int(match["game"]), int(match["night"]), Power(match["power"]))
+        card = int(match["card"]) if match["card"] else None
+        return cls(int(match["game"]), int(match["night"]), Power(match["power"]), card=card)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: FaguanBot = interaction.client
@@ -109,9 +116,10 @@ class PowerSelect(
         command = SubmitPower(
             player=str(interaction.user.id),
             power=self.power,
-            target=None if choice == PASS else Seat(int(choice)),
+            target=Seat(int(choice)) if choice.isdecimal() else None,
             passed=choice == PASS,
             at=bot.now_ms(),
+            seat=Seat(self.card) if self.card is not None else None,
         )
         await bot.answer_command(interaction, self.game_id, command)
 
@@ -124,16 +132,25 @@ def views_for_whisper(game_id: int, state: GameState, effect: Whisper) -> discor
         return view
     if effect.key == "window.powers" and state.window is not None:
         params = dict(effect.params)
+        rules = rules_for(state)
         view = discord.ui.View(timeout=None)
+        several = len(state.seats_of(state.seat(effect.seat).player)) > 1
+        card = int(effect.seat) if several else None
         for power_id in str(params.get("powers", "")).split(","):
             if not power_id:
                 continue
             power = Power(power_id)
             options = [discord.SelectOption(label=f"{power.value}: 不行使 / pass", value=PASS)]
-            for seat in valid_targets(state, effect.seat, power):
-                options.append(
-                    discord.SelectOption(label=f"{power.value} → {seat}号", value=str(seat))
+            if power in rules.untargeted_powers:  # no seat to choose: use it, or pass
+                options.insert(
+                    0, discord.SelectOption(label=f"{power.value}: 行使 / use", value=USE)
                 )
-            view.add_item(PowerSelect(game_id, state.window.number, power, options[:25]))
+            else:
+                for seat in valid_targets(state, effect.seat, power):
+                    options.append(
+                        discord.SelectOption(label=f"{power.value} → {seat}号", value=str(seat))
+                    )
+            menu = PowerSelect(game_id, state.window.number, power, options[:25], card=card)
+            view.add_item(menu)
         return view
     return None

@@ -156,7 +156,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     key="game.started",
                     params=params(
                         ruleset=event.ruleset,
-                        players=len(event.players),
+                        players=len(set(event.players)),  # a player holding two cards once
                         commitment=event.commitment,
                     ),
                 ),

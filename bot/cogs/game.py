@@ -15,7 +15,7 @@ from bot.app import respond
 from bot.cogs.common import NoGame, find_game, is_moderator, text
 from bot.config import parse_deadline_rule
 from bot.record_html import record_page, with_links
-from bot.render import deadline_text
+from bot.render import deadline_text, public_roster
 from bot.schedule import GameSchedule
 from engine.errors import EngineError
 from engine.model import Seat
@@ -274,6 +274,9 @@ class GameCog(commands.Cog, name="GameCog"):
             ),
             ctx.t("notice.alive", names=alive),
         ]
+        roster = ",".join(f"{i.seat}:{i.public.value}" for i in view.seats if i.public and i.alive)
+        if roster:  # 无间道: everyone's public identity (公开身份), never a hidden role
+            lines.append(ctx.t("role_msg.roster_line", lines=public_roster(ctx, roster)))
         if view.phase_kind is not None and view.phase_kind.value == "day":
             lines.append(ctx.t("notice.voted", names=voted))
         await respond(interaction, "\n".join(lines))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -12,13 +13,14 @@ from discord.ext import commands
 
 from bot.app import respond
 from bot.cogs.common import NoGame, find_game, text
-from bot.render import Context
+from bot.render import Context, known_seats, public_roster
 from bot.schedule import to_ms
 from bot.views import PASS, valid_targets
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.model import Instant, Power, Seat
+from engine.rulesets import rules_for
 from engine.state import GameState
-from engine.view import view_for
+from engine.view import PlayerView, view_for
 from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
 
 if TYPE_CHECKING:
@@ -157,10 +159,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
         self,
         interaction: discord.Interaction[Any],
         power: str,
-        target: Seat | None,
+        target: int | None,
         game_id: int | None,
+        *,
+        passed: bool,
+        card: int | None,
     ) -> None:
-        """/act and /pass: a power (or an explicit pass) by the player asking."""
+        """/act and /pass: a power (or an explicit pass) by the player asking. /act without a
+        target is no pass: the engine answers whether the power needs one (天下无贼's guard and
+        rob take none)."""
         gid = await find_game(self.bot, interaction, game_id)
         try:
             chosen = Power(power)
@@ -172,11 +179,26 @@ class PlayCog(commands.Cog, name="PlayCog"):
         command = SubmitPower(
             player=str(interaction.user.id),
             power=chosen,
-            target=target,
-            passed=target is None,
+            target=Seat(target) if target is not None and not passed else None,
+            passed=passed,
             at=self.bot.now_ms(),
+            seat=Seat(card) if card is not None else None,
         )
         await self.bot.answer_command(interaction, gid, command)
+
+    @staticmethod
+    def _acting_card(
+        state: GameState, seat: Seat, power: Power | None, card: object
+    ) -> Seat | None:
+        """The card acting for an autocomplete: the one named, else the asker's first living
+        card holding the power (5.0 双身份), else their seat."""
+        mine = state.seats_of(state.seat(seat).player)
+        if isinstance(card, int) and Seat(card) in mine:
+            return Seat(card)
+        if power is None:
+            return seat
+        holding = [s for s in mine if state.seat(s).alive and power in view_for(state, s).powers]
+        return holding[0] if holding else seat
 
     # -- slash commands ----------------------------------------------------------------------------
     @app_commands.command(
@@ -246,6 +268,11 @@ class PlayCog(commands.Cog, name="PlayCog"):
         pool = (
             state.window.candidates if state.window and state.window.candidates else state.alive()
         )
+        seat = state.seat_of(str(interaction.user.id))
+        groups = rules_for(state).vote_groups(state)  # 无间道: each faction votes within itself
+        mine = next((g for g in groups if seat in g.voters), None)
+        if mine is not None:
+            pool = tuple(s for s in pool if s in mine.candidates)
         choices += [app_commands.Choice(name=ctx.seat(s), value=str(s)) for s in pool]
         return [c for c in choices if current.lower() in c.name.lower()][:25]
 
@@ -266,15 +293,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
     @app_commands.command(
         name="act", description=_("Use a power (at night; by day a day power such as veto)")
     )
-    @app_commands.describe(power=_("power"), target=_("target"))
+    @app_commands.describe(power=_("power"), target=_("target"), card=_("card"))
     async def act(
         self,
         interaction: discord.Interaction[Any],
         power: str,
-        target: int,
+        target: int | None = None,
+        card: int | None = None,
         game_id: int | None = None,
     ) -> None:
-        await self._submit_power(interaction, power, Seat(target), game_id)
+        await self._submit_power(interaction, power, target, game_id, passed=False, card=card)
 
     @act.autocomplete("power")
     async def _powers(
@@ -284,10 +312,13 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if found is None:
             return []
         state, seat, ctx = found
-        view = view_for(state, seat)
-        return [
-            app_commands.Choice(name=ctx.t(f"power.{p.value}"), value=p.value) for p in view.powers
-        ][:25]
+        card = getattr(interaction.namespace, "card", None)
+        mine = state.seats_of(state.seat(seat).player)
+        cards = [Seat(card)] if isinstance(card, int) and Seat(card) in mine else mine
+        powers = dict.fromkeys(p for c in cards for p in view_for(state, c).powers)
+        return [app_commands.Choice(name=ctx.t(f"power.{p.value}"), value=p.value) for p in powers][
+            :25
+        ]
 
     @act.autocomplete("target")
     async def _targets(
@@ -298,21 +329,47 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if found is None or power not in {p.value for p in Power}:
             return []
         state, seat, ctx = found
-        targets = valid_targets(state, seat, Power(power))
+        if Power(power) in rules_for(state).untargeted_powers:
+            return []  # 天下无贼: guarding or robbing 傻根 names no seat
+        card = getattr(interaction.namespace, "card", None)
+        acting = self._acting_card(state, seat, Power(power), card) or seat
+        targets = valid_targets(state, acting, Power(power))
         return [
             app_commands.Choice(name=ctx.seat(s), value=int(s))
             for s in targets
             if current in ctx.seat(s)
         ][:25]
 
+    @act.autocomplete("card")
+    async def _cards(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[int]]:
+        """The asker's living cards (5.0 双身份), each with its role (only they see it)."""
+        found = await self._asker(interaction)
+        if found is None:
+            return []
+        state, seat, ctx = found
+        mine = [s for s in state.seats_of(state.seat(seat).player) if state.seat(s).alive]
+        return [
+            app_commands.Choice(
+                name=f"{ctx.seat(s)} {ctx.t(f'role.{state.seat(s).role.value}')}", value=int(s)
+            )
+            for s in mine
+        ][:25]
+
     @app_commands.command(name="pass", description=_("Explicitly pass on a night power (不行使)"))
-    @app_commands.describe(power=_("power"))
+    @app_commands.describe(power=_("power"), card=_("card"))
     async def pass_(
-        self, interaction: discord.Interaction[Any], power: str, game_id: int | None = None
+        self,
+        interaction: discord.Interaction[Any],
+        power: str,
+        card: int | None = None,
+        game_id: int | None = None,
     ) -> None:
-        await self._submit_power(interaction, power, None, game_id)
+        await self._submit_power(interaction, power, None, game_id, passed=True, card=card)
 
     pass_.autocomplete("power")(_powers)
+    pass_.autocomplete("card")(_cards)
 
     @app_commands.command(name="lastwords", description=_("Give your last words (遗言)"))
     async def lastwords(
@@ -339,31 +396,48 @@ class PlayCog(commands.Cog, name="PlayCog"):
 
 
 def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
-    """A player's private view as text: seat, role, powers, teammates, checks, submissions."""
+    """A player's private view as text: seat (or each of their cards), role, powers, whom they
+    know, their public identity where the ruleset has one, checks, submissions."""
+    cards = state.seats_of(state.seat(seat).player)
+    views = [view_for(state, card) for card in cards]
     view = view_for(state, seat)
-    lines = [
-        ctx.t(
-            "role_msg.dealt",
-            seat=int(seat),
-            role=ctx.t(f"role.{view.role}"),
-            powers_line="",
-            mates_line="",
-        )
-    ]
-    if view.powers:
+    lines: list[str] = []
+    if len(cards) > 1:  # 5.0 双身份: every card, its role and powers
+        items = [
+            ctx.t(
+                "role_msg.card",
+                seat=ctx.seat(v.viewer),
+                role=ctx.t(f"role.{v.role}"),
+                powers=ctx.t("role_msg.card_powers", powers=_powers_text(ctx, v.powers))
+                if v.powers
+                else "",
+                out="" if state.seat(card).alive else ctx.t("role_msg.card_out"),
+            )
+            for card, v in zip(cards, views, strict=True)
+        ]
+        lines.append(ctx.t("role_msg.cards_line", cards="；".join(items)))
+    else:
         lines.append(
             ctx.t(
-                "role_msg.powers_line",
-                powers="、".join(ctx.t(f"power.{p.value}") for p in view.powers),
+                "role_msg.dealt",
+                seat=int(seat),
+                role=ctx.t(f"role.{view.role}"),
+                powers_line="",
+                mates_line="",
             )
         )
-    if view.teammates:
-        lines.append(
-            ctx.t(
-                "role_msg.mates_line", teammates=ctx.seats(",".join(str(s) for s in view.teammates))
-            )
-        )
-    for night, checked, result in view.checks:
+        if view.powers:
+            lines.append(ctx.t("role_msg.powers_line", powers=_powers_text(ctx, view.powers)))
+    known = _known(state, cards, views)
+    if known:
+        lines.append(ctx.t("role_msg.mates_line", teammates=known_seats(ctx, *known)))
+    public = view.seats[int(seat) - 1].public
+    if public is not None:  # 无间道: the public identities are everyone's knowledge
+        lines.append(ctx.t("role_msg.public_line", public=ctx.t(f"public.{public.value}")))
+        roster = ",".join(f"{i.seat}:{i.public.value}" for i in view.seats if i.public)
+        lines.append(ctx.t("role_msg.roster_line", lines=public_roster(ctx, roster)))
+    checks = dict.fromkeys(c for v in views for c in v.checks)
+    for night, checked, result in checks:
         lines.append(
             ctx.t(
                 "notice.check_line",
@@ -372,8 +446,15 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
                 result=ctx.t(f"check.{result.value}"),
             )
         )
-    for who, power, target in view.submissions:
+    submissions = dict.fromkeys(s for v in views for s in v.submissions)
+    for who, power, target in submissions:
         shown = ctx.seat(target) if target is not None else PASS
+        if target is None and power in rules_for(state).untargeted_powers:
+            used = next(
+                (s for s in reversed(state.submissions) if (s.seat, s.power) == (who, power)),
+                None,
+            )
+            shown = ctx.t("power.use") if used is not None and used.untargeted else PASS
         lines.append(
             ctx.t(
                 "notice.submission_line",
@@ -382,8 +463,26 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
                 target=shown,
             )
         )
-    if view.last_words_due:
+    if any(v.last_words_due for v in views):
         lines.append(ctx.t("lastwords_msg.prompt"))
-    if not view.seats[int(seat) - 1].alive:
+    if not any(state.seat(card).alive for card in cards):
         lines.append(ctx.t("actor.out_of_game"))
     return "\n".join(lines)
+
+
+def _powers_text(ctx: Context, powers: Sequence[Power]) -> str:
+    return "、".join(ctx.t(f"power.{p.value}") for p in powers)
+
+
+def _known(state: GameState, cards: Sequence[Seat], views: Sequence[PlayerView]) -> tuple[str, str]:
+    """Whom the player knows (teammates, and whoever else the ruleset lets them see while the
+    game is on: 5.0's mole, 无间道's leader), as seat and `seat:role` lists."""
+    roles: dict[Seat, str] = {}
+    for v in views:
+        for info in v.seats:
+            if info.seat in cards or info.role is None:
+                continue
+            if info.seat in v.teammates or (info.alive and not state.over):
+                roles[info.seat] = info.role.value
+    mates = sorted(roles)
+    return ",".join(map(str, mates)), ",".join(f"{s}:{roles[s]}" for s in mates)

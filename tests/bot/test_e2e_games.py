@@ -5,59 +5,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest_asyncio
-from conftest import EnvClock
-from gamebot import Driver, Table, build_table, make_bot
-from simcord import Env
+from gamebot import Driver, Table, by_role, compare_with_replay, running_table
 
 from bot.replay import run
 from engine.model import Seat
 from engine.record import record_of
 
 SEED = "e2e-seed"
-COMPARED = (
-    "phase",
-    "number",
-    "revote",
-    "left",
-    "checks",
-    "tally",
-    "abstained",
-    "invalid",
-    "tie",
-    "last_words",
-    "confess",
-)
 
 
 @pytest_asyncio.fixture
 async def table12(tmp_path: Path) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
-    clock.bind(env)
-    t = build_table(env, 12)
-    await env.start()
-    try:
+    async with running_table(tmp_path / "g.db", 12, SEED) as t:
         yield t
-    finally:
-        await env.shutdown()
-
-
-def by_role(roles: dict[int, str], role: str) -> list[int]:
-    return [s for s, r in sorted(roles.items()) if r == role]
-
-
-def compare_with_replay(record: dict[str, Any], replayed: dict[str, Any]) -> None:
-    assert len(record["phases"]) == len(replayed["phases"])
-    for mine, theirs in zip(record["phases"], replayed["phases"], strict=True):
-        for key in COMPARED:
-            assert mine.get(key) == theirs.get(key), (key, mine, theirs)
-    assert record["result"]["winner"] == replayed["result"]["winner"]
-    assert record["result"]["after"] == replayed["result"]["after"]
-    assert record["result"]["scores"] == replayed["result"]["scores"]
-    assert record["roles"] == replayed["roles"]
 
 
 async def test_mifei_12_whole_game(table12: Table) -> None:
