@@ -172,7 +172,10 @@ class FaguanBot(commands.Bot):
             if self.get_guild(info.server_id) is None:
                 continue  # another shard's game
             self.register_channels(game_id, info.channels)
-            await self.catch_up(game_id)
+            try:
+                await self.catch_up(game_id)
+            except Exception as exc:  # Discord away: the lock sweeps the channel again
+                log.warning("game %s: catch-up failed: %s", game_id, type(exc).__name__)
             await self.reconcile(game_id)
         self._caught_up = True
         if not self.scheduler.manual:
@@ -275,12 +278,15 @@ class FaguanBot(commands.Bot):
         return await self.service.submit(game_id, command)
 
     async def reconcile(self, game_id: int) -> None:
-        """Lock an overdue window now (votes are judged by their own times); schedule the rest."""
+        """Lock an overdue window now (votes are judged by their own times); schedule the rest.
+
+        A failure touches this game only: one game's trouble never keeps the others' deadlines
+        from being scheduled."""
         state = await self.service.state(game_id)
         if state.deadline is None:
             return
         if state.deadline <= self.now_ms():
-            await self.lock_due(game_id)
+            await fire_deadline(id(self), game_id)  # retried later if it cannot lock now
         else:
             self.schedule_deadline(game_id, state.deadline)
 

@@ -201,3 +201,52 @@ async def test_a_command_while_the_database_is_away_is_answered_and_changes_noth
     repo.record = original  # type: ignore[method-assign]
     assert r.ephemeral and "try again" in r.response.content, table.env.errors
     assert await table.bot.service.state(d.game_id) == before
+
+
+async def test_history_reads_failing_are_retried_and_no_post_is_lost(table: Table) -> None:
+    """Posts made while the bot was away exist only in the channel's history: when reading it
+    fails (at startup, then at the deadline), the lock is retried and every post still counts."""
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = roles_of(roles, "killer")[0]
+    voters = [s for s in range(1, 9) if s != k1]
+    await d.post_vote(voters[0], f"投 {k1}", k1)
+    await table.bot.ws.close()  # down: the next posts reach only the channel
+    for seat in voters[1:4]:
+        await table.player(seat).send(table.channel, f"投 {k1}")
+    table.env.inject_error("GET", f"/channels/{table.channel.id}/messages", status=503, code=0, message="unavailable", times=2)
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)  # its catch-up at startup fails
+    await table.env.settle()
+    assert len((await new.service.state(d.game_id)).posts) == 1
+    await table.run_deadline()  # the lock's sweep of the channel fails too: tried again later
+    state = await new.service.state(d.game_id)
+    assert state.phase is not None and state.phase.label() == "day 1"
+    assert new.lock_failures[d.game_id] == 1
+    await table.run_deadline()
+    state = await new.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: 4}
+
+
+async def test_an_overdue_lock_that_fails_at_startup_is_retried(table: Table) -> None:
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = roles_of(roles, "killer")[0]
+    voters = [s for s in range(1, 9) if s != k1]
+    await table.bot.ws.close()
+    for seat in voters[:5]:
+        await table.player(seat).send(table.channel, f"投 {k1}")
+    await table.advance(2 * 3600)  # the deadline passes while the bot is down
+    table.env.inject_error("GET", f"/channels/{table.channel.id}/messages", status=500, code=0, message="down", times=2)
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)
+    await table.env.settle()
+    assert (await new.service.state(d.game_id)).phase.label() == "day 1"  # type: ignore[union-attr]
+    assert new.lock_failures[d.game_id] == 1
+    await table.run_deadline()  # the retry
+    state = await new.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: 5}
