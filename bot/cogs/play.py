@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +32,17 @@ ABSTAIN = "abstain"
 
 
 def seat_maps(state: GameState, ctx: Context) -> tuple[dict[str, int], dict[int, int]]:
-    """Names and mentions that point at seats, for the vote-post parser."""
-    names = {name: seat for seat, name in ctx.names.items()}
-    mentions = {int(s.player): int(s.seat) for s in state.seats if s.player.isdigit()}
+    """Names and mentions that point at seats, for the vote-post parser. A player holding
+    several cards (5.0 双身份) is no vote target by name or mention: a vote names a card."""
+    held = Counter(s.player for s in state.seats)
+    names = {
+        name: seat for seat, name in ctx.names.items() if held[state.seat(Seat(seat)).player] == 1
+    }
+    mentions = {
+        int(s.player): int(s.seat)
+        for s in state.seats
+        if s.player.isdigit() and held[s.player] == 1
+    }
     return names, mentions
 
 
@@ -377,8 +386,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
     ) -> None:
         gid = await find_game(self.bot, interaction, game_id)
         state = await self.bot.service.state(gid)
-        seat = state.seat_of(str(interaction.user.id))
-        if seat is None or seat not in state.last_words_open:
+        mine = state.seats_of(str(interaction.user.id))  # 5.0: the last card out has them
+        if not any(seat in state.last_words_open for seat in mine):
             await respond(interaction, text(self.bot, interaction, "lastwords.not_entitled"))
             return
         await interaction.response.send_modal(LastWordsModal(self.bot, gid))

@@ -104,20 +104,23 @@ async def test_v5_7_whole_game(table7: Table) -> None:
     )
     assert any("14号 玩家7 出局" in text for text in t.public())
 
-    # Night 2: the doctor saves the police card from the killer; a secret police fires.
-    await d.power_by_menu(killer, "kill", police)
+    # Night 2: the killer takes 玩家1's last card (玩家1 leaves, with last words, given by the
+    # player whose first card went first); a secret police fires; the doctor's save is empty.
+    await d.power_by_menu(killer, "kill", 2)
     await d.power_by_command(doctor, "save", police)
     await d.power_by_menu(sp2, "execute", 9)
     await d.power_by_menu(police, "check", doctor)
-    await d.power_by_command(butterfly, "hug", 2)
+    await d.power_by_command(butterfly, "hug", 3)
     await d.lock()
-    assert any("昨夜出局：9号 玩家5" in text for text in t.public())
+    assert any("昨夜出局：2号 玩家1、9号 玩家5" in text for text in t.public())
+    await d.last_words(2, "我两张牌都是好人")
+    assert any("2号 玩家1 的遗言：我两张牌都是好人" in text for text in t.public())
 
     # Day 2: the killer card is voted out: the killer cards and the mole are all out.
     for card in (3, police, 10, doctor):
         await d.post_vote(card, f"投 {killer}", killer)
     await d.post_vote(sp2, f"投 {police}", police)
-    await d.slash_vote(2, killer)
+    await d.slash_vote(11, killer)
     await d.lock()
     await finish(d, "good")
 
@@ -175,7 +178,7 @@ async def test_v5_a_player_names_the_card_acting_and_sees_both_cards(table7: Tab
     assert f"#{sp} 玩家4: execute (处决) → #13 玩家7" in text
 
 
-async def test_v5_a_card_out_is_shown_and_refused(table7: Table) -> None:
+async def test_v5_a_card_out_is_shown_and_refused_and_votes_name_cards(table7: Table) -> None:
     t = table7
     d = Driver(t, "v5")
     roles = await d.start()
@@ -189,6 +192,10 @@ async def test_v5_a_card_out_is_shown_and_refused(table7: Table) -> None:
     text = answer(await holder.slash(t.channel, "role"))
     assert f"#{mole} 玩家1: **卧底 (mole)** — out of the game (出局)" in text
     assert "You are out of the game" not in text
+    # A vote by a name is unreadable: a name is a player, a vote names one of their cards.
+    post = await d.post_vote(11, "投 玩家4", None)
+    replies = [m for m in t.channel.history() if m.reference and m.reference.message_id == post.id]
+    assert [m.content for m in replies] == ["无法识别“玩家4”的投票对象；请写如“投 5”或“弃权”。"]
 
 
 # -- tianxia: three factions, 傻根 ------------------------------------------------------------
