@@ -85,6 +85,20 @@ async def fire_deadline(bot_key: int, game_id: int) -> None:
         await bot.tell_stuck(game_id, tries)
 
 
+async def resume_games(bot_key: int, attempt: int = 0) -> None:
+    """The startup job: recover the games and schedule their deadlines; if the database is away,
+    try again with backoff, so no game is left without its timer."""
+    bot = _APPS.get(bot_key)
+    if bot is None:
+        return
+    try:
+        await bot.resume_games()
+    except Exception as exc:
+        log.error("resuming games failed (attempt %s): %s", attempt + 1, type(exc).__name__)
+        when = bot.clock.now() + dt.timedelta(seconds=backoff(attempt + 1))
+        bot.scheduler.schedule("faguan:resume", when, resume_games, bot_key, attempt + 1)
+
+
 async def retry_effects(bot_key: int, game_id: int) -> None:
     """The retry job: perform a game's undone effects again."""
     bot = _APPS.get(bot_key)
@@ -158,8 +172,12 @@ class FaguanBot(commands.Bot):
             self.scheduler.start()
 
     async def on_ready(self) -> None:
-        """After every connect: check permissions, recover, catch up, reconcile deadlines."""
+        """After every connect: check permissions, then resume the games."""
         self.check_permissions()
+        await resume_games(id(self))
+
+    async def resume_games(self) -> None:
+        """Recover, catch up, reconcile deadlines (raises if the database is away)."""
         self.effects.recovering = True
         try:
             stopped = await self.service.recover()

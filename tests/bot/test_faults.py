@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 from conftest import EnvClock
 from faultkit import assert_same_game, drain, roles_of
@@ -250,3 +251,39 @@ async def test_an_overdue_lock_that_fails_at_startup_is_retried(table: Table) ->
     state = await new.service.state(d.game_id)
     day = [r for r in state.history if isinstance(r, DayRecord)][-1]
     assert dict(day.tally) == {k1: 5}
+
+
+async def test_resuming_games_when_the_database_is_away_is_retried(table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot reconnects while the database is away: the games are resumed later, with their
+    deadlines, instead of being left without timers until the next reconnect."""
+    from sqlalchemy.exc import OperationalError
+
+    from bot.service import GameService
+
+    d = Driver(table, "v2")
+    await d.start()
+    recover = GameService.recover
+    fails = {"left": 2}
+
+    async def away_then_back(self: GameService) -> Any:
+        if fails["left"]:
+            fails["left"] -= 1
+            raise OperationalError("SELECT", {}, Exception("could not connect to server"))
+        return await recover(self)
+
+    monkeypatch.setattr(GameService, "recover", away_then_back)
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)
+    await table.env.settle()
+    jobs = {j.id for j in new.scheduler.jobs()}
+    assert f"game:{d.game_id}:deadline" not in jobs and "faguan:resume" in jobs
+    for _ in range(2):
+        when = next(j.when for j in new.scheduler.jobs() if j.id == "faguan:resume")
+        await table.advance((when - table.env.now()).total_seconds())
+        await new.scheduler.run_due()
+        await table.env.settle()
+    assert fails["left"] == 0
+    assert f"game:{d.game_id}:deadline" in {j.id for j in new.scheduler.jobs()}
+    await d.lock()
+    state = await new.service.state(d.game_id)
+    assert state.phase is not None and state.phase.label() == "day 1"
