@@ -3,11 +3,16 @@ record with the engine's replay of the same actions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from gamebot import Driver, Table
 
 from bot.replay import run
+from engine.model import Seat
+from engine.record import record_of
+from engine.state import DayRecord
 
 COMPARED = ("phase", "number", "revote", "left", "checks", "tally", "abstained", "invalid", "tie", "last_words")
 """The fields of a phase that must match: what happened, not when or through which post."""
@@ -42,3 +47,55 @@ def assert_same_game(faulty: dict[str, Any], d: Driver, roles: dict[int, str], s
             mine = [{k: p.get(k) for k in COMPARED} for p in mine]
             theirs = [{k: p.get(k) for k in COMPARED} for p in theirs]
         assert mine == theirs, key
+
+
+async def play_through_a_fault(table: Table, fault: Callable[[], AbstractContextManager[None]], seed: str) -> None:
+    """A short v2 game with the database refusing service twice: across the night's deadline
+    (with a command tried meanwhile) and while day votes are posted. While it lasts, a command is
+    answered "try again" and changes nothing, the lock is tried again later, the posts are read
+    back from the channel at the lock; the game ends as the same actions replayed without it."""
+    service = table.bot.service
+    d = Driver(table, "v2")
+    roles = await d.start()
+    k1, k2 = roles_of(roles, "killer")
+    c1, c2 = roles_of(roles, "civilian")[:2]
+    police = roles_of(roles, "police")[0]
+    await d.power_by_menu(k1, "kill", c1)
+
+    before = await service.state(d.game_id)
+    with fault():
+        answer = await table.player(police).slash(table.channel, "act", power="check", target=k1)
+        assert answer.ephemeral and "try again" in answer.response.content
+        await d.lock()  # the deadline fires but cannot be recorded
+        assert not any(p.startswith("【看表】") for p in table.public())
+    assert await service.state(d.game_id) == before  # nothing changed
+    assert table.bot.lock_failures[d.game_id] == 1
+    await table.run_deadline()  # tried again now that the database is back
+    await drain(table)
+    state = await service.state(d.game_id)
+    assert state.phase is not None and state.phase.label() == "day 1"
+
+    voters = [s for s in range(1, 9) if s not in (c1, k1)]
+    with fault():  # posted while nothing can be recorded: read back at the lock
+        for seat in voters[:3]:
+            await d.post_vote(seat, f"投 {k1}", k1)
+    assert (await service.state(d.game_id)).posts == ()  # none of them was recorded
+    for seat in voters[3:]:
+        await d.post_vote(seat, f"投 {k1}", k1)
+    await d.lock()
+    await drain(table)
+    state = await service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: len(voters)}
+
+    await d.power_by_menu(k2, "kill", c2)
+    await d.lock()
+    for seat in (s for s in range(1, 9) if s not in (c1, c2, k1)):
+        await d.post_vote(seat, f"投 {k2}", k2)
+    await d.lock()
+    await drain(table)
+    state = await service.state(d.game_id)
+    assert state.over
+    faulty = record_of(state, names={Seat(i): n for i, n in enumerate(table.names, 1)})
+    assert_same_game(faulty, d, roles, seed)
+    assert len([p for p in table.public() if p.startswith("【看表】第1夜")]) == 1  # never doubled

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from conftest import EnvClock
-from faultkit import assert_same_game, drain, roles_of
-from gamebot import Driver, Table, build_table, settings_for
+from faultkit import play_through_a_fault
+from gamebot import Table, build_table, settings_for
 from simcord import Env
 from sqlalchemy import event
 
@@ -25,9 +25,6 @@ import bot.store.db
 from bot.app import create_bot
 from bot.store import Database, open_database, upgrade
 from bot.timing import DeadlineScheduler
-from engine.model import PhaseKind, Seat
-from engine.record import record_of
-from engine.state import DayRecord
 
 SEED = "sqlite-fault-seed"
 HOLD_WRITE_LOCK = (
@@ -112,51 +109,4 @@ FAULTS: dict[str, Callable[[Faults], AbstractContextManager[None]]] = {
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 async def test_sqlite_refusing_writes_mid_game_loses_nothing(rig: tuple[Table, Faults], fault: str) -> None:
     table, faults = rig
-    refusing = FAULTS[fault]
-    service = table.bot.service
-    d = Driver(table, "v2")
-    roles = await d.start()
-    k1, k2 = roles_of(roles, "killer")
-    c1, c2 = roles_of(roles, "civilian")[:2]
-    police = roles_of(roles, "police")[0]
-    await d.power_by_menu(k1, "kill", c1)
-
-    with refusing(faults):
-        before = await service.state(d.game_id)
-        answer = await table.player(police).slash(table.channel, "act", power="check", target=k1)
-        assert answer.ephemeral and "try again" in answer.response.content
-        assert await service.state(d.game_id) == before  # nothing changed
-        await d.lock()  # the deadline fires but cannot be recorded
-        state = await service.state(d.game_id)
-        assert state.phase is not None and state.phase.kind is PhaseKind.NIGHT
-        assert not any(p.startswith("【看表】") for p in table.public())
-        assert table.bot.lock_failures[d.game_id] == 1
-    await table.run_deadline()  # tried again once the database takes writes
-    await drain(table)
-    state = await service.state(d.game_id)
-    assert state.phase is not None and state.phase.label() == "day 1"
-
-    voters = [s for s in range(1, 9) if s not in (c1, k1)]
-    with refusing(faults):  # posted while nothing can be recorded: read back at the lock
-        for seat in voters[:3]:
-            await d.post_vote(seat, f"投 {k1}", k1)
-        assert (await service.state(d.game_id)).posts == ()  # none of them could be recorded
-    for seat in voters[3:]:
-        await d.post_vote(seat, f"投 {k1}", k1)
-    await d.lock()
-    await drain(table)
-    state = await service.state(d.game_id)
-    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
-    assert dict(day.tally) == {k1: len(voters)}
-
-    await d.power_by_menu(k2, "kill", c2)
-    await d.lock()
-    for seat in (s for s in range(1, 9) if s not in (c1, c2, k1)):
-        await d.post_vote(seat, f"投 {k2}", k2)
-    await d.lock()
-    await drain(table)
-    state = await service.state(d.game_id)
-    assert state.over
-    faulty = record_of(state, names={Seat(i): n for i, n in enumerate(table.names, 1)})
-    assert_same_game(faulty, d, roles, SEED)
-    assert len([p for p in table.public() if p.startswith("【看表】第1夜")]) == 1  # never doubled
+    await play_through_a_fault(table, lambda: FAULTS[fault](faults), SEED)
