@@ -26,24 +26,22 @@ from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberA
 
 from bot.i18n import catalog, render
 from bot.views import valid_targets
-from engine.model import PhaseKind, Seat
-from engine.rulesets import RULESETS
+from engine.model import CheckResult, PhaseKind, Role, Seat
+from engine.rulesets import RULESETS, rules_for
 from engine.state import DayRecord, GameState, NightRecord
 from engine.view import view_for
 
 SEED = "bot-secrets-seed-7f3a9c"
-GAMES = [("v1", 9), ("v2", 10), ("mifei", 12), ("v3mt", 12), ("basic", 8)]
-"""Rulesets and sizes: v1 reveals camps at death, the others reveal nothing until the end."""
+SIZES = {"v1_inspector": 16, "v4_lone": 16, "v2_sapper": 13, "v5": 8, "tianxia": 12, "wujiandao": 10}
+GAMES = [(ruleset, SIZES.get(ruleset, max(RULESETS[ruleset].min_players, 10))) for ruleset in sorted(RULESETS)]
+"""Every ruleset, at a size it deals (v5: 8 players, 16 cards)."""
 PREFIXES = {
     "over": tuple(catalog(loc)["game.over"].split("{")[0] for loc in LOCALES),
     "reveal": tuple(catalog(loc)["reveal_msg.text"].split("{")[0] for loc in LOCALES),
     "record": tuple(catalog(loc)["notice.record"].split("{")[0] for loc in LOCALES),
 }
 SEAT = re.compile(r"(\d+)号 |#(\d+) ")
-ROLE_IDS = re.compile(
-    r"\b(civilian|killer|police|doctor|secret_killer|secret_police|special_police|inspector"
-    r"|mine|killer_mine|sapper|accomplice)\b"
-)
+ROLE_IDS = re.compile(r"\b(" + "|".join(sorted((r.value for r in Role), key=len, reverse=True)) + r")\b")
 WORDS = ["遗言：我没问题", "last words 😀", "@everyone 理由", "{seat}", "**粗体**"]
 
 
@@ -153,12 +151,15 @@ class Capture:
             if own is not None:  # /role to its owner: their role and checks, nobody else's
                 self.own_answers += 1
                 state, seat = own
-                view = view_for(state, seat)
-                mine = {view.role, view.original_role}
-                words = [render(loc, f"role.{r.value}") for r in mine if r for loc in LOCALES]
-                words += [
-                    render(loc, f"check.{c.value}") for _, _, c in view.checks for loc in LOCALES
-                ]
+                roles: set[Role] = set()  # what the engine lets them know, from each card
+                checks: set[CheckResult] = set()  # (apart: Role.KILLER == CheckResult.KILLER)
+                for card in state.seats_of(state.seat(seat).player):
+                    view = view_for(state, card)
+                    roles |= {r for r in (view.role, view.original_role) if r is not None}
+                    roles |= {s.role for s in view.seats if s.role is not None}
+                    checks |= {c for _, _, c in view.checks}
+                words = [render(loc, f"role.{r.value}") for r in roles for loc in LOCALES]
+                words += [render(loc, f"check.{c.value}") for c in checks for loc in LOCALES]
                 for word in sorted(words, key=len, reverse=True):
                     text = text.replace(word, "\x00")
             assert not excess(text), ("a secret in an answer", text, excess(text))
@@ -250,6 +251,7 @@ class Game:
             await self.answer(await self.slash(self.t.outside, "role"))
 
     async def night(self, state: GameState) -> None:
+        rules = rules_for(state)
         for seat in state.alive():
             view = view_for(state, seat)
             powers = [p for p in view.powers if p.value not in ("confess", "veto")]
@@ -257,12 +259,27 @@ class Game:
                 continue
             power = self.rnd.choice(powers)
             member = self.member(state, seat)
+            cards = state.seats_of(state.seat(seat).player)
+            card = {"card": int(seat)} if len(cards) > 1 else {}  # 5.0: the card acting
             targets = valid_targets(state, seat, power)
-            if targets and self.rnd.random() < 0.85:
+            use = self.rnd.random() < 0.85
+            if use and power in rules.untargeted_powers:  # 天下无贼: on 傻根, no seat
+                await self.answer(await self.slash(member, "act", power=power.value, **card))
+            elif use and targets:
                 target = int(self.rnd.choice(targets))
-                await self.answer(await self.slash(member, "act", power=power.value, target=target))
+                opts = {"power": power.value, "target": target, **card}
+                await self.answer(await self.slash(member, "act", **opts))
             else:
-                await self.answer(await self.slash(member, "pass", power=power.value))
+                await self.answer(await self.slash(member, "pass", power=power.value, **card))
+
+    def pool(self, state: GameState, seat: Seat) -> list[Seat]:
+        """Whom `seat` may vote for: its group's candidates (无间道), the run-off's, or anyone."""
+        window = state.window
+        assert window is not None
+        group = next((g for g in rules_for(state).vote_groups(state) if seat in g.voters), None)
+        if group is not None:
+            return list(group.candidates)
+        return list(window.candidates) or list(state.alive())
 
     async def day(self, state: GameState) -> None:
         window = state.window
@@ -272,12 +289,16 @@ class Game:
             target = int(self.rnd.choice(window.candidates))
             await self.answer(await self.slash(member, "choose", target=target))
             return
-        pool = list(window.candidates) or list(state.alive())
-        wagon = self.rnd.choice(pool)  # most follow one lead, so the games end
+        wagons: dict[tuple[Seat, ...], Seat] = {}  # most follow one lead, so the games end
+        posted: set[str] = set()
         for seat in state.alive():
-            if self.rnd.random() < 0.15:
-                continue
+            player = state.seat(seat).player
+            if player in posted or self.rnd.random() < 0.15:
+                continue  # 5.0: a player votes once, with all their living cards
+            posted.add(player)
             member = self.member(state, seat)
+            pool = self.pool(state, seat)
+            wagon = wagons.setdefault(tuple(pool), self.rnd.choice(pool))
             target = wagon if self.rnd.random() < 0.6 else self.rnd.choice(pool)
             if self.rnd.random() < 0.2:
                 await self.answer(await self.slash(member, "vote", target=str(int(target))))
@@ -361,7 +382,7 @@ async def table(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> AsyncIterat
     clock = EnvClock()
     env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
     clock.bind(env)
-    t = build_table(env, 14)
+    t = build_table(env, 18)
     await env.start()
     try:
         yield t
