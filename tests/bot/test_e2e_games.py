@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
+from conftest import EnvClock
 from gamebot import Driver, Table, by_role, compare_with_replay, running_table
 
 from bot.replay import run
@@ -18,7 +19,7 @@ SEED = "e2e-seed"
 
 @pytest_asyncio.fixture
 async def table12(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 12, SEED) as t:
+    async with running_table(tmp_path / "g.db", 12, EnvClock(), SEED) as t:
         yield t
 
 

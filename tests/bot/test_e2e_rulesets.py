@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
+from conftest import EnvClock
 from gamebot import Driver, Table, by_role, compare_with_replay, running_table
 
 from bot.i18n import catalog
@@ -28,19 +29,19 @@ ZH = catalog("zh-CN")
 
 @pytest_asyncio.fixture
 async def table7(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 7, SEED) as t:
+    async with running_table(tmp_path / "g.db", 7, EnvClock(), SEED) as t:
         yield t
 
 
 @pytest_asyncio.fixture
 async def table8(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, SEED) as t:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
         yield t
 
 
 @pytest_asyncio.fixture
 async def table12(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 12, SEED) as t:
+    async with running_table(tmp_path / "g.db", 12, EnvClock(), SEED) as t:
         yield t
 
 
