@@ -14,11 +14,20 @@ from engine.rulesets.base import Composition, Ruleset
 from engine.state import Options
 
 
+GAME_OPTIONS = ("tie", "self_vote", "composition")
+"""Options every ruleset takes (RULES.md §1.2); a ruleset adds its own (`option_choices`)."""
+
+
+def option_names(rules: Ruleset | None = None) -> frozenset[str]:
+    """Every option a game of `rules` takes."""
+    return frozenset({*GAME_OPTIONS, *(rules.option_choices if rules is not None else ())})
+
+
 def read_options(raw: Mapping[str, object], rules: Ruleset | None = None) -> Options:
     """Options from a plain mapping, each checked (unknown keys refused); `rules` adds the
     ruleset's own options (e.g. the mine's side), stored with their defaults filled in."""
     own = dict(rules.option_choices) if rules is not None else {}
-    known = {"tie", "self_vote", "composition", *own}
+    known = option_names(rules)
     for key in raw:
         if key not in known:
             raise SetupError("setup.unknown_option", option=key, known=", ".join(sorted(known)))
