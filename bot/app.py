@@ -360,7 +360,8 @@ class FaguanBot(commands.Bot):
             ruleset=str(lobby["ruleset"]),
             players=players,
             seed=self.seed_source(),
-            options={"tie": lobby["tie"], "language": lobby["language"]},
+            options={"language": lobby["language"], "tie": lobby["tie"]}
+            | lobby.get("options", {}),
             channels=channels,
             schedule=GameSchedule.from_json(lobby["schedule"]),
         )

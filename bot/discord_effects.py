@@ -192,7 +192,7 @@ class DiscordEffects:
         ctx = await self.bot.context(game_id, state)
         user_id = int(state.seat(effect.seat).player)
         text = render_private(ctx, effect)
-        view = views_for_whisper(game_id, state, effect)
+        view = views_for_whisper(game_id, state, effect, ctx)
         extra: dict[str, Any] = {} if view is None else {"view": view}
         if effect.key == "role.dealt":  # the role message is an embed (with the confirm button)
             from bot.embeds import role_content, role_embed

@@ -37,6 +37,8 @@ from engine.events import Event, GameEnded
 from engine.game import decide, evolve, new_game, replay_events, start_events
 from engine.model import Instant, PhaseKind
 from engine.publish import effects_for
+from engine.rulesets import get_ruleset
+from engine.setup import option_names
 from engine.state import GameState
 
 log = logging.getLogger(__name__)
@@ -133,7 +135,7 @@ class GameService:
             ruleset=ruleset,
             players=[str(p.user_id) for p in players],
             seed=seed,
-            options={k: v for k, v in options.items() if k in ("tie", "self_vote", "composition")},
+            options={k: v for k, v in options.items() if k in option_names(get_ruleset(ruleset))},
         )
         first = schedule.deadline("night", self.clock.now())
         events = start_events(created, Instant(to_ms(first)))

@@ -42,6 +42,7 @@ ZH: dict[str, str] = {
     "vote_deadline": "投票截止",
     "vote_channel": "投票频道",
     "language": "语言",
+    "options": "选项",
     "power": "权利",
     "target": "对象",
     "card": "牌位",

@@ -19,6 +19,7 @@ from engine.state import GameState
 
 if TYPE_CHECKING:
     from bot.app import FaguanBot
+    from bot.render import Context
 
 PASS = "pass"
 USE = "use"
@@ -124,8 +125,10 @@ class PowerSelect(
         await bot.answer_command(interaction, self.game_id, command)
 
 
-def views_for_whisper(game_id: int, state: GameState, effect: Whisper) -> discord.ui.View | None:
-    """The components that go with a private message, if any."""
+def views_for_whisper(
+    game_id: int, state: GameState, effect: Whisper, ctx: Context
+) -> discord.ui.View | None:
+    """The components that go with a private message, if any (labels in the game's language)."""
     if effect.key == "role.dealt":
         view = discord.ui.View(timeout=None)
         view.add_item(ConfirmButton(game_id, int(effect.seat)))
@@ -140,16 +143,16 @@ def views_for_whisper(game_id: int, state: GameState, effect: Whisper) -> discor
             if not power_id:
                 continue
             power = Power(power_id)
-            options = [discord.SelectOption(label=f"{power.value}: 不行使 / pass", value=PASS)]
+            name = ctx.t(f"power.{power.value}")
+            options = [discord.SelectOption(label=f"{name}: {ctx.t('power.pass')}", value=PASS)]
             if power in rules.untargeted_powers:  # no seat to choose: use it, or pass
                 options.insert(
-                    0, discord.SelectOption(label=f"{power.value}: 行使 / use", value=USE)
+                    0, discord.SelectOption(label=f"{name}: {ctx.t('power.use')}", value=USE)
                 )
             else:
                 for seat in valid_targets(state, effect.seat, power):
-                    options.append(
-                        discord.SelectOption(label=f"{power.value} → {seat}号", value=str(seat))
-                    )
+                    label = f"{name} → {ctx.seat(seat)}"[:100]  # Discord's limit
+                    options.append(discord.SelectOption(label=label, value=str(seat)))
             menu = PowerSelect(game_id, state.window.number, power, options[:25], card=card)
             view.add_item(menu)
         return view

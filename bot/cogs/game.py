@@ -14,6 +14,7 @@ from discord.ext import commands
 from bot.app import respond
 from bot.cogs.common import NoGame, find_game, is_moderator, text
 from bot.config import parse_deadline_rule
+from bot.game_options import check_deal, check_options, parse_options, suggestions
 from bot.record_html import record_page, with_links
 from bot.render import deadline_text, public_roster
 from bot.schedule import GameSchedule
@@ -76,6 +77,7 @@ class GameCog(commands.Cog, name="GameCog"):
         power_deadline=_("power_deadline"),
         vote_deadline=_("vote_deadline"),
         vote_channel=_("vote_channel"),
+        options=_("options"),
     )
     @app_commands.choices(tie=[app_commands.Choice(name=t, value=t) for t in TIES])
     async def new(
@@ -89,6 +91,7 @@ class GameCog(commands.Cog, name="GameCog"):
         vote_deadline: str | None = None,
         vote_channel: discord.TextChannel | None = None,
         language: str | None = None,
+        options: str | None = None,
     ) -> None:
         if not is_moderator(self.bot, interaction.user):
             await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
@@ -119,6 +122,12 @@ class GameCog(commands.Cog, name="GameCog"):
                 ),
             )
             return
+        try:
+            chosen = parse_options(options)
+            check_options(rules, tie, chosen)
+        except EngineError as err:
+            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
+            return
         defaults = self.bot.settings.game
         try:
             power = (
@@ -146,13 +155,15 @@ class GameCog(commands.Cog, name="GameCog"):
             "schedule": schedule.to_json(),
             "vote": (vote_channel or interaction.channel).id,
             "players": [],
+            "options": chosen,
         }
         await self._save_lobby(interaction, lobby)
+        shown = " ".join([ruleset, rules.name_zh, *(f"{k}={v}" for k, v in chosen.items())])
         await interaction.response.send_message(
             self.bot.render(
                 lang,
                 "notice.lobby_open",
-                ruleset=f"{ruleset} {rules.name_zh}",
+                ruleset=shown,
                 min=low,
                 max=high,
                 power=str(power),
@@ -171,6 +182,15 @@ class GameCog(commands.Cog, name="GameCog"):
             for r in RULESETS.values()
             if current.lower() in f"{r.id} {r.name_zh}".lower()
         ][:25]
+
+    @new.autocomplete("options")
+    async def _options(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        rules = RULESETS.get(str(getattr(interaction.namespace, "ruleset", "")))
+        if rules is None:
+            return []
+        return [app_commands.Choice(name=s, value=s) for s in suggestions(rules, current)]
 
     @game.command(name="join", description=_("Join the game being signed up in this channel"))
     async def join(self, interaction: discord.Interaction[Any]) -> None:
@@ -233,6 +253,11 @@ class GameCog(commands.Cog, name="GameCog"):
                 interaction,
                 text(self.bot, interaction, "notice.too_few", count=count, min=lobby["min"]),
             )
+            return
+        try:
+            check_deal(lobby)  # before anything is done on Discord
+        except EngineError as err:
+            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
             return
         await interaction.response.defer(thinking=True)
         game_id = await self.bot.start_game(interaction, lobby)
