@@ -152,6 +152,7 @@ async def open_bench(
     else:
         raise ValueError(f"unknown backend {backend!r}: sqlite or postgresql")
     db: Database | None = None
+    repo: Repository | None = None
     try:
         await upgrade(url)
         db = open_database(url, **engine)
@@ -161,6 +162,8 @@ async def open_bench(
         yield Bench(backend=backend, url=url, db=db, repo=repo, service=service)
     finally:
         if db is not None:
+            if repo is not None:
+                await repo.flush()
             await db.dispose()
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)

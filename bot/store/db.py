@@ -4,8 +4,9 @@ Theory of operation: the rest of the store never looks at the backend. Everythin
 lives here: SQLite gets WAL, ``synchronous=FULL`` (a commit survives power loss, so an accepted
 input is durable before its effects are performed), foreign keys, a busy timeout, and real
 transactions (the sqlite3 driver's legacy mode would not BEGIN before a SELECT or DDL, so we
-disable it and emit BEGIN ourselves). Write transactions in the repository start with a write
-statement, so on SQLite they take the write lock at once and never fail on a stale read snapshot.
+disable it and emit BEGIN ourselves). Write transactions in the repository begin with
+``BEGIN IMMEDIATE`` (``WRITE_NOW``), so on SQLite they take the write lock at once and never fail
+on a stale read snapshot, whatever statement comes first.
 Datetimes are stored as UTC and come back UTC-aware on both backends (``UTCDateTime``).
 """
 
@@ -109,14 +110,19 @@ LAZY_COMMIT = "faguan_lazy_commit"
 ``synchronous=NORMAL`` for it, so a crash of the process loses nothing but a power cut may)."""
 
 
+WRITE_NOW = "faguan_write_now"
+"""Execution option: this transaction writes; on SQLite it takes the write lock at BEGIN."""
+
+
 def _on_sqlite_begin(conn: Any) -> None:
     # The sync level cannot change inside a transaction: set it before BEGIN, when it changes.
-    level = "NORMAL" if conn.get_execution_options().get(LAZY_COMMIT) else "FULL"
+    options = conn.get_execution_options()
+    level = "NORMAL" if options.get(LAZY_COMMIT) else "FULL"
     info = conn.connection.info
     if info.get("synchronous", "FULL") != level:
         conn.exec_driver_sql(f"PRAGMA synchronous={level}")
         info["synchronous"] = level
-    conn.exec_driver_sql("BEGIN")
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_NOW) else "BEGIN")
 
 
 def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:

@@ -1,7 +1,8 @@
 """Performing effects from the outbox, and the restart that rebuilds every game.
 
 Theory of operation: effects are performed at least once (after the commit that recorded them,
-and again at start if they were not marked done). Each carries an idempotency key; the injected
+and again at start if they were not marked done: a done mark is written with the store's next
+transaction, so a crash may lose the last ones). Each carries an idempotency key; the injected
 performer uses it to make "at least once" into "once" (a Discord nonce, or a look at the bot's
 recent messages). Within a game, effects go out in the order they were recorded; when one fails,
 the game's later effects wait for the next pass, so players never see them out of order.
@@ -86,7 +87,7 @@ async def deliver(repo: Repository, items: Sequence[OutboxItem], perform: Perfor
             report.failed[item.id] = reason
             blocked.add(item.game_id)
             continue
-        await repo.mark_done(item.id)
+        repo.mark_done_soon(item.id)  # written with the next transaction, not waited for
         report.performed.append(item.id)
     return report
 

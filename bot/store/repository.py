@@ -6,9 +6,20 @@ Theory of operation ("nothing lost, nothing doubled", DESIGN.md):
   so a crash never leaves an effect without its cause, nor a committed input without its effects.
 - A Discord message (or interaction) id is recorded once (``inputs`` primary key). Recording it
   again writes nothing and returns the original outcome and outbox rows: redelivery is a no-op.
-- ``games.last_seq`` is bumped by the first statement of every append. That statement takes the
-  game's row lock (PostgreSQL) or the write lock (SQLite), so appends to one game are serialized
-  and seqs are gap-free; ``expected_seq`` turns it into an optimistic check against stale state.
+- ``games.last_seq`` is bumped by every append. That statement takes the game's row lock
+  (PostgreSQL); on SQLite write transactions hold the write lock from BEGIN. Appends to one game
+  are serialized and seqs are gap-free; ``expected_seq`` makes it an optimistic check against
+  stale state.
+- Group commit (``_Writer``): inputs recorded while a transaction is being written wait and go
+  together in the next one, each awaiting that durable commit (the same ``synchronous`` setting
+  as alone) before its effects are performed. One input's refusal (stale seq, duplicate, game
+  over) writes nothing for that input and does not touch the others; a statement that fails
+  before the commit makes every input of the group be written again alone.
+- Effects performed are marked done with the next transaction (``mark_done_soon``): if that mark
+  is lost (a crash), the effect is performed again, which its idempotency key makes harmless.
+  Until it is written, ``undone_effects`` does not return it.
+- Snapshots of a game's state are a cache beside its events: written with the next transaction
+  after the events they cover, read with the events after them, ignored when unusable.
 - Events and effects are opaque JSON to this module; folding them into a state is injected.
 Nothing here imports the engine or discord.
 """
@@ -21,13 +32,26 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapp
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any, Generic, TypeVar, cast
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import (
+    Integer,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal_column,
+    null,
+    select,
+    text,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
-from bot.store.db import LAZY_COMMIT, Clock, utc_now
+from bot.store.db import LAZY_COMMIT, WRITE_NOW, Clock, UTCDateTime, utc_now
 from bot.store.models import (
     Event,
     Game,
@@ -188,10 +212,12 @@ class StoredEvent:
 
 @dataclass(frozen=True, slots=True)
 class Loaded(Generic[S]):
-    """A rebuilt state and the seq it covers (pass it back as ``record(expected_seq=...)``)."""
+    """A rebuilt state and the seq it covers (pass it back as ``record(expected_seq=...)``);
+    ``snapshot_seq``: the seq of the snapshot it was rebuilt from (0: from the events alone)."""
 
     state: S
     seq: int
+    snapshot_seq: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -241,7 +267,7 @@ def _event_type(payload: Mapping[str, Any]) -> str:
     return kind
 
 
-def _item(row: Outbox) -> OutboxItem:
+def _item(row: Outbox, *, done_at: datetime | None = None) -> OutboxItem:
     return OutboxItem(
         id=row.id,
         game_id=row.game_id,
@@ -249,7 +275,7 @@ def _item(row: Outbox) -> OutboxItem:
         payload=row.payload,
         attempts=row.attempts,
         last_error=row.last_error,
-        done_at=row.done_at,
+        done_at=row.done_at or done_at,
     )
 
 
@@ -273,7 +299,10 @@ def _info(row: Game) -> GameInfo:
 
 def _upsert(session: AsyncSession, table: Any) -> Any:
     """INSERT … ON CONFLICT for the session's backend (the same statement on both)."""
-    name = session.get_bind().dialect.name
+    return _dialect_insert(session.get_bind().dialect.name, table)
+
+
+def _dialect_insert(name: str, table: Any) -> Any:
     if name == "postgresql":
         return postgresql.insert(table)
     if name == "sqlite":
@@ -281,55 +310,250 @@ def _upsert(session: AsyncSession, table: Any) -> Any:
     raise NotImplementedError(f"unsupported database backend {name!r}")
 
 
-async def _commit_lazily(session: AsyncSession) -> None:
-    """Start the session's transaction so that its commit returns before reaching the disk.
+# Statements of the group commit, built once (SQLAlchemy caches their compiled form).
+_NOW = bindparam("now", type_=UTCDateTime())
+_MARK_DONE = (
+    update(Outbox)
+    .where(Outbox.id.in_(bindparam("ids", expanding=True)), Outbox.done_at.is_(None))
+    .values(done_at=_NOW, attempts=Outbox.attempts + 1)
+    .returning(Outbox.id)
+)
+_SEEN = select(Input.message_id).where(Input.message_id.in_(bindparam("ids", expanding=True)))
+_OLDER_SNAPSHOTS = delete(Snapshot).where(
+    Snapshot.game_id == bindparam("g"), Snapshot.seq < bindparam("upto")
+)
 
-    The commit still survives a crash of the bot; a power cut may lose it. PostgreSQL:
-    ``synchronous_commit = off`` for this transaction; SQLite: ``synchronous=NORMAL`` for it
-    (``LAZY_COMMIT``, see ``bot.store.db``), on disk with the next commit of either backend.
+
+_RETURNING_IDS = insert(Outbox).returning(Outbox.id, sort_by_parameter_order=True)
+_LAST_OUTBOX_ID = text(
+    "SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0), "
+    "COALESCE((SELECT max(id) FROM outbox), 0))"
+)
+
+
+async def _insert_outbox(conn: AsyncConnection, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert outbox rows in one statement; their ids, in the order of ``rows``.
+
+    PostgreSQL: ``INSERT … RETURNING`` ordered by SQLAlchemy. SQLite cannot order RETURNING, and
+    one statement per row is slow, so the ids are given here: the transaction holds the write
+    lock, and the next ids are above any ever used (``sqlite_sequence``, kept by AUTOINCREMENT),
+    so an idempotency key is never reused.
     """
-    await session.connection(execution_options={LAZY_COMMIT: True})
-    if session.get_bind().dialect.name == "postgresql":
-        await session.execute(text("SET LOCAL synchronous_commit = off"))
+    if conn.dialect.name != "sqlite":
+        return list(await conn.scalars(_RETURNING_IDS, rows))
+    last = int((await conn.execute(_LAST_OUTBOX_ID)).scalar_one())
+    ids = list(range(last + 1, last + 1 + len(rows)))
+    await conn.execute(insert(Outbox), [{**row, "id": i} for row, i in zip(rows, ids, strict=True)])
+    return ids
 
 
-class _Batcher:
-    """Group commit: items asked for while a batch is being written go in the next batch.
+_LAST_SEQ = select(Game.last_seq).where(Game.id == bindparam("g"))
+_PAYLOADS = (
+    select(Event.seq, Event.payload)
+    .where(
+        Event.game_id == bindparam("g"),
+        Event.seq > bindparam("after"),
+        Event.seq <= bindparam("upto"),
+    )
+    .order_by(Event.seq)
+)
 
-    The first item starts a task that writes batches until none is waiting; every caller waits
-    only for the batch that holds its item (one caller alone: a batch of one, at once).
+
+def _load_statement() -> Any:
+    """A game's last seq and newest snapshot of version ``:v`` (part 0), then the events after
+    that snapshot, up to the last seq (part 1): one statement, so one consistent read."""
+    game = bindparam("g", type_=Integer())
+    last = select(Game.last_seq).where(Game.id == game).scalar_subquery()
+    newest = (
+        select(func.max(Snapshot.seq))
+        .where(Snapshot.game_id == game, Snapshot.version == bindparam("v"), Snapshot.seq <= last)
+        .scalar_subquery()
+    )
+    head = (
+        select(
+            literal_column("0").label("part"),
+            Game.last_seq.label("seq"),
+            Snapshot.seq.label("base"),
+            Snapshot.state.label("doc"),
+        )
+        .select_from(Game)
+        .outerjoin(Snapshot, (Snapshot.game_id == Game.id) & (Snapshot.seq == newest))
+        .where(Game.id == game)
+    )
+    tail = select(literal_column("1"), Event.seq, null(), Event.payload).where(
+        Event.game_id == game, Event.seq > func.coalesce(newest, 0), Event.seq <= last
+    )
+    return union_all(head, tail).order_by("part", "seq")
+
+
+_LOAD = _load_statement()
+
+
+def _gap_free(game_id: int, after_seq: int, last_seq: int, rows: Sequence[Any]) -> list[JsonDict]:
+    """The payloads of (seq, payload) rows, checked to be exactly ``after_seq``+1..``last_seq``."""
+    for expected, (seq, payload) in enumerate(rows, after_seq + 1):
+        if seq != expected:
+            raise CorruptLog(game_id, expected, "missing event")
+        if not isinstance(payload, dict):
+            raise CorruptLog(game_id, seq, "event payload is not an object")
+    if len(rows) != last_seq - after_seq:
+        raise CorruptLog(game_id, after_seq + len(rows) + 1, "missing event")
+    return [payload for _, payload in rows]
+
+
+@cache
+def _bump(expected: bool, finish: bool) -> Any:
+    """``UPDATE games SET last_seq = last_seq + :n`` for an active game (checked against
+    ``:expected``; marking it finished)."""
+    stmt = (
+        update(Game)
+        .where(Game.id == bindparam("g"), Game.status == GameStatus.ACTIVE.value)
+        .values(last_seq=Game.last_seq + bindparam("n", type_=Integer()), updated_at=_NOW)
+        .returning(Game.last_seq)
+    )
+    if expected:
+        stmt = stmt.where(Game.last_seq == bindparam("expected"))
+    if finish:
+        stmt = stmt.values(status=GameStatus.FINISHED.value, finished_at=_NOW)
+    return stmt
+
+
+@dataclass(slots=True)
+class _Append:
+    """One input waiting for the group commit, and its caller's future."""
+
+    game_id: int
+    batch: _Batch
+    expected_seq: int | None
+    finish: bool
+    future: asyncio.Future[RecordResult]
+
+
+@dataclass(slots=True)
+class _Group:
+    """What one transaction of the group commit writes."""
+
+    appends: list[_Append] = field(default_factory=list)
+    marks: dict[int, asyncio.Future[bool] | None] = field(default_factory=dict)
+    snapshots: dict[int, tuple[int, str, JsonDict]] = field(default_factory=dict)
+    """Game id → (seq, version, state): the newest asked for."""
+    barriers: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.appends or self.marks or self.snapshots or self.barriers)
+
+    def fail(self, exc: BaseException) -> None:
+        """Every caller waiting on this group gets ``exc``."""
+        waiting: list[asyncio.Future[Any]] = [a.future for a in self.appends]
+        waiting += [f for f in self.marks.values() if f is not None]
+        waiting += self.barriers
+        for future in waiting:
+            if not future.done():
+                future.set_exception(exc)
+
+    def release(self) -> None:
+        """Wake those waiting only for the group to be written."""
+        for future in self.barriers:
+            if not future.done():
+                future.set_result(None)
+
+
+class _Stage:
+    committing = False
+
+
+def _told(task: asyncio.Task[None]) -> None:
+    """The writer's exception was given to everyone waiting: nothing more to report."""
+    if not task.cancelled():
+        task.exception()
+
+
+class _Writer:
+    """Group commit: what is asked for while a transaction is being written goes in the next.
+
+    The first request starts a task that writes groups until none is waiting; a request alone is
+    written at once (a group of one). Each caller waits only for the group that holds its
+    request. Inputs with the same message id never share a group: the later one waits for the
+    next group, where it is found recorded.
     """
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, write: Callable[[list[int]], Awaitable[set[int]]]
+        self, loop: asyncio.AbstractEventLoop, write: Callable[[_Group], Awaitable[None]]
     ) -> None:
         self.loop = loop
         self._write = write
-        self._waiting: dict[int, asyncio.Future[bool]] = {}
+        self._next = _Group()
         self._task: asyncio.Task[None] | None = None
 
-    async def add(self, item: int) -> bool:
-        """Wait until `item` is written; True if the write changed it."""
-        future = self._waiting.get(item) or self.loop.create_future()
-        self._waiting[item] = future
+    def _start(self) -> None:
         if self._task is None:
             self._task = self.loop.create_task(self._drain())
-        return await asyncio.shield(future)
+            self._task.add_done_callback(_told)
+
+    def append(
+        self, game_id: int, batch: _Batch, expected_seq: int | None, finish: bool
+    ) -> asyncio.Future[RecordResult]:
+        future: asyncio.Future[RecordResult] = self.loop.create_future()
+        self._next.appends.append(_Append(game_id, batch, expected_seq, finish, future))
+        self._start()
+        return future
+
+    def mark(self, outbox_id: int, *, wait: bool) -> asyncio.Future[bool] | None:
+        future = self.loop.create_future() if wait else None
+        earlier = self._next.marks.get(outbox_id)
+        if earlier is not None:
+            # marked twice in one group: the first waiter learns it changed, the second not
+            def chain(
+                done: asyncio.Future[bool], later: asyncio.Future[bool] | None = future
+            ) -> None:
+                if later is not None and not later.done():
+                    if done.exception() is not None:
+                        later.set_exception(cast(BaseException, done.exception()))
+                    else:
+                        later.set_result(False)
+
+            earlier.add_done_callback(chain)
+        else:
+            self._next.marks[outbox_id] = future
+        self._start()
+        return future
+
+    def snapshot(self, game_id: int, seq: int, version: str, state: JsonDict) -> None:
+        known = self._next.snapshots.get(game_id)
+        if known is None or known[0] < seq:
+            self._next.snapshots[game_id] = (seq, version, state)
+        self._start()
+
+    def barrier(self) -> asyncio.Future[None] | None:
+        if self._task is None and not self._next:
+            return None
+        future: asyncio.Future[None] = self.loop.create_future()
+        self._next.barriers.append(future)
+        self._start()
+        return future
 
     async def _drain(self) -> None:
         try:
-            while self._waiting:
-                batch, self._waiting = self._waiting, {}
-                try:
-                    changed = await self._write(list(batch))
-                except BaseException as exc:
-                    for waiting in batch.values():
-                        waiting.set_exception(exc)
-                    if not isinstance(exc, Exception):
-                        raise
-                    continue
-                for key, waiting in batch.items():
-                    waiting.set_result(key in changed)
+            await self._drain_all()
+        except BaseException as exc:  # the process is going down (cancelled, interrupted)
+            self._next.fail(exc)
+            self._next = _Group()
+            raise
+
+    async def _drain_all(self) -> None:
+        try:
+            while self._next:
+                group, self._next = self._next, _Group()
+                seen: set[int] = set()
+                for append in list(group.appends):
+                    message_id = append.batch.message_id
+                    if message_id is None:
+                        continue
+                    if message_id in seen:
+                        group.appends.remove(append)
+                        self._next.appends.append(append)
+                    seen.add(message_id)
+                await self._write(group)
         finally:
             self._task = None
 
@@ -343,25 +567,52 @@ class Repository:
         bind = sessions.kw.get("bind")
         self._serial = bind is not None and bind.dialect.name == "sqlite"
         self._writer: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self._marks: _Batcher | None = None
+        self._group: _Writer | None = None
+        self._unwritten_marks: set[int] = set()
+        """Effects performed whose done mark is not written yet (``mark_done_soon``)."""
 
     @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[AsyncSession]:
+    async def _writing(self, *, lazy: bool = False) -> AsyncIterator[AsyncSession]:
         """A session in a write transaction, committed at the end (rolled back on an error).
 
         SQLite has one writer at a time; a second connection that tries to write waits in
         SQLite's busy handler, which sleeps (up to 100 ms a time). So on SQLite this process's
         writes queue here instead, in order, and never meet a busy database among themselves.
+
+        ``lazy``: the commit may return before it is on disk. It still survives a crash of the
+        bot; a power cut may lose it. PostgreSQL: ``synchronous_commit = off`` for this
+        transaction; SQLite: ``synchronous=NORMAL`` for it (``LAZY_COMMIT``, see
+        ``bot.store.db``), on disk with the next commit of either backend.
         """
+        options: dict[str, Any] = {WRITE_NOW: True}
+        if lazy:
+            options[LAZY_COMMIT] = True
         if not self._serial:
             async with self._sessions() as s, s.begin():
+                await s.connection(execution_options=options)
+                if lazy and s.get_bind().dialect.name == "postgresql":
+                    await s.execute(text("SET LOCAL synchronous_commit = off"))
                 yield s
             return
         loop = asyncio.get_running_loop()
         if self._writer is None or self._writer[0] is not loop:
             self._writer = (loop, asyncio.Lock())
         async with self._writer[1], self._sessions() as s, s.begin():
+            await s.connection(execution_options=options)
             yield s
+
+    def _grouped(self) -> _Writer:
+        loop = asyncio.get_running_loop()
+        if self._group is None or self._group.loop is not loop:
+            self._group = _Writer(loop, self._commit_group)
+        return self._group
+
+    async def flush(self) -> None:
+        """Wait until everything asked for so far (done marks, snapshots) is written."""
+        if self._group is not None and self._group.loop is asyncio.get_running_loop():
+            barrier = self._group.barrier()
+            if barrier is not None:
+                await asyncio.shield(barrier)
 
     # --- games --------------------------------------------------------------------------------
 
@@ -448,35 +699,210 @@ class Repository:
         Raises ``GameNotFound``, ``GameNotActive``, or ``SeqConflict`` when ``expected_seq`` (the
         seq the caller's state covers) is no longer the game's last. An input the engine rejected
         is recorded with no events (its outcome and any reply effects), so it too is done once.
+        Returns once the transaction holding it is committed (group commit: see the module).
         """
         for payload in events:
             _event_type(payload)
+        seats = [spec.seat for spec in substitutes]
+        if len(set(seats)) != len(seats):
+            raise ValueError("one substitute per seat per input")
         batch = _Batch(events, effects, message_id, outcome, substitutes)
-        n = len(events)
+        future = self._grouped().append(game_id, batch, expected_seq, finish)
+        return await asyncio.shield(future)
+
+    async def _record_alone(self, append: _Append) -> RecordResult:
+        """One input in a transaction of its own (when its group could not be written)."""
+        batch, game_id, expected_seq = append.batch, append.game_id, append.expected_seq
+        n = len(batch.events)
         try:
             async with self._writing() as s:
                 now = self._clock()
-                # Bumping last_seq first locks the game row (PostgreSQL) or the database (SQLite),
-                # so appends to one game are serialized and gap-free.
-                bump = (
-                    update(Game)
-                    .where(Game.id == game_id, Game.status == GameStatus.ACTIVE.value)
-                    .values(last_seq=Game.last_seq + n, updated_at=now)
-                    .returning(Game.last_seq)
-                )
-                if expected_seq is not None:
-                    bump = bump.where(Game.last_seq == expected_seq)
-                if finish:
-                    bump = bump.values(status=GameStatus.FINISHED.value, finished_at=now)
                 conn = await s.connection()  # Core from here: no unit of work per input
-                last_seq = (await conn.execute(bump)).scalar_one_or_none()
+                await self._raise_if_repeated(s, batch.message_id)
+                params = {"g": game_id, "n": n, "now": now, "expected": expected_seq}
+                bump = _bump(expected_seq is not None, append.finish)
+                last_seq = (await conn.execute(bump, params)).scalar_one_or_none()
                 if last_seq is None:
-                    await self._raise_if_repeated(s, message_id)
                     raise await self._refusal(s, game_id, expected_seq)
-                # A repeated message id is found by its insert in _append (and rolled back).
+                # A message id recorded since is found by its insert in _append (rolled back).
                 return await self._append(s, game_id, last_seq - n + 1, batch, now)
         except _Repeated as repeated:
             return repeated.result
+
+    # --- the group commit ---------------------------------------------------------------------
+
+    async def _commit_group(self, group: _Group) -> None:
+        """Write one group and answer everyone waiting on it; never raises an ``Exception``."""
+        if not (group.appends or group.marks or group.snapshots):
+            group.release()  # only waiting for what came before: written already
+            return
+        stage = _Stage()
+        try:
+            try:
+                results, changed = await self._write_group(group, stage)
+            except Exception:
+                if stage.committing:
+                    raise  # the commit itself failed: its outcome is unknown, say so to all
+                # A statement failed, nothing was written: write each part on its own, so that
+                # the failure is only its own input's.
+                log.warning("group of %s inputs failed; writing each alone", len(group.appends))
+                await self._write_apart(group)
+                return
+        except BaseException as exc:
+            group.fail(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self._unwritten_marks.difference_update(group.marks)
+        for append, result in zip(group.appends, results, strict=True):
+            if isinstance(result, RecordResult):
+                append.future.set_result(result)
+            else:
+                append.future.set_exception(result)
+        for outbox_id, waiting in group.marks.items():
+            if waiting is not None and not waiting.done():
+                waiting.set_result(outbox_id in changed)
+        group.release()
+
+    async def _write_apart(self, group: _Group) -> None:
+        if group.marks:
+            ids = list(group.marks)
+            try:
+                changed = await self._mark_done_now(ids)
+            except Exception as exc:
+                for waiting in group.marks.values():
+                    if waiting is not None and not waiting.done():
+                        waiting.set_exception(exc)
+                log.warning("%s done marks not written (%s)", len(ids), type(exc).__name__)
+            else:
+                self._unwritten_marks.difference_update(ids)
+                for outbox_id, waiting in group.marks.items():
+                    if waiting is not None and not waiting.done():
+                        waiting.set_result(outbox_id in changed)
+        for append in group.appends:
+            try:
+                append.future.set_result(await self._record_alone(append))
+            except Exception as exc:
+                append.future.set_exception(exc)
+        for game_id, (seq, version, state) in group.snapshots.items():
+            try:
+                async with self._writing(lazy=True) as s:
+                    await self._put_snapshots(
+                        await s.connection(), {game_id: (seq, version, state)}
+                    )
+            except Exception as exc:  # a snapshot is only a cache: the events stay the truth
+                log.warning("game %s: snapshot at seq %s not written (%s)", game_id, seq,
+                            type(exc).__name__)  # fmt: skip
+        group.release()
+
+    async def _write_group(
+        self, group: _Group, stage: _Stage
+    ) -> tuple[list[RecordResult | StoreError], set[int]]:
+        """One transaction: done marks, then the inputs, then snapshots. Durable (the store's
+        ``synchronous`` setting) if it holds an input; committed lazily otherwise."""
+        async with self._writing(lazy=not group.appends) as s:
+            conn = await s.connection()
+            now = self._clock()
+            changed: set[int] = set()
+            if group.marks:
+                params = {"ids": list(group.marks), "now": now}
+                changed = set((await conn.execute(_MARK_DONE, params)).scalars())
+            results = await self._append_group(s, conn, group.appends, now)
+            if group.snapshots:
+                await self._put_snapshots(conn, group.snapshots)
+            stage.committing = True
+        return results, changed
+
+    async def _append_group(
+        self, s: AsyncSession, conn: AsyncConnection, appends: list[_Append], now: datetime
+    ) -> list[RecordResult | StoreError]:
+        """Every input of a group: a bump of its game's row each, then one insert per table."""
+        if not appends:
+            return []
+        ids = [a.batch.message_id for a in appends if a.batch.message_id is not None]
+        seen = set((await conn.execute(_SEEN, {"ids": ids})).scalars()) if ids else set()
+        answers: list[RecordResult | StoreError | None] = []
+        inputs: list[dict[str, Any]] = []
+        events: list[dict[str, Any]] = []
+        outbox: list[dict[str, Any]] = []
+        made: list[tuple[int, int, int, int | None, int | None, JsonDict | None, int]] = []
+        """(answer index, game id, seq of its outbox rows, first seq, last seq, outcome,
+        number of outbox rows)."""
+        for append in appends:
+            batch, game_id = append.batch, append.game_id
+            if batch.message_id is not None and batch.message_id in seen:
+                answers.append(await self._duplicate(s, batch.message_id))
+                continue
+            n = len(batch.events)
+            params = {"g": game_id, "n": n, "now": now, "expected": append.expected_seq}
+            bump = _bump(append.expected_seq is not None, append.finish)
+            last_seq = (await conn.execute(bump, params)).scalar_one_or_none()
+            if last_seq is None:
+                answers.append(await self._refusal(s, game_id, append.expected_seq))
+                continue
+            first_seq = last_seq - n + 1
+            seqs = (first_seq, last_seq) if n else (None, None)
+            outcome = dict(batch.outcome) if batch.outcome is not None else None
+            if batch.message_id is not None:
+                inputs.append(
+                    {"message_id": batch.message_id, "game_id": game_id, "outcome": outcome,
+                     "first_seq": seqs[0], "last_seq": seqs[1], "received_at": now}
+                )  # fmt: skip
+            events += (
+                {"game_id": game_id, "seq": first_seq + i, "type": _event_type(payload),
+                 "payload": dict(payload), "message_id": batch.message_id, "created_at": now}
+                for i, payload in enumerate(batch.events)
+            )  # fmt: skip
+            if batch.seats:
+                await self._add_seats(s, game_id, first_seq, batch.seats, now)
+            seq = last_seq if n else first_seq - 1
+            outbox += (
+                {"game_id": game_id, "seq": seq, "message_id": batch.message_id,
+                 "payload": dict(effect), "attempts": 0, "created_at": now}
+                for effect in batch.effects
+            )  # fmt: skip
+            made.append((len(answers), game_id, seq, *seqs, outcome, len(batch.effects)))
+            answers.append(None)
+        if inputs:
+            await conn.execute(insert(Input), inputs)
+        if events:
+            await conn.execute(insert(Event), events)
+        outbox_ids: list[int] = []
+        if outbox:
+            outbox_ids = await _insert_outbox(conn, outbox)
+        at = 0
+        for index, game_id, seq, first, last, outcome, count in made:
+            items = tuple(
+                OutboxItem(id=outbox_id, game_id=game_id, seq=seq, payload=row["payload"],
+                           attempts=0, last_error=None, done_at=None)
+                for outbox_id, row in zip(
+                    outbox_ids[at : at + count], outbox[at : at + count], strict=True
+                )
+            )  # fmt: skip
+            at += count
+            answers[index] = RecordResult(
+                game_id=game_id, duplicate=False, first_seq=first, last_seq=last,
+                outcome=outcome, outbox=items,
+            )  # fmt: skip
+        assert all(answer is not None for answer in answers)
+        return cast(list[RecordResult | StoreError], answers)
+
+    async def _put_snapshots(
+        self, conn: AsyncConnection, snapshots: Mapping[int, tuple[int, str, JsonDict]]
+    ) -> None:
+        now = self._clock()
+        rows = [
+            {"game_id": game_id, "seq": seq, "version": version, "state": state, "created_at": now}
+            for game_id, (seq, version, state) in snapshots.items()
+        ]
+        upsert = _dialect_insert(conn.dialect.name, Snapshot).on_conflict_do_nothing(
+            index_elements=["game_id", "seq"]
+        )
+        await conn.execute(upsert, rows)
+        await conn.execute(
+            _OLDER_SNAPSHOTS,
+            [{"g": game_id, "upto": seq} for game_id, (seq, _, _) in snapshots.items()],
+        )
 
     async def _raise_if_repeated(self, s: AsyncSession, message_id: int | None) -> None:
         """Abort the transaction (nothing written) if this input was recorded before."""
@@ -537,20 +963,7 @@ class Repository:
                 ],
             )
         if batch.seats:
-            terms = await self._next_terms(s, game_id, [spec.seat for spec in batch.seats])
-            s.add_all(
-                Seat(
-                    game_id=game_id,
-                    seat=spec.seat,
-                    term=terms[spec.seat],
-                    user_id=spec.user_id,
-                    name=spec.name,
-                    since_seq=first_seq,
-                    since=now,
-                )
-                for spec in batch.seats
-            )
-            await s.flush()
+            await self._add_seats(s, game_id, first_seq, batch.seats, now)
         outbox: tuple[OutboxItem, ...] = ()
         if batch.effects:
             seq = last_seq if n else first_seq - 1
@@ -565,9 +978,7 @@ class Repository:
                 }
                 for effect in batch.effects
             ]
-            ids = await conn.scalars(
-                insert(Outbox).returning(Outbox.id, sort_by_parameter_order=True), rows
-            )
+            ids = await _insert_outbox(conn, rows)
             outbox = tuple(
                 OutboxItem(
                     id=outbox_id,
@@ -589,6 +1000,29 @@ class Repository:
             outbox=outbox,
         )
 
+    async def _add_seats(
+        self,
+        s: AsyncSession,
+        game_id: int,
+        since_seq: int,
+        seats: Sequence[SeatSpec],
+        now: datetime,
+    ) -> None:
+        terms = await self._next_terms(s, game_id, [spec.seat for spec in seats])
+        s.add_all(
+            Seat(
+                game_id=game_id,
+                seat=spec.seat,
+                term=terms[spec.seat],
+                user_id=spec.user_id,
+                name=spec.name,
+                since_seq=since_seq,
+                since=now,
+            )
+            for spec in seats
+        )
+        await s.flush()
+
     async def _next_terms(self, s: AsyncSession, game_id: int, seats: list[int]) -> dict[int, int]:
         if len(set(seats)) != len(seats):
             raise ValueError("one substitute per seat per input")
@@ -607,13 +1041,17 @@ class Repository:
         rows = await s.scalars(
             select(Outbox).where(Outbox.message_id == message_id).order_by(Outbox.id)
         )
+        now = self._clock()
         return RecordResult(
             game_id=found.game_id,
             duplicate=True,
             first_seq=found.first_seq,
             last_seq=found.last_seq,
             outcome=found.outcome,
-            outbox=tuple(_item(row) for row in rows),
+            # performed, its done mark not yet written: done all the same
+            outbox=tuple(
+                _item(row, done_at=now if row.id in self._unwritten_marks else None) for row in rows
+            ),
         )
 
     async def last_message_id(self, game_id: int) -> int | None:
@@ -755,93 +1193,88 @@ class Repository:
         ]
 
     async def _payloads(
-        self, s: AsyncSession, game_id: int, after_seq: int, last_seq: int
+        self, conn: AsyncConnection, game_id: int, after_seq: int, last_seq: int
     ) -> list[JsonDict]:
         """The payloads of events ``after_seq``+1 .. ``last_seq``, checked to be gap-free."""
-        conn = await s.connection()  # Core: plain rows, no ORM per row
         try:
             rows = (
-                await conn.execute(
-                    select(Event.seq, Event.payload)
-                    .where(Event.game_id == game_id, Event.seq > after_seq, Event.seq <= last_seq)
-                    .order_by(Event.seq)
-                )
+                await conn.execute(_PAYLOADS, {"g": game_id, "after": after_seq, "upto": last_seq})
             ).all()
         except ValueError as exc:  # a payload that is not JSON (SQLite stores text)
             raise CorruptLog(game_id, None, "unreadable event payload") from exc
-        for expected, (seq, payload) in enumerate(rows, after_seq + 1):
-            if seq != expected:
-                raise CorruptLog(game_id, expected, "missing event")
-            if not isinstance(payload, dict):
-                raise CorruptLog(game_id, seq, "event payload is not an object")
-        if len(rows) != last_seq - after_seq:
-            raise CorruptLog(game_id, after_seq + len(rows) + 1, "missing event")
-        return [payload for _, payload in rows]
+        return _gap_free(game_id, after_seq, last_seq, rows)
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[AsyncConnection]:
+        """A connection in a read transaction (rolled back at the end): Core, no session."""
+        bind = self._sessions.kw.get("bind")
+        if bind is not None:
+            async with bind.connect() as conn:
+                yield conn
+            return
+        async with self._sessions() as s:
+            yield await s.connection()
 
     async def load_game(
         self, game_id: int, fold: Fold[S], *, snapshot: SnapshotCodec[S] | None = None
     ) -> Loaded[S]:
         """Rebuild the state: newest usable snapshot + the events after it, or a full replay.
 
-        A snapshot that fails to load or resume is ignored (logged): the events are the truth.
-        Errors from ``fold`` propagate (``recovery.rebuild`` turns them into a stopped game).
+        One query reads the game's last seq, its newest snapshot of this version and the events
+        after it. A snapshot that cannot be read, loaded or resumed is ignored (logged, without
+        its content): the events are the truth. Errors from ``fold`` propagate
+        (``recovery.rebuild`` turns them into a stopped game).
         """
-        async with self._sessions() as s:  # one read transaction, rolled back at close
-            base, state = 0, None
-            if snapshot is None:
-                last = await self._last_seq(s, game_id)
-            else:
-                # The game's last seq and its newest snapshot of this version, in one query.
-                conn = await s.connection()
-                found = (
-                    await conn.execute(
-                        select(Game.last_seq, Snapshot.seq, Snapshot.state)
-                        .outerjoin(
-                            Snapshot,
-                            (Snapshot.game_id == Game.id)
-                            & (Snapshot.version == snapshot.version)
-                            & (Snapshot.seq <= Game.last_seq),
-                        )
-                        .where(Game.id == game_id)
-                        .order_by(Snapshot.seq.desc())
-                        .limit(1)
-                    )
-                ).one_or_none()
-                if found is None:
-                    raise GameNotFound(game_id)
-                last, base, state = found[0], found[1] or 0, found[2]
-            tail = await self._payloads(s, game_id, base, last)
-            if base and snapshot is not None:
-                try:
-                    blob = cast(JsonDict, state)
-                    return Loaded(snapshot.resume(snapshot.load(blob), tail), last)
-                except Exception as exc:
-                    log.warning(
-                        "game %s: snapshot at seq %s unusable (%s); replaying all events",
-                        game_id,
-                        base,
-                        type(exc).__name__,
-                    )
-                tail = await self._payloads(s, game_id, 0, base) + tail
-        return Loaded(fold(tail), last)
+        version = snapshot.version if snapshot is not None else None
+        async with self._reading() as conn:
+            try:
+                rows = (await conn.execute(_LOAD, {"g": game_id, "v": version})).all()
+            except ValueError as exc:  # unreadable JSON: a snapshot's, or an event's
+                if snapshot is None:
+                    raise CorruptLog(game_id, None, "unreadable event payload") from exc
+                log.warning("game %s: unreadable snapshot or event; replaying all events", game_id)
+                last = await self._last_seq_of(conn, game_id)
+                return Loaded(fold(await self._payloads(conn, game_id, 0, last)), last)
+            if not rows or rows[0][0] != 0:
+                raise GameNotFound(game_id)
+            _, last, base, blob = rows[0]
+            base = base or 0
+            tail = _gap_free(
+                game_id, base, last, [(seq, payload) for _, seq, _, payload in rows[1:]]
+            )
+            if not base or snapshot is None:
+                return Loaded(fold(tail), last)
+            try:
+                state = snapshot.resume(snapshot.load(cast(JsonDict, blob)), tail)
+                return Loaded(state, last, snapshot_seq=base)
+            except Exception as exc:
+                log.warning(
+                    "game %s: snapshot at seq %s unusable (%s); replaying all events",
+                    game_id,
+                    base,
+                    type(exc).__name__,
+                )
+            head = await self._payloads(conn, game_id, 0, base)
+        return Loaded(fold(head + tail), last)
+
+    async def _last_seq_of(self, conn: AsyncConnection, game_id: int) -> int:
+        last = (await conn.execute(_LAST_SEQ, {"g": game_id})).scalar()
+        if last is None:
+            raise GameNotFound(game_id)
+        return int(last)
 
     async def save_snapshot(self, game_id: int, loaded: Loaded[S], codec: SnapshotCodec[S]) -> None:
         """Store ``loaded.state`` as covering events 1..``loaded.seq``; older snapshots go."""
-        async with self._writing() as s:
-            await s.execute(
-                _upsert(s, Snapshot)
-                .values(
-                    game_id=game_id,
-                    seq=loaded.seq,
-                    version=codec.version,
-                    state=codec.dump(loaded.state),
-                    created_at=self._clock(),
-                )
-                .on_conflict_do_nothing(index_elements=["game_id", "seq"])
+        blob = codec.dump(loaded.state)
+        async with self._writing(lazy=True) as s:
+            await self._put_snapshots(
+                await s.connection(), {game_id: (loaded.seq, codec.version, blob)}
             )
-            await s.execute(
-                delete(Snapshot).where(Snapshot.game_id == game_id, Snapshot.seq < loaded.seq)
-            )
+
+    def save_snapshot_soon(self, game_id: int, seq: int, version: str, state: JsonDict) -> None:
+        """Store ``state`` (already dumped) as covering events 1..``seq``, with the next
+        transaction; the events it covers must be committed already. Older snapshots go."""
+        self._grouped().snapshot(game_id, seq, version, state)
 
     # --- outbox -------------------------------------------------------------------------------
 
@@ -864,28 +1297,34 @@ class Repository:
         if not include_stopped:
             query = query.where(Game.status != GameStatus.STOPPED_ERROR.value)
         async with self._sessions() as s:
-            return [_item(row) for row in await s.scalars(query)]
+            rows = await s.scalars(query)
+            return [_item(row) for row in rows if row.id not in self._unwritten_marks]
 
     async def mark_done(self, outbox_id: int) -> bool:
         """Mark an effect performed; False if it already was (a retry that raced a first try).
 
-        Marks asked for while one is being written go together in the next transaction, and
-        they are committed lazily (``_commit_lazily``): if a power cut loses a mark, the effect
-        is performed again, which its idempotency key makes harmless.
+        Written with the next transaction (group commit); alone, it is committed lazily: if a
+        power cut loses a mark, the effect is performed again, which its idempotency key makes
+        harmless.
         """
-        loop = asyncio.get_running_loop()
-        if self._marks is None or self._marks.loop is not loop:
-            self._marks = _Batcher(loop, self._mark_done_now)
-        return await self._marks.add(outbox_id)
+        future = self._grouped().mark(outbox_id, wait=True)
+        assert future is not None
+        return await asyncio.shield(future)
+
+    def mark_done_soon(self, outbox_id: int) -> None:
+        """Mark an effect performed with the next transaction, without waiting for it.
+
+        Until the mark is written, ``undone_effects`` leaves the effect out and a redelivered
+        input sees it done; if the process dies first, recovery performs the effect again
+        (its idempotency key makes that harmless), as after a crash between send and mark.
+        """
+        self._unwritten_marks.add(outbox_id)
+        self._grouped().mark(outbox_id, wait=False)
 
     async def _mark_done_now(self, ids: list[int]) -> set[int]:
-        async with self._writing() as s:
-            await _commit_lazily(s)
-            result = await s.execute(
-                update(Outbox)
-                .where(Outbox.id.in_(ids), Outbox.done_at.is_(None))
-                .values(done_at=self._clock(), attempts=Outbox.attempts + 1)
-                .returning(Outbox.id)
+        async with self._writing(lazy=True) as s:
+            result = await (await s.connection()).execute(
+                _MARK_DONE, {"ids": ids, "now": self._clock()}
             )
             return set(result.scalars())
 

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy import delete, event, select
+from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlalchemy.orm import Session
 
 from bot.store.db import Database, create_engine, open_database
-from bot.store.models import Base, Input
+from bot.store.models import Base, Input, Snapshot
 from bot.store.recovery import deliver, recover
-from bot.store.repository import JsonDict, OutboxItem, Repository, SeatSpec
+from bot.store.repository import JsonDict, OutboxItem, Repository, SeatSpec, SnapshotCodec
 
 # --- crash points -------------------------------------------------------------------------------
 
@@ -41,12 +41,18 @@ class Faults:
     passed: int = 0
     trace: list[str] = field(default_factory=list)
     crashes: list[str] = field(default_factory=list)
+    dead: bool = False
+    """Crashed and not restarted yet: a crash in a background task (the store's writer) kills
+    the whole process, so whatever the process does next dies too."""
 
     def point(self, where: str) -> None:
+        if self.dead:
+            raise Crash(f"dead: {where}")
         self.passed += 1
         self.trace.append(where)
         if self.passed in self.plan:
             self.crashes.append(where)
+            self.dead = True
             raise Crash(where)
 
 
@@ -90,6 +96,8 @@ class World:
         self.calls: Counter[str] = Counter()
 
     async def perform(self, item: OutboxItem) -> None:
+        if self.faults.dead:
+            raise Crash("dead: perform")
         self.calls[item.idempotency_key] += 1
         if self.applications[item.idempotency_key]:
             return
@@ -112,10 +120,12 @@ class Decision:
 
 
 class Scenario(Protocol):
-    """A game to script: its setup, its inputs (Discord message id, command), its rules."""
+    """A game to script: its setup, its inputs (Discord message id, command), its rules; with
+    ``snapshots``, the shell stores a snapshot after every input and rebuilds from the newest."""
 
     name: str
     players: Sequence[str]
+    snapshots: SnapshotCodec[Any] | None
 
     def start(self) -> Decision: ...
 
@@ -131,6 +141,7 @@ class CounterGame:
 
     name = "counter"
     players = ("甲", "乙", "丙")
+    snapshots: SnapshotCodec[Any] | None = None
 
     def start(self) -> Decision:
         return Decision(
@@ -152,8 +163,11 @@ class CounterGame:
     def fold(self, events: list[JsonDict]) -> Any:
         if not events or events[0]["type"] != "Started":
             raise ValueError("a game starts with Started")
-        state: dict[str, Any] = {"total": 0, "adds": [], "over": False}
-        for e in events[1:]:
+        return self.resume({"total": 0, "adds": [], "over": False}, events[1:])
+
+    def resume(self, state: Any, events: list[JsonDict]) -> Any:
+        state = {"total": state["total"], "adds": list(state["adds"]), "over": state["over"]}
+        for e in events:
             if state["over"]:
                 raise ValueError("event after the end")
             if e["type"] == "Added":
@@ -187,6 +201,28 @@ class CounterGame:
         )
 
 
+class SnapshottedCounterGame(CounterGame):
+    """The counter game, its state stored as a snapshot after every input."""
+
+    name = "counter+snapshots"
+
+    def __init__(self) -> None:
+        self.snapshots = SnapshotCodec[Any](
+            version="counter-1",
+            dump=lambda state: {
+                "total": state["total"],
+                "adds": state["adds"],
+                "over": state["over"],
+            },
+            load=lambda blob: {
+                "total": blob["total"],
+                "adds": [tuple(add) for add in blob["adds"]],
+                "over": blob["over"],
+            },
+            resume=self.resume,
+        )
+
+
 # --- the miniature shell ------------------------------------------------------------------------
 
 START_MESSAGE = 1000
@@ -213,7 +249,8 @@ async def _start(repo: Repository, scenario: Scenario, world: World) -> int:
 async def _handle(
     repo: Repository, scenario: Scenario, world: World, game_id: int, message_id: int, command: Any
 ) -> None:
-    loaded = await repo.load_game(game_id, scenario.fold)
+    codec = scenario.snapshots
+    loaded = await repo.load_game(game_id, scenario.fold, snapshot=codec)
     decision = scenario.decide(loaded.state, command)
     result = await repo.record(
         game_id,
@@ -224,6 +261,10 @@ async def _handle(
         expected_seq=loaded.seq,
         finish=decision.finish,
     )
+    if codec is not None and not result.duplicate and result.last_seq is not None:
+        # as the service does: after the commit, with the next transaction
+        state = codec.resume(loaded.state, list(decision.events))
+        repo.save_snapshot_soon(game_id, result.last_seq, codec.version, codec.dump(state))
     await deliver(repo, result.pending, world.perform)
 
 
@@ -245,7 +286,7 @@ async def play(
         try:
             game_id: int | None = None
             if restarted:
-                await recover(repo, scenario.fold, world.perform)
+                await recover(repo, scenario.fold, world.perform, snapshot=scenario.snapshots)
                 games = await repo.list_games()
                 game_id = games[0].id if games and not redeliver else None
             if game_id is None:
@@ -257,8 +298,10 @@ async def play(
                 message_id, command = steps[position]
                 await _handle(repo, scenario, world, game_id, message_id, command)
                 position += 1
+            await repo.flush()  # the last done marks, as the bot does when it closes
             return game_id
         except Crash:
+            faults.dead = False
             restarted = True
             if redeliver:
                 position = max(position - 1, 0)
@@ -272,6 +315,10 @@ class Outcome:
 
     state: Any
     seq: int
+    replayed: Any
+    """The state from every event, without a snapshot."""
+    snapshots: int
+    """Snapshots stored for the game."""
     events: list[tuple[int, JsonDict, int | None]]
     inputs: list[tuple[int, JsonDict | None, int | None, int | None]]
     applied: list[JsonDict]
@@ -284,16 +331,19 @@ async def observe(url: str, scenario: Scenario, game_id: int, world: World) -> O
     db = open_database(url)
     try:
         repo = Repository(db.sessions)
-        loaded = await repo.load_game(game_id, scenario.fold)
+        loaded = await repo.load_game(game_id, scenario.fold, snapshot=scenario.snapshots)
         rows = await repo.event_rows(game_id)
         async with db.sessions() as s:
             inputs = [
                 (i.message_id, i.outcome, i.first_seq, i.last_seq)
                 for i in await s.scalars(select(Input).order_by(Input.message_id))
             ]
+            snapshots = await s.scalar(select(func.count()).select_from(Snapshot)) or 0
         return Outcome(
             state=loaded.state,
             seq=loaded.seq,
+            replayed=scenario.fold([row.payload for row in rows]),
+            snapshots=snapshots,
             events=[(row.seq, row.payload, row.message_id) for row in rows],
             inputs=inputs,
             applied=list(world.applied),

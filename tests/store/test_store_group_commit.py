@@ -1,0 +1,140 @@
+"""Group commit, on both backends: inputs recorded at once share one durable commit, each gets
+its own answer, one input's failure is its own; done marks ride with the next transaction."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+
+from bot.store.db import Database
+from bot.store.models import Outbox
+from bot.store.repository import (
+    GameNotActive,
+    GameNotFound,
+    RecordResult,
+    Repository,
+    SeqConflict,
+)
+from tests.store.test_store_recovery import make_game
+
+pytestmark = pytest.mark.asyncio
+
+
+def added(n: int) -> dict[str, Any]:
+    return {"type": "Added", "n": n}
+
+
+async def new_game(repo: Repository, effects: int = 0) -> int:
+    return await make_game(repo, effects=effects)
+
+
+class Commits:
+    """Counts the commits of an engine, with SQLite's ``synchronous`` level at each."""
+
+    def __init__(self, db: Database) -> None:
+        self.levels: list[str] = []
+        event.listen(db.engine.sync_engine, "commit", self._commit)
+
+    def _commit(self, conn: Any) -> None:
+        self.levels.append(str(conn.connection.info.get("synchronous", "FULL")))
+
+
+async def test_inputs_recorded_at_once_share_one_durable_commit(db: Database) -> None:
+    repo = Repository(db.sessions)
+    games = [await new_game(repo) for _ in range(6)]
+    await repo.record(games[0], events=[added(1)], message_id=500)  # to be redelivered
+    await repo.record(games[1], events=[{"type": "End"}], finish=True)  # over
+    commits = Commits(db)
+    answers = await asyncio.gather(
+        *(
+            repo.record(
+                g,
+                events=[added(g), added(g)],
+                effects=[{"type": "A", "g": g}],
+                message_id=1000 + g,
+                expected_seq=1,
+            )
+            for g in games[2:]
+        ),
+        repo.record(games[0], events=[added(9)], message_id=500),  # redelivered
+        repo.record(games[0], events=[added(9)], expected_seq=1),  # stale
+        repo.record(games[1], events=[added(9)]),  # the game is over
+        repo.record(424242, events=[added(9)]),  # no such game
+        return_exceptions=True,
+    )
+    assert len(commits.levels) == 1  # one transaction for all of them
+    if db.engine.dialect.name == "sqlite":
+        assert commits.levels == ["FULL"]  # durable: the store's own synchronous setting
+    fresh = answers[:4]
+    for g, answer in zip(games[2:], fresh, strict=True):
+        assert isinstance(answer, RecordResult) and not answer.duplicate
+        assert (answer.game_id, answer.first_seq, answer.last_seq) == (g, 2, 3)
+        assert [item.payload for item in answer.outbox] == [{"type": "A", "g": g}]
+        assert await repo.load_events(g) == [{"type": "Started"}, added(g), added(g)]
+    redelivered, stale, over, missing = answers[4:]
+    assert isinstance(redelivered, RecordResult) and redelivered.duplicate
+    assert isinstance(stale, SeqConflict) and (stale.expected, stale.actual) == (1, 2)
+    assert isinstance(over, GameNotActive)
+    assert isinstance(missing, GameNotFound)
+    assert await repo.load_events(games[0]) == [{"type": "Started"}, added(1)]
+    ids = [
+        item.id for answer in fresh if isinstance(answer, RecordResult) for item in answer.outbox
+    ]
+    assert ids == sorted(ids) and len(set(ids)) == 4  # outbox ids in the order of the inputs
+
+
+async def test_a_failing_input_fails_alone(db: Database) -> None:
+    """A statement that fails sinks its group; every input is then written on its own."""
+    repo = Repository(db.sessions)
+    one, two = await new_game(repo), await new_game(repo)
+    answers = await asyncio.gather(
+        repo.record(one, events=[added(1)], message_id=1),
+        repo.record(two, events=[added(2)], effects=[{"type": "X", "bad": {1, 2}}], message_id=2),
+        return_exceptions=True,
+    )
+    assert isinstance(answers[0], RecordResult) and answers[0].last_seq == 2
+    assert isinstance(answers[1], Exception)  # a set is not JSON
+    assert await repo.load_events(one) == [{"type": "Started"}, added(1)]
+    assert await repo.load_events(two) == [{"type": "Started"}]
+    assert not (await repo.record(two, events=[added(2)], message_id=2)).duplicate
+
+
+async def test_the_same_message_twice_at_once_is_recorded_once(repo: Repository) -> None:
+    gid = await new_game(repo)
+    first, again = await asyncio.gather(
+        repo.record(gid, events=[added(1)], message_id=7, outcome={"ok": 1}),
+        repo.record(gid, events=[added(1)], message_id=7, outcome={"ok": 1}),
+    )
+    assert not first.duplicate and again.duplicate and again.last_seq == first.last_seq
+    assert len(await repo.load_events(gid)) == 2
+
+
+async def test_done_marks_are_written_with_the_next_transaction(db: Database) -> None:
+    repo = Repository(db.sessions)
+    gid = await new_game(repo, effects=2)
+    result = await repo.record(gid, events=[added(1)], effects=[{"type": "B"}], message_id=3)
+    (reply,) = result.outbox
+    commits = Commits(db)
+    repo.mark_done_soon(reply.id)
+    # performed: no longer undone for this process, and a redelivery has nothing to finish
+    assert reply.id not in [item.id for item in await repo.undone_effects(gid)]
+    await repo.flush()
+    assert len(commits.levels) == 1  # the mark alone: one transaction, committed lazily
+    if db.engine.dialect.name == "sqlite":
+        assert commits.levels == ["NORMAL"]
+    async with db.sessions() as s:
+        done = await s.scalar(select(Outbox.done_at).where(Outbox.id == reply.id))
+    assert done is not None
+    repo.mark_done_soon(reply.id)  # again (a redelivery finished it too): still done once
+    assert (await repo.record(gid, events=[added(1)], message_id=3)).pending == ()
+    # a mark asked for with an input goes in that input's (durable) transaction
+    commits.levels.clear()
+    first, _ = await repo.undone_effects(gid)
+    repo.mark_done_soon(first.id)
+    await repo.record(gid, events=[added(2)])
+    assert len(commits.levels) == 1
+    assert [item.id for item in await Repository(db.sessions).undone_effects(gid)] == [first.id + 1]
+    assert await repo.mark_done(first.id + 1) and not await repo.mark_done(first.id + 1)
