@@ -208,6 +208,11 @@ class FaguanBot(commands.Bot):
         if not self.scheduler.manual:
             self.scheduler.shutdown()
         await super().close()
+        if hasattr(self, "service"):
+            try:
+                await self.service.flush()  # the last done marks and snapshots
+            except Exception as exc:  # recovery performs those effects again, idempotently
+                log.warning("closing: the store's last writes failed (%s)", type(exc).__name__)
         if self._owns_database and self._database is not None:
             await self._database.dispose()
 

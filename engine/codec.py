@@ -70,12 +70,16 @@ Convert = Callable[[Any], Any]
 
 def _load_dataclass(data: dict[str, Any]) -> Any:
     name = data.get("type")
-    cls = _registry().get(str(name))
-    if cls is None:
+    known = _classes().get(name)  # type: ignore[arg-type]
+    if known is None:
         raise ValueError(f"unknown engine type {name!r}")
-    fields = _fields(cls)
-    values = {f: convert(data[f]) for f, convert in fields if f in data}
-    if len(values) == len(fields) and _plain(cls):
+    cls, fields, plain = known
+    values = {
+        f: value if convert is None else convert(value)
+        for f, convert in fields
+        if (value := data.get(f, _MISSING)) is not _MISSING
+    }
+    if plain and len(values) == len(fields):
         # Every field given and no __post_init__: what the generated __init__ of a frozen
         # dataclass would do, without its one object.__setattr__ call per field.
         obj: Any = object.__new__(cls)
@@ -84,10 +88,20 @@ def _load_dataclass(data: dict[str, Any]) -> Any:
     return cls(**values)
 
 
+_MISSING: Any = object()
+
+
 @cache
-def _fields(cls: type) -> tuple[tuple[str, Convert], ...]:
+def _classes() -> dict[str, tuple[type, tuple[tuple[str, Convert | None], ...], bool]]:
+    """Type name → (class, its fields with their converters (None: kept as is), plain)."""
+    return {name: (cls, _fields(cls), _plain(cls)) for name, cls in _registry().items()}
+
+
+@cache
+def _fields(cls: type) -> tuple[tuple[str, Convert | None], ...]:
     hints = _hints(cls)
-    return tuple((f.name, _converter(hints[f.name])) for f in dataclasses.fields(cls))
+    fields = ((f.name, _converter(hints[f.name])) for f in dataclasses.fields(cls))
+    return tuple((name, None if convert is _same else convert) for name, convert in fields)
 
 
 @cache
@@ -123,7 +137,9 @@ def _converter(hint: Any) -> Convert:
         args = get_args(hint)
         if len(args) == 2 and args[1] is Ellipsis:
             item = _converter(args[0])
-            return lambda value: None if value is None else tuple(item(v) for v in value)
+            if item is _same:
+                return lambda value: None if value is None else tuple(value)
+            return lambda value: None if value is None else tuple(map(item, value))
         items = tuple(_converter(a) for a in args)
         return lambda value: (
             None if value is None else tuple(c(v) for v, c in zip(value, items, strict=True))
@@ -131,11 +147,21 @@ def _converter(hint: Any) -> Convert:
     if origin in (frozenset, set):
         (arg,) = get_args(hint)
         member = _converter(arg)
-        return lambda value: None if value is None else frozenset(member(v) for v in value)
+        return lambda value: None if value is None else frozenset(map(member, value))
     if isinstance(hint, type):
         if issubclass(hint, Enum):
             enum = hint
-            return lambda value: None if value is None else enum(value)
+            members = enum._value2member_map_
+
+            def enum_member(value: Any) -> Any:
+                if value is None:
+                    return None
+                try:
+                    return members[value]
+                except (KeyError, TypeError):  # not a value's exact form: let the Enum decide
+                    return enum(value)
+
+            return enum_member
         if dataclasses.is_dataclass(hint):
             return lambda value: None if value is None else _load_dataclass(value)
     return _same

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.snapshots import SNAPSHOTS
+from bot.store.repository import SnapshotCodec
 from engine import codec
 from engine.commands import Command, Lock, PostVote, SubmitPower
 from engine.errors import EngineError
@@ -75,6 +77,7 @@ class EngineGame:
 
     name = "v2"
     players = PLAYERS
+    snapshots: SnapshotCodec[Any] | None = None
 
     def start(self) -> Decision:
         created = new_game(ruleset="v2", players=list(PLAYERS), seed="s", roles=ROLES)
@@ -103,3 +106,10 @@ class EngineGame:
             outcome={"ok": True},
             finish=any(isinstance(e, GameEnded) for e in events),
         )
+
+
+class SnapshottedEngineGame(EngineGame):
+    """The same game, its state stored with the bot's own snapshot codec after every input."""
+
+    name = "v2+snapshots"
+    snapshots = SNAPSHOTS

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.store.crashkit import CounterGame, Faults, Outcome, Scenario, World, observe, play, wipe
+from tests.store.crashkit import (
+    CounterGame,
+    Faults,
+    Outcome,
+    Scenario,
+    SnapshottedCounterGame,
+    World,
+    observe,
+    play,
+    wipe,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -60,8 +70,12 @@ async def check_crash_points(
         # No accepted input lost, none recorded twice: the same inputs, events and outcomes.
         assert outcome.inputs == reference.inputs, where
         assert outcome.events == reference.events, where
-        # The rebuilt state is the state of the game run without a crash.
+        # The rebuilt state is the state of the game run without a crash, and with snapshots
+        # it is the state every event gives.
         assert (outcome.state, outcome.seq) == (reference.state, reference.seq), where
+        assert outcome.state == outcome.replayed, where
+        if scenario.snapshots is not None:
+            assert outcome.snapshots == 1, where  # the newest (older ones are deleted)
         # Every effect applied once: the players saw exactly what they would have seen.
         assert outcome.applied == reference.applied, where
         assert (outcome.undone, outcome.status) == (0, reference.status), where
@@ -82,3 +96,17 @@ async def test_engine_game_survives_crashes(migrated_url: str) -> None:
     from tests.store.enginegame import EngineGame
 
     assert await check_crash_points(migrated_url, EngineGame(), per_kind=4) == ALL_KINDS
+
+
+async def test_snapshots_written_after_every_input_lose_nothing(migrated_url: str) -> None:
+    """Every crash point of the small game, a snapshot stored after each input (so crashes fall
+    between an input's commit and its snapshot's, and inside both): recovery from the newest
+    snapshot gives the same game, and the same state as replaying every event."""
+    assert await check_crash_points(migrated_url, SnapshottedCounterGame()) == ALL_KINDS
+
+
+async def test_engine_game_with_the_bots_snapshots_survives_crashes(migrated_url: str) -> None:
+    """The whole v2 game with the bot's snapshot codec, a spread of crash points of each kind."""
+    from tests.store.enginegame import SnapshottedEngineGame
+
+    assert await check_crash_points(migrated_url, SnapshottedEngineGame(), per_kind=4) == ALL_KINDS
