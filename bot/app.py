@@ -365,8 +365,7 @@ class FaguanBot(commands.Bot):
             ruleset=str(lobby["ruleset"]),
             players=players,
             seed=self.seed_source(),
-            options={"language": lobby["language"], "tie": lobby["tie"]}
-            | lobby.get("options", {}),
+            options={"language": lobby["language"], "tie": lobby["tie"]} | lobby.get("options", {}),
             channels=channels,
             schedule=GameSchedule.from_json(lobby["schedule"]),
         )

@@ -13,7 +13,6 @@ from engine.rulesets import get_ruleset
 from engine.rulesets.base import Composition, Ruleset
 from engine.state import Options
 
-
 GAME_OPTIONS = ("tie", "self_vote", "composition")
 """Options every ruleset takes (RULES.md §1.2); a ruleset adds its own (`option_choices`)."""
 
