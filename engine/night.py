@@ -199,9 +199,7 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
     for seat, cause in extras.leave:
         if state.seat(seat).alive:
             found.setdefault(seat, set()).add(cause)
-    wounded = {
-        s for s, c in found.items() if rules.absorbs(state, state.seat(s), frozenset(c))
-    }
+    wounded = {s for s, c in found.items() if rules.absorbs(state, state.seat(s), frozenset(c))}
     first = {s: frozenset(c) for s, c in found.items() if s not in wounded}
     causes, turned = settle(state, rules, first, actions)
     deaths = set(causes)
