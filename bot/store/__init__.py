@@ -5,27 +5,29 @@ Use ``open_database(url)`` for engine + sessions, ``await upgrade(url)`` before 
 """
 
 from bot.store.db import DEFAULT_URL, URL_ENV, Database, UTCDateTime, open_database, resolve_url
+from bot.store.errors import (
+    CorruptLog,
+    GameNotActive,
+    GameNotFound,
+    SeedSealed,
+    SeqConflict,
+    StoreError,
+)
 from bot.store.migrate import main_db_upgrade, upgrade
 from bot.store.models import GameStatus
 from bot.store.recovery import Delivery, Perform, RecoveryReport, deliver, rebuild, recover
-from bot.store.repository import (
-    CorruptLog,
+from bot.store.repository import Repository
+from bot.store.values import (
     Fold,
     GameInfo,
-    GameNotActive,
-    GameNotFound,
     Loaded,
     OutboxItem,
     RecordResult,
-    Repository,
     SeatSpec,
     SeatTerm,
-    SeedSealed,
-    SeqConflict,
     SnapshotCodec,
     StandingRow,
     StoredEvent,
-    StoreError,
 )
 
 __all__ = [

@@ -22,15 +22,9 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy.exc import DBAPIError
 
-from bot.store.repository import (
-    CorruptLog,
-    Fold,
-    JsonDict,
-    Loaded,
-    OutboxItem,
-    Repository,
-    SnapshotCodec,
-)
+from bot.store.errors import CorruptLog
+from bot.store.repository import Repository
+from bot.store.values import Fold, JsonDict, Loaded, OutboxItem, SnapshotCodec
 
 log = logging.getLogger(__name__)
 

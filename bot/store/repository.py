@@ -10,7 +10,7 @@ Theory of operation ("nothing lost, nothing doubled", DESIGN.md):
   (PostgreSQL); on SQLite write transactions hold the write lock from BEGIN. Appends to one game
   are serialized and seqs are gap-free; ``expected_seq`` makes it an optimistic check against
   stale state.
-- Group commit (``_Writer``): inputs recorded while a transaction is being written wait and go
+- Group commit (``writer``): inputs recorded while a transaction is being written wait and go
   together in the next one, each awaiting that durable commit (the same ``synchronous`` setting
   as alone) before its effects are performed. One input's refusal (stale seq, duplicate, game
   over) writes nothing for that input and does not touch the others; a statement that fails
@@ -22,36 +22,33 @@ Theory of operation ("nothing lost, nothing doubled", DESIGN.md):
   after the events they cover, read with the events after them, ignored when unusable.
 - Events and effects are opaque JSON to this module; folding them into a state is injected.
 Nothing here imports the engine or discord.
+
+The values it returns are in ``values``, its errors in ``errors``, its SQL in ``statements`` and
+the group commit's queue in ``writer``; all are importable from here too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
-from sqlalchemy import (
-    Integer,
-    bindparam,
-    delete,
-    func,
-    insert,
-    literal_column,
-    null,
-    select,
-    text,
-    union_all,
-    update,
-)
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
-from bot.store.db import LAZY_COMMIT, WRITE_NOW, Clock, UTCDateTime, utc_now
+from bot.store import statements as sql
+from bot.store.db import LAZY_COMMIT, WRITE_NOW, Clock, utc_now
+from bot.store.errors import (
+    CorruptLog,
+    GameNotActive,
+    GameNotFound,
+    SeedSealed,
+    SeqConflict,
+    StoreError,
+)
 from bot.store.models import (
     Event,
     Game,
@@ -64,180 +61,44 @@ from bot.store.models import (
     Snapshot,
     Standing,
 )
+from bot.store.values import (
+    Fold,
+    GameInfo,
+    JsonDict,
+    Loaded,
+    OutboxItem,
+    RecordResult,
+    S,
+    SeatSpec,
+    SeatTerm,
+    SnapshotCodec,
+    StandingRow,
+    StoredEvent,
+)
+from bot.store.writer import Append, Batch, Group, Stage, Writer
+
+__all__ = [  # the names callers import from here, wherever they are defined
+    "CorruptLog",
+    "Fold",
+    "GameInfo",
+    "GameNotActive",
+    "GameNotFound",
+    "JsonDict",
+    "Loaded",
+    "OutboxItem",
+    "RecordResult",
+    "Repository",
+    "SeatSpec",
+    "SeatTerm",
+    "SeedSealed",
+    "SeqConflict",
+    "SnapshotCodec",
+    "StandingRow",
+    "StoreError",
+    "StoredEvent",
+]
 
 log = logging.getLogger(__name__)
-
-S = TypeVar("S")
-JsonDict = dict[str, Any]
-Fold = Callable[[list[JsonDict]], S]
-"""Events (as stored dicts, in order) → state. Raises if the log cannot be replayed."""
-
-
-# --- errors -------------------------------------------------------------------------------------
-
-
-class StoreError(Exception):
-    """Base of every error the store raises on purpose."""
-
-
-class GameNotFound(StoreError, LookupError):
-    """No game has this id."""
-
-
-class GameNotActive(StoreError):
-    """The game is finished or stopped: it takes no more input."""
-
-    def __init__(self, game_id: int, status: GameStatus) -> None:
-        super().__init__(f"game {game_id} is {status.value}")
-        self.game_id = game_id
-        self.status = status
-
-
-class SeqConflict(StoreError):
-    """Another append came first: the state the caller decided on is stale; reload and retry."""
-
-    def __init__(self, game_id: int, expected: int, actual: int) -> None:
-        super().__init__(f"game {game_id}: expected last seq {expected}, found {actual}")
-        self.game_id = game_id
-        self.expected = expected
-        self.actual = actual
-
-
-class CorruptLog(StoreError):
-    """The stored event log is not 1..last_seq without gaps (or a row cannot be read)."""
-
-    def __init__(self, game_id: int, seq: int | None, what: str) -> None:
-        super().__init__(f"game {game_id}: corrupt event log at seq {seq}: {what}")
-        self.game_id = game_id
-        self.seq = seq
-
-
-class SeedSealed(StoreError):
-    """The seed of a game is shown only once the game is finished."""
-
-
-# --- values returned ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxItem:
-    """An effect to perform; ``idempotency_key`` lets the performer avoid doing it twice."""
-
-    id: int
-    game_id: int
-    seq: int | None
-    payload: JsonDict
-    attempts: int
-    last_error: str | None
-    done_at: datetime | None
-
-    @property
-    def idempotency_key(self) -> str:
-        """Stable for this effect across retries and restarts (ids are never reused)."""
-        return f"outbox:{self.id}"
-
-    @property
-    def done(self) -> bool:
-        """Whether the effect was performed and marked so."""
-        return self.done_at is not None
-
-
-@dataclass(frozen=True, slots=True)
-class RecordResult:
-    """What one input wrote (for a repeated message id: what it wrote the first time)."""
-
-    game_id: int
-    duplicate: bool
-    first_seq: int | None
-    last_seq: int | None
-    outcome: JsonDict | None
-    outbox: tuple[OutboxItem, ...]
-
-    @property
-    def pending(self) -> tuple[OutboxItem, ...]:
-        """Effects still to perform (on a duplicate, those the first delivery did not finish)."""
-        return tuple(item for item in self.outbox if not item.done)
-
-
-@dataclass(frozen=True, slots=True)
-class SeatSpec:
-    """A player for a seat: at game creation, or a substitute from the recorded events on."""
-
-    seat: int
-    name: str
-    user_id: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SeatTerm:
-    """One holder of a seat: term 0 is the original player, then each substitute."""
-
-    seat: int
-    term: int
-    name: str
-    user_id: int | None
-    since_seq: int
-    since: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class GameInfo:
-    """A game's public record. Deliberately has no seed: see ``Repository.reveal_seed``."""
-
-    id: int
-    server_id: int
-    ruleset: str
-    options: JsonDict
-    channels: JsonDict
-    schedule: JsonDict
-    status: GameStatus
-    status_error: str | None
-    commitment: str
-    last_seq: int
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """An event row with its metadata, for audits and replays."""
-
-    seq: int
-    type: str
-    payload: JsonDict
-    message_id: int | None
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Loaded(Generic[S]):
-    """A rebuilt state and the seq it covers (pass it back as ``record(expected_seq=...)``);
-    ``snapshot_seq``: the seq of the snapshot it was rebuilt from (0: from the events alone)."""
-
-    state: S
-    seq: int
-    snapshot_seq: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class SnapshotCodec(Generic[S]):
-    """How to store a state and continue from it; ``version`` invalidates old snapshots."""
-
-    version: str
-    dump: Callable[[S], JsonDict]
-    load: Callable[[JsonDict], S]
-    resume: Callable[[S, list[JsonDict]], S]
-
-
-@dataclass(frozen=True, slots=True)
-class StandingRow:
-    """A player's season total."""
-
-    user_id: int
-    points: int
-    games: int
-    wins: int
 
 
 class _Repeated(Exception):
@@ -246,18 +107,6 @@ class _Repeated(Exception):
     def __init__(self, result: RecordResult) -> None:
         super().__init__(result.game_id)
         self.result = result
-
-
-@dataclass(slots=True)
-class _Batch:
-    events: Sequence[Mapping[str, Any]]
-    effects: Sequence[Mapping[str, Any]]
-    message_id: int | None
-    outcome: Mapping[str, Any] | None
-    seats: Sequence[SeatSpec] = field(default_factory=tuple)
-
-
-# --- the repository -----------------------------------------------------------------------------
 
 
 def _event_type(payload: Mapping[str, Any]) -> str:
@@ -297,98 +146,6 @@ def _info(row: Game) -> GameInfo:
     )
 
 
-def _upsert(session: AsyncSession, table: Any) -> Any:
-    """INSERT … ON CONFLICT for the session's backend (the same statement on both)."""
-    return _dialect_insert(session.get_bind().dialect.name, table)
-
-
-def _dialect_insert(name: str, table: Any) -> Any:
-    if name == "postgresql":
-        return postgresql.insert(table)
-    if name == "sqlite":
-        return sqlite.insert(table)
-    raise NotImplementedError(f"unsupported database backend {name!r}")
-
-
-# Statements of the group commit, built once (SQLAlchemy caches their compiled form).
-_NOW = bindparam("now", type_=UTCDateTime())
-_MARK_DONE = (
-    update(Outbox)
-    .where(Outbox.id.in_(bindparam("ids", expanding=True)), Outbox.done_at.is_(None))
-    .values(done_at=_NOW, attempts=Outbox.attempts + 1)
-    .returning(Outbox.id)
-)
-_SEEN = select(Input.message_id).where(Input.message_id.in_(bindparam("ids", expanding=True)))
-_OLDER_SNAPSHOTS = delete(Snapshot).where(
-    Snapshot.game_id == bindparam("g"), Snapshot.seq < bindparam("upto")
-)
-
-
-_RETURNING_IDS = insert(Outbox).returning(Outbox.id, sort_by_parameter_order=True)
-_LAST_OUTBOX_ID = text(
-    "SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0), "
-    "COALESCE((SELECT max(id) FROM outbox), 0))"
-)
-
-
-async def _insert_outbox(conn: AsyncConnection, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert outbox rows in one statement; their ids, in the order of ``rows``.
-
-    PostgreSQL: ``INSERT … RETURNING`` ordered by SQLAlchemy. SQLite cannot order RETURNING, and
-    one statement per row is slow, so the ids are given here: the transaction holds the write
-    lock, and the next ids are above any ever used (``sqlite_sequence``, kept by AUTOINCREMENT),
-    so an idempotency key is never reused.
-    """
-    if conn.dialect.name != "sqlite":
-        return list(await conn.scalars(_RETURNING_IDS, rows))
-    last = int((await conn.execute(_LAST_OUTBOX_ID)).scalar_one())
-    ids = list(range(last + 1, last + 1 + len(rows)))
-    await conn.execute(insert(Outbox), [{**row, "id": i} for row, i in zip(rows, ids, strict=True)])
-    return ids
-
-
-_LAST_SEQ = select(Game.last_seq).where(Game.id == bindparam("g"))
-_PAYLOADS = (
-    select(Event.seq, Event.payload)
-    .where(
-        Event.game_id == bindparam("g"),
-        Event.seq > bindparam("after"),
-        Event.seq <= bindparam("upto"),
-    )
-    .order_by(Event.seq)
-)
-
-
-def _load_statement() -> Any:
-    """A game's last seq and newest snapshot of version ``:v`` (part 0), then the events after
-    that snapshot, up to the last seq (part 1): one statement, so one consistent read."""
-    game = bindparam("g", type_=Integer())
-    last = select(Game.last_seq).where(Game.id == game).scalar_subquery()
-    newest = (
-        select(func.max(Snapshot.seq))
-        .where(Snapshot.game_id == game, Snapshot.version == bindparam("v"), Snapshot.seq <= last)
-        .scalar_subquery()
-    )
-    head = (
-        select(
-            literal_column("0").label("part"),
-            Game.last_seq.label("seq"),
-            Snapshot.seq.label("base"),
-            Snapshot.state.label("doc"),
-        )
-        .select_from(Game)
-        .outerjoin(Snapshot, (Snapshot.game_id == Game.id) & (Snapshot.seq == newest))
-        .where(Game.id == game)
-    )
-    tail = select(literal_column("1"), Event.seq, null(), Event.payload).where(
-        Event.game_id == game, Event.seq > func.coalesce(newest, 0), Event.seq <= last
-    )
-    return union_all(head, tail).order_by("part", "seq")
-
-
-_LOAD = _load_statement()
-
-
 def _gap_free(game_id: int, after_seq: int, last_seq: int, rows: Sequence[Any]) -> list[JsonDict]:
     """The payloads of (seq, payload) rows, checked to be exactly ``after_seq``+1..``last_seq``."""
     for expected, (seq, payload) in enumerate(rows, after_seq + 1):
@@ -401,163 +158,6 @@ def _gap_free(game_id: int, after_seq: int, last_seq: int, rows: Sequence[Any]) 
     return [payload for _, payload in rows]
 
 
-@cache
-def _bump(expected: bool, finish: bool) -> Any:
-    """``UPDATE games SET last_seq = last_seq + :n`` for an active game (checked against
-    ``:expected``; marking it finished)."""
-    stmt = (
-        update(Game)
-        .where(Game.id == bindparam("g"), Game.status == GameStatus.ACTIVE.value)
-        .values(last_seq=Game.last_seq + bindparam("n", type_=Integer()), updated_at=_NOW)
-        .returning(Game.last_seq)
-    )
-    if expected:
-        stmt = stmt.where(Game.last_seq == bindparam("expected"))
-    if finish:
-        stmt = stmt.values(status=GameStatus.FINISHED.value, finished_at=_NOW)
-    return stmt
-
-
-@dataclass(slots=True)
-class _Append:
-    """One input waiting for the group commit, and its caller's future."""
-
-    game_id: int
-    batch: _Batch
-    expected_seq: int | None
-    finish: bool
-    future: asyncio.Future[RecordResult]
-
-
-@dataclass(slots=True)
-class _Group:
-    """What one transaction of the group commit writes."""
-
-    appends: list[_Append] = field(default_factory=list)
-    marks: dict[int, asyncio.Future[bool] | None] = field(default_factory=dict)
-    snapshots: dict[int, tuple[int, str, JsonDict]] = field(default_factory=dict)
-    """Game id → (seq, version, state): the newest asked for."""
-    barriers: list[asyncio.Future[None]] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.appends or self.marks or self.snapshots or self.barriers)
-
-    def fail(self, exc: BaseException) -> None:
-        """Every caller waiting on this group gets ``exc``."""
-        waiting: list[asyncio.Future[Any]] = [a.future for a in self.appends]
-        waiting += [f for f in self.marks.values() if f is not None]
-        waiting += self.barriers
-        for future in waiting:
-            if not future.done():
-                future.set_exception(exc)
-
-    def release(self) -> None:
-        """Wake those waiting only for the group to be written."""
-        for future in self.barriers:
-            if not future.done():
-                future.set_result(None)
-
-
-class _Stage:
-    committing = False
-
-
-def _told(task: asyncio.Task[None]) -> None:
-    """The writer's exception was given to everyone waiting: nothing more to report."""
-    if not task.cancelled():
-        task.exception()
-
-
-class _Writer:
-    """Group commit: what is asked for while a transaction is being written goes in the next.
-
-    The first request starts a task that writes groups until none is waiting; a request alone is
-    written at once (a group of one). Each caller waits only for the group that holds its
-    request. Inputs with the same message id never share a group: the later one waits for the
-    next group, where it is found recorded.
-    """
-
-    def __init__(
-        self, loop: asyncio.AbstractEventLoop, write: Callable[[_Group], Awaitable[None]]
-    ) -> None:
-        self.loop = loop
-        self._write = write
-        self._next = _Group()
-        self._task: asyncio.Task[None] | None = None
-
-    def _start(self) -> None:
-        if self._task is None:
-            self._task = self.loop.create_task(self._drain())
-            self._task.add_done_callback(_told)
-
-    def append(
-        self, game_id: int, batch: _Batch, expected_seq: int | None, finish: bool
-    ) -> asyncio.Future[RecordResult]:
-        future: asyncio.Future[RecordResult] = self.loop.create_future()
-        self._next.appends.append(_Append(game_id, batch, expected_seq, finish, future))
-        self._start()
-        return future
-
-    def mark(self, outbox_id: int, *, wait: bool) -> asyncio.Future[bool] | None:
-        future = self.loop.create_future() if wait else None
-        earlier = self._next.marks.get(outbox_id)
-        if earlier is not None:
-            # marked twice in one group: the first waiter learns it changed, the second not
-            def chain(
-                done: asyncio.Future[bool], later: asyncio.Future[bool] | None = future
-            ) -> None:
-                if later is not None and not later.done():
-                    if done.exception() is not None:
-                        later.set_exception(cast(BaseException, done.exception()))
-                    else:
-                        later.set_result(False)
-
-            earlier.add_done_callback(chain)
-        else:
-            self._next.marks[outbox_id] = future
-        self._start()
-        return future
-
-    def snapshot(self, game_id: int, seq: int, version: str, state: JsonDict) -> None:
-        known = self._next.snapshots.get(game_id)
-        if known is None or known[0] < seq:
-            self._next.snapshots[game_id] = (seq, version, state)
-        self._start()
-
-    def barrier(self) -> asyncio.Future[None] | None:
-        if self._task is None and not self._next:
-            return None
-        future: asyncio.Future[None] = self.loop.create_future()
-        self._next.barriers.append(future)
-        self._start()
-        return future
-
-    async def _drain(self) -> None:
-        try:
-            await self._drain_all()
-        except BaseException as exc:  # the process is going down (cancelled, interrupted)
-            self._next.fail(exc)
-            self._next = _Group()
-            raise
-
-    async def _drain_all(self) -> None:
-        try:
-            while self._next:
-                group, self._next = self._next, _Group()
-                seen: set[int] = set()
-                for append in list(group.appends):
-                    message_id = append.batch.message_id
-                    if message_id is None:
-                        continue
-                    if message_id in seen:
-                        group.appends.remove(append)
-                        self._next.appends.append(append)
-                    seen.add(message_id)
-                await self._write(group)
-        finally:
-            self._task = None
-
-
 class Repository:
     """Storage for the shell; every method is one short transaction."""
 
@@ -567,7 +167,7 @@ class Repository:
         bind = sessions.kw.get("bind")
         self._serial = bind is not None and bind.dialect.name == "sqlite"
         self._writer: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self._group: _Writer | None = None
+        self._group: Writer | None = None
         self._unwritten_marks: set[int] = set()
         """Effects performed whose done mark is not written yet (``mark_done_soon``)."""
 
@@ -601,10 +201,10 @@ class Repository:
             await s.connection(execution_options=options)
             yield s
 
-    def _grouped(self) -> _Writer:
+    def _grouped(self) -> Writer:
         loop = asyncio.get_running_loop()
         if self._group is None or self._group.loop is not loop:
-            self._group = _Writer(loop, self._commit_group)
+            self._group = Writer(loop, self._commit_group)
         return self._group
 
     async def flush(self) -> None:
@@ -639,13 +239,13 @@ class Repository:
         """
         for payload in events:
             _event_type(payload)
-        batch = _Batch(events, effects, message_id, outcome)
+        batch = Batch(events, effects, message_id, outcome)
         try:
             async with self._writing() as s:
                 now = self._clock()
                 # The first statement is a write, so SQLite takes its write lock before any read.
                 await s.execute(
-                    _upsert(s, Server)
+                    sql.upsert(s, Server)
                     .values(id=server_id, settings={}, created_at=now, updated_at=now)
                     .on_conflict_do_nothing(index_elements=["id"])
                 )
@@ -706,11 +306,11 @@ class Repository:
         seats = [spec.seat for spec in substitutes]
         if len(set(seats)) != len(seats):
             raise ValueError("one substitute per seat per input")
-        batch = _Batch(events, effects, message_id, outcome, substitutes)
+        batch = Batch(events, effects, message_id, outcome, substitutes)
         future = self._grouped().append(game_id, batch, expected_seq, finish)
         return await asyncio.shield(future)
 
-    async def _record_alone(self, append: _Append) -> RecordResult:
+    async def _record_alone(self, append: Append) -> RecordResult:
         """One input in a transaction of its own (when its group could not be written)."""
         batch, game_id, expected_seq = append.batch, append.game_id, append.expected_seq
         n = len(batch.events)
@@ -720,7 +320,7 @@ class Repository:
                 conn = await s.connection()  # Core from here: no unit of work per input
                 await self._raise_if_repeated(s, batch.message_id)
                 params = {"g": game_id, "n": n, "now": now, "expected": expected_seq}
-                bump = _bump(expected_seq is not None, append.finish)
+                bump = sql.bump(expected_seq is not None, append.finish)
                 last_seq = (await conn.execute(bump, params)).scalar_one_or_none()
                 if last_seq is None:
                     raise await self._refusal(s, game_id, expected_seq)
@@ -731,12 +331,12 @@ class Repository:
 
     # --- the group commit ---------------------------------------------------------------------
 
-    async def _commit_group(self, group: _Group) -> None:
+    async def _commit_group(self, group: Group) -> None:
         """Write one group and answer everyone waiting on it; never raises an ``Exception``."""
         if not (group.appends or group.marks or group.snapshots):
             group.release()  # only waiting for what came before: written already
             return
-        stage = _Stage()
+        stage = Stage()
         try:
             try:
                 results, changed = await self._write_group(group, stage)
@@ -764,7 +364,7 @@ class Repository:
                 waiting.set_result(outbox_id in changed)
         group.release()
 
-    async def _write_apart(self, group: _Group) -> None:
+    async def _write_apart(self, group: Group) -> None:
         if group.marks:
             ids = list(group.marks)
             try:
@@ -796,7 +396,7 @@ class Repository:
         group.release()
 
     async def _write_group(
-        self, group: _Group, stage: _Stage
+        self, group: Group, stage: Stage
     ) -> tuple[list[RecordResult | StoreError], set[int]]:
         """One transaction: done marks, then the inputs, then snapshots. Durable (the store's
         ``synchronous`` setting) if it holds an input; committed lazily otherwise."""
@@ -806,7 +406,7 @@ class Repository:
             changed: set[int] = set()
             if group.marks:
                 params = {"ids": list(group.marks), "now": now}
-                changed = set((await conn.execute(_MARK_DONE, params)).scalars())
+                changed = set((await conn.execute(sql.MARK_DONE, params)).scalars())
             results = await self._append_group(s, conn, group.appends, now)
             if group.snapshots:
                 await self._put_snapshots(conn, group.snapshots)
@@ -814,13 +414,13 @@ class Repository:
         return results, changed
 
     async def _append_group(
-        self, s: AsyncSession, conn: AsyncConnection, appends: list[_Append], now: datetime
+        self, s: AsyncSession, conn: AsyncConnection, appends: list[Append], now: datetime
     ) -> list[RecordResult | StoreError]:
         """Every input of a group: a bump of its game's row each, then one insert per table."""
         if not appends:
             return []
         ids = [a.batch.message_id for a in appends if a.batch.message_id is not None]
-        seen = set((await conn.execute(_SEEN, {"ids": ids})).scalars()) if ids else set()
+        seen = set((await conn.execute(sql.SEEN, {"ids": ids})).scalars()) if ids else set()
         answers: list[RecordResult | StoreError | None] = []
         inputs: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []
@@ -835,7 +435,7 @@ class Repository:
                 continue
             n = len(batch.events)
             params = {"g": game_id, "n": n, "now": now, "expected": append.expected_seq}
-            bump = _bump(append.expected_seq is not None, append.finish)
+            bump = sql.bump(append.expected_seq is not None, append.finish)
             last_seq = (await conn.execute(bump, params)).scalar_one_or_none()
             if last_seq is None:
                 answers.append(await self._refusal(s, game_id, append.expected_seq))
@@ -869,7 +469,7 @@ class Repository:
             await conn.execute(insert(Event), events)
         outbox_ids: list[int] = []
         if outbox:
-            outbox_ids = await _insert_outbox(conn, outbox)
+            outbox_ids = await sql.insert_outbox(conn, outbox)
         at = 0
         for index, game_id, seq, first, last, outcome, count in made:
             items = tuple(
@@ -895,12 +495,12 @@ class Repository:
             {"game_id": game_id, "seq": seq, "version": version, "state": state, "created_at": now}
             for game_id, (seq, version, state) in snapshots.items()
         ]
-        upsert = _dialect_insert(conn.dialect.name, Snapshot).on_conflict_do_nothing(
+        upsert = sql.dialect_insert(conn.dialect.name, Snapshot).on_conflict_do_nothing(
             index_elements=["game_id", "seq"]
         )
         await conn.execute(upsert, rows)
         await conn.execute(
-            _OLDER_SNAPSHOTS,
+            sql.OLDER_SNAPSHOTS,
             [{"g": game_id, "upto": seq} for game_id, (seq, _, _) in snapshots.items()],
         )
 
@@ -922,7 +522,7 @@ class Repository:
         return SeqConflict(game_id, expected_seq if expected_seq is not None else -1, actual)
 
     async def _append(
-        self, s: AsyncSession, game_id: int, first_seq: int, batch: _Batch, now: datetime
+        self, s: AsyncSession, game_id: int, first_seq: int, batch: Batch, now: datetime
     ) -> RecordResult:
         """Insert the input, its events, substitutes and outbox rows (Core statements: one per
         table, no unit of work); a message id recorded before raises ``_Repeated``."""
@@ -933,7 +533,7 @@ class Repository:
         conn = await s.connection()
         if batch.message_id is not None:
             inserted = await conn.execute(
-                _upsert(s, Input)
+                sql.upsert(s, Input)
                 .values(
                     message_id=batch.message_id,
                     game_id=game_id,
@@ -978,7 +578,7 @@ class Repository:
                 }
                 for effect in batch.effects
             ]
-            ids = await _insert_outbox(conn, rows)
+            ids = await sql.insert_outbox(conn, rows)
             outbox = tuple(
                 OutboxItem(
                     id=outbox_id,
@@ -1198,7 +798,9 @@ class Repository:
         """The payloads of events ``after_seq``+1 .. ``last_seq``, checked to be gap-free."""
         try:
             rows = (
-                await conn.execute(_PAYLOADS, {"g": game_id, "after": after_seq, "upto": last_seq})
+                await conn.execute(
+                    sql.PAYLOADS, {"g": game_id, "after": after_seq, "upto": last_seq}
+                )
             ).all()
         except ValueError as exc:  # a payload that is not JSON (SQLite stores text)
             raise CorruptLog(game_id, None, "unreadable event payload") from exc
@@ -1228,7 +830,7 @@ class Repository:
         version = snapshot.version if snapshot is not None else None
         async with self._reading() as conn:
             try:
-                rows = (await conn.execute(_LOAD, {"g": game_id, "v": version})).all()
+                rows = (await conn.execute(sql.LOAD, {"g": game_id, "v": version})).all()
             except ValueError as exc:  # unreadable JSON: a snapshot's, or an event's
                 if snapshot is None:
                     raise CorruptLog(game_id, None, "unreadable event payload") from exc
@@ -1258,7 +860,7 @@ class Repository:
         return Loaded(fold(head + tail), last)
 
     async def _last_seq_of(self, conn: AsyncConnection, game_id: int) -> int:
-        last = (await conn.execute(_LAST_SEQ, {"g": game_id})).scalar()
+        last = (await conn.execute(sql.LAST_SEQ, {"g": game_id})).scalar()
         if last is None:
             raise GameNotFound(game_id)
         return int(last)
@@ -1324,7 +926,7 @@ class Repository:
     async def _mark_done_now(self, ids: list[int]) -> set[int]:
         async with self._writing(lazy=True) as s:
             result = await (await s.connection()).execute(
-                _MARK_DONE, {"ids": ids, "now": self._clock()}
+                sql.MARK_DONE, {"ids": ids, "now": self._clock()}
             )
             return set(result.scalars())
 
@@ -1409,7 +1011,7 @@ class Repository:
         async with self._writing() as s:
             now = self._clock()
             await s.execute(
-                _upsert(s, Server)
+                sql.upsert(s, Server)
                 .values(id=server_id, settings={}, created_at=now, updated_at=now)
                 .on_conflict_do_nothing(index_elements=["id"])
             )
@@ -1451,7 +1053,7 @@ class Repository:
                 return False
             for user_id, points in sorted(scores.items()):
                 won = 1 if user_id in winners else 0
-                stmt = _upsert(s, Standing).values(
+                stmt = sql.upsert(s, Standing).values(
                     server_id=server_id,
                     season=season,
                     user_id=user_id,
