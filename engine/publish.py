@@ -502,7 +502,8 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(Announce(key="day.vetoed", params=params(seat=int(record.vetoed))))
     if record.spared is not None:
         out.append(Announce(key="day.spared", params=params(seat=int(record.spared), **group)))
-    if record.tie is None or record.tie.then not in ("revote", "choice"):
+    said = record.spared is not None and not record.left  # day.spared says nobody leaves
+    if not said and (record.tie is None or record.tie.then not in ("revote", "choice")):
         left = seats_text(record.left)
         out.append(
             Announce(key="day.result", params=params(number=record.number, left=left, **group))

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from gamekit import Game
 
-from engine.commands import EndGame, ModKill, Penalize, PostVote, ReplacePlayer, SubmitPower
+from engine.commands import EndGame, Lock, ModKill, Penalize, PostVote, ReplacePlayer, SubmitPower
 from engine.effects import Announce, SeatLeft, Silence, TeamJoin, Unsilence, Whisper
 from engine.errors import ActorError, ModeratorError, PhaseError, SetupError, TargetError
 from engine.game import new_game, replay_events, start_events
@@ -664,11 +664,18 @@ def test_wujiandao_votes_stay_within_a_faction_and_spare_its_heads() -> None:
     game.vote(2, 1)
     game.vote(3, 1)
     game.vote(5, 8)
-    game.lock()
+    before = game.state
+    events = game.do(Lock())
     police, gang = game.state.history[-2:]
     assert isinstance(police, DayRecord) and isinstance(gang, DayRecord)
     assert (police.group, police.spared, police.left) == ("police", 1, ())
     assert (gang.group, gang.left) == ("gang", (8,))
+    said = [
+        (e.key, dict(e.params).get("group"))
+        for e in effects_for(before, events)
+        if isinstance(e, Announce) and e.key in ("day.spared", "day.result")
+    ]
+    assert said == [("day.spared", "police"), ("day.result", "gang")]  # spared: said once
 
 
 def test_wujiandao_the_confidant_orders_once_the_leader_is_dead() -> None:
