@@ -772,15 +772,7 @@ class Repository:
             )
         except ValueError as exc:  # a payload that is not JSON (SQLite stores text)
             raise CorruptLog(game_id, None, "unreadable event payload") from exc
-        expected = after_seq + 1
-        for row in rows:
-            if row.seq != expected:
-                raise CorruptLog(game_id, expected, "missing event")
-            if not isinstance(row.payload, dict):
-                raise CorruptLog(game_id, row.seq, "event payload is not an object")
-            expected += 1
-        if expected != last_seq + 1:
-            raise CorruptLog(game_id, expected, "missing event")
+        _gap_free(game_id, after_seq, last_seq, [(row.seq, row.payload) for row in rows])
         return [
             StoredEvent(
                 seq=row.seq,
