@@ -412,6 +412,27 @@ def all_out(state: GameState, roles: frozenset[Role]) -> bool:
     return not any(s.alive and s.role in roles for s in state.seats)
 
 
+def sides_out(
+    state: GameState,
+    killers: frozenset[Role],
+    good: frozenset[Role],
+    *,
+    killers_out: str = "win.killers_out",
+    good_out: str = "win.police_out",
+    both_out: str = "win.both_out_draw",
+) -> WinClause | None:
+    """The first clauses of most win checks: the killers' side and the good side's key roles
+    (`good`) out together → draw; the killers' side out → good; the good side's out → killers."""
+    no_killers, no_good = all_out(state, killers), all_out(state, good)
+    if no_killers and no_good:
+        return WinClause(reason=both_out, winner=Camp.DRAW)
+    if no_killers:
+        return WinClause(reason=killers_out, winner=Camp.GOOD)
+    if no_good:
+        return WinClause(reason=good_out, winner=Camp.KILLERS)
+    return None
+
+
 def any_alive(state: GameState, roles: frozenset[Role]) -> bool:
     """True when some living seat has a current role in `roles`."""
     return not all_out(state, roles)

@@ -12,7 +12,15 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Role
-from engine.rulesets.base import Composition, LastWordsPolicy, Ruleset, WinClause, all_out, counts
+from engine.rulesets.base import (
+    Composition,
+    LastWordsPolicy,
+    Ruleset,
+    WinClause,
+    all_out,
+    counts,
+    sides_out,
+)
 from engine.state import GameState, SeatState
 
 KILLERS_SIDE = frozenset({Role.KILLER, Role.SECRET_KILLER})
@@ -68,14 +76,8 @@ class Mifei(Ruleset):
     def win(self, state: GameState) -> WinClause | None:
         """Both sides out → draw; killers' side out → good; police out → killers;
         civilians out → draw."""
-        killers_out = all_out(state, KILLERS_SIDE)
-        police_out = all_out(state, POLICE)
-        if killers_out and police_out:
-            return WinClause(reason="win.both_out_draw", winner=Camp.DRAW)
-        if killers_out:
-            return WinClause(reason="win.killers_out", winner=Camp.GOOD)
-        if police_out:
-            return WinClause(reason="win.police_out", winner=Camp.KILLERS)
+        if clause := sides_out(state, KILLERS_SIDE, POLICE):
+            return clause
         if all_out(state, CIVILIANS):
             return WinClause(reason="win.civilians_out_draw", winner=Camp.DRAW)
         return None

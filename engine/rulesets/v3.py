@@ -21,6 +21,7 @@ from engine.rulesets.base import (
     WinClause,
     all_out,
     counts,
+    sides_out,
 )
 from engine.state import GameState, SeatState
 
@@ -91,14 +92,8 @@ class V3(Ruleset):
     def win(self, state: GameState) -> WinClause | None:
         """Killers and police out together → draw; killers out → good; police out → killers;
         civilians (a spent secret police too) out → killers."""
-        killers_out = all_out(state, KILLERS)
-        police_out = all_out(state, POLICE)
-        if killers_out and police_out:
-            return WinClause(reason="win.both_out_draw", winner=Camp.DRAW)
-        if killers_out:
-            return WinClause(reason="win.killers_out", winner=Camp.GOOD)
-        if police_out:
-            return WinClause(reason="win.police_out", winner=Camp.KILLERS)
+        if clause := sides_out(state, KILLERS, POLICE):
+            return clause
         if all_out(state, CIVILIANS):
             return WinClause(reason="win.civilians_out", winner=Camp.KILLERS)
         return None

@@ -22,6 +22,7 @@ from engine.rulesets.base import (
     WinClause,
     all_out,
     counts,
+    sides_out,
 )
 from engine.state import GameState, SeatState
 
@@ -99,14 +100,8 @@ class V31(Ruleset):
         """Killers and the police side out together → draw; killers (an unfired secret killer
         not counted) out → good; police, special police and doctor out → killers; civilians
         (a fired special police included) out → killers."""
-        killers_out = all_out(state, KILLERS)
-        police_out = all_out(state, POLICE_SIDE)
-        if killers_out and police_out:
-            return WinClause(reason="win.both_out_draw", winner=Camp.DRAW)
-        if killers_out:
-            return WinClause(reason="win.killers_out", winner=Camp.GOOD)
-        if police_out:
-            return WinClause(reason="win.police_side_out", winner=Camp.KILLERS)
+        if clause := sides_out(state, KILLERS, POLICE_SIDE, good_out="win.police_side_out"):
+            return clause
         if all_out(state, CIVILIANS):
             return WinClause(reason="win.civilians_out", winner=Camp.KILLERS)
         return None

@@ -32,6 +32,7 @@ from engine.rulesets.base import (
     any_alive,
     coming_night,
     counts,
+    sides_out,
 )
 from engine.state import Action, GameState, SeatState
 
@@ -138,14 +139,12 @@ class V4Butterfly(Ruleset):
     def win(self, state: GameState) -> WinClause | None:
         """Killers and specials out together → draw; killers out → good; specials out →
         killers; killers as many as the others → killers."""
-        killers_out = all_out(state, KILLERS)
-        specials_out = all_out(state, SPECIALS)
-        if killers_out and specials_out:
-            return WinClause(reason="win.killers_and_specials_out_draw", winner=Camp.DRAW)
-        if killers_out:
-            return WinClause(reason="win.killers_out", winner=Camp.GOOD)
-        if specials_out:
-            return WinClause(reason="win.specials_out", winner=Camp.KILLERS)
+        clause = sides_out(
+            state, KILLERS, SPECIALS,
+            good_out="win.specials_out", both_out="win.killers_and_specials_out_draw",
+        )  # fmt: skip
+        if clause:
+            return clause
         killers = sum(1 for s in state.seats if s.alive and s.role is Role.KILLER)
         if killers >= len(state.alive()) - killers:
             return WinClause(reason="win.killers_outnumber", winner=Camp.KILLERS)

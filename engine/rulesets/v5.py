@@ -24,8 +24,8 @@ from engine.rulesets.base import (
     LastWordsPolicy,
     Ruleset,
     WinClause,
-    all_out,
     counts,
+    sides_out,
 )
 from engine.state import Action, GameState, SeatState
 
@@ -154,15 +154,10 @@ class V5(Ruleset):
     def win(self, state: GameState) -> WinClause | None:
         """Killers and mole out with the police and secret police → draw; killers and mole
         out → good; police and secret police out → killers."""
-        killers_out = all_out(state, KILLERS_SIDE)
-        police_out = all_out(state, POLICE_SIDE)
-        if killers_out and police_out:
-            return WinClause(reason="win.both_out_draw", winner=Camp.DRAW)
-        if killers_out:
-            return WinClause(reason="win.killers_and_mole_out", winner=Camp.GOOD)
-        if police_out:
-            return WinClause(reason="win.police_and_secret_police_out", winner=Camp.KILLERS)
-        return None
+        return sides_out(
+            state, KILLERS_SIDE, POLICE_SIDE,
+            killers_out="win.killers_and_mole_out", good_out="win.police_and_secret_police_out",
+        )  # fmt: skip
 
     def side(self, state: GameState, seat: SeatState) -> str:
         """A player's side: the killers' if one of their cards is a killer or the mole; else
