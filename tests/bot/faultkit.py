@@ -7,19 +7,12 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from gamebot import Driver, Table
+from gamebot import Driver, Table, by_role, compare_with_replay
 
 from bot.replay import run
 from engine.model import Seat
 from engine.record import record_of
 from engine.state import DayRecord
-
-COMPARED = ("phase", "number", "revote", "left", "checks", "tally", "abstained", "invalid", "tie", "last_words")
-"""The fields of a phase that must match: what happened, not when or through which post."""
-
-
-def roles_of(roles: dict[int, str], role: str) -> list[int]:
-    return [s for s, r in sorted(roles.items()) if r == role]
 
 
 async def drain(t: Table) -> None:
@@ -37,16 +30,7 @@ async def drain(t: Table) -> None:
 
 def assert_same_game(faulty: dict[str, Any], d: Driver, roles: dict[int, str], seed: str) -> None:
     """The game played with faults has the record of the same actions replayed without any."""
-    clean = run(d.replay_input(roles, seed)).record
-    for key in ("phases", "result", "roles"):
-        mine, theirs = faulty[key], clean[key]
-        if key == "result":
-            mine = {k: v for k, v in mine.items() if k != "reason"}
-            theirs = {k: v for k, v in theirs.items() if k != "reason"}
-        if key == "phases":
-            mine = [{k: p.get(k) for k in COMPARED} for p in mine]
-            theirs = [{k: p.get(k) for k in COMPARED} for p in theirs]
-        assert mine == theirs, key
+    compare_with_replay(faulty, run(d.replay_input(roles, seed)).record)
 
 
 async def play_through_a_fault(table: Table, fault: Callable[[], AbstractContextManager[None]], seed: str) -> None:
@@ -57,9 +41,9 @@ async def play_through_a_fault(table: Table, fault: Callable[[], AbstractContext
     service = table.bot.service
     d = Driver(table, "v2")
     roles = await d.start()
-    k1, k2 = roles_of(roles, "killer")
-    c1, c2 = roles_of(roles, "civilian")[:2]
-    police = roles_of(roles, "police")[0]
+    k1, k2 = by_role(roles, "killer")
+    c1, c2 = by_role(roles, "civilian")[:2]
+    police = by_role(roles, "police")[0]
     await d.power_by_menu(k1, "kill", c1)
 
     before = await service.state(d.game_id)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from conftest import EnvClock
-from faultkit import assert_same_game, drain, roles_of
-from gamebot import Driver, Table, build_table, make_bot
+from faultkit import assert_same_game, drain
+from gamebot import Driver, Table, build_table, by_role, make_bot
 from simcord import Env
 
 from engine.model import Seat
@@ -40,8 +40,8 @@ async def table(tmp_path: Path) -> AsyncIterator[Table]:
 
 async def play(d: Driver, roles: dict[int, str], between: Any = None) -> dict[str, Any]:
     """A fixed short game; `between` runs before each lock (to inject faults)."""
-    k1, k2 = roles_of(roles, "killer")
-    c1, c2 = roles_of(roles, "civilian")[:2]
+    k1, k2 = by_role(roles, "killer")
+    c1, c2 = by_role(roles, "civilian")[:2]
     await d.power_by_menu(k1, "kill", c1)
     if between:
         await between(d)
@@ -110,8 +110,8 @@ async def test_timeouts_on_dms_are_retried(table: Table) -> None:
 async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None:
     d = Driver(table, "v2")
     roles = await d.start()
-    killer = roles_of(roles, "killer")[0]
-    await d.power_by_menu(killer, "kill", roles_of(roles, "civilian")[0])
+    killer = by_role(roles, "killer")[0]
+    await d.power_by_menu(killer, "kill", by_role(roles, "civilian")[0])
     table.env.inject_error("PUT", f"/channels/{table.channel.id}/permissions/*", status=500, code=0, message="down", times=8)
     await d.lock()
     for _ in range(8):
@@ -130,7 +130,7 @@ async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Ta
     d = Driver(table, "v2")
     roles = await d.start()
     await d.lock()  # day 1
-    k1 = roles_of(roles, "killer")[0]
+    k1 = by_role(roles, "killer")[0]
     others = [s for s in range(1, 9) if s != k1]
     state = await table.bot.service.state(d.game_id)
     deadline = dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC)  # type: ignore[operator]
@@ -164,7 +164,7 @@ async def test_database_away_while_votes_are_posted(table: Table) -> None:
     d = Driver(table, "v2")
     roles = await d.start()
     await d.lock()  # day 1
-    k1 = roles_of(roles, "killer")[0]
+    k1 = by_role(roles, "killer")[0]
     voters = [s for s in range(1, 9) if s != k1]
     repo = table.bot.service.repo
     original = repo.record
@@ -189,7 +189,7 @@ async def test_a_command_while_the_database_is_away_is_answered_and_changes_noth
 
     d = Driver(table, "v2")
     roles = await d.start()
-    killer = roles_of(roles, "killer")[0]
+    killer = by_role(roles, "killer")[0]
     repo = table.bot.service.repo
     original = repo.record
 
@@ -210,7 +210,7 @@ async def test_history_reads_failing_are_retried_and_no_post_is_lost(table: Tabl
     d = Driver(table, "v2")
     roles = await d.start()
     await d.lock()  # day 1
-    k1 = roles_of(roles, "killer")[0]
+    k1 = by_role(roles, "killer")[0]
     voters = [s for s in range(1, 9) if s != k1]
     await d.post_vote(voters[0], f"投 {k1}", k1)
     await table.bot.ws.close()  # down: the next posts reach only the channel
@@ -235,7 +235,7 @@ async def test_an_overdue_lock_that_fails_at_startup_is_retried(table: Table) ->
     d = Driver(table, "v2")
     roles = await d.start()
     await d.lock()  # day 1
-    k1 = roles_of(roles, "killer")[0]
+    k1 = by_role(roles, "killer")[0]
     voters = [s for s in range(1, 9) if s != k1]
     await table.bot.ws.close()
     for seat in voters[:5]:
