@@ -25,6 +25,7 @@ from sqlalchemy import (
     SmallInteger,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -218,3 +219,87 @@ class Standing(Base):
     games: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime]
+
+
+class LobbyStatus(enum.StrEnum):
+    """A sign-up's life: ``open`` takes joins; ``started`` once dealt (exactly once); or
+    ``cancelled`` (replaced by a new ``/game new`` in its channel)."""
+
+    OPEN = "open"
+    STARTED = "started"
+    CANCELLED = "cancelled"
+
+
+class Lobby(Base):
+    """One sign-up for a game in a channel. Join, leave and start each take this row's lock
+    first (a conditional UPDATE on ``status = 'open'``), so they happen one at a time."""
+
+    __tablename__ = "lobbies"
+    __table_args__ = (
+        CheckConstraint("status IN ('open', 'started', 'cancelled')", name="status_known"),
+        Index(None, "channel_id", "status"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    server_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("servers.id"))
+    channel_id: Mapped[int] = mapped_column(BigInteger)
+    vote_channel_id: Mapped[int] = mapped_column(BigInteger)
+    min_players: Mapped[int] = mapped_column(SmallInteger)
+    max_players: Mapped[int] = mapped_column(SmallInteger)
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default=LobbyStatus.OPEN.value)
+    game_id: Mapped[int | None] = mapped_column(RowId, ForeignKey("games.id"))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class LobbyPlayer(Base):
+    """One sign-up: one per (lobby, user) (the primary key); ``position`` orders the seats (join
+    order, unique in the lobby)."""
+
+    __tablename__ = "lobby_players"
+    __table_args__ = (UniqueConstraint("lobby_id", "position"),)
+
+    lobby_id: Mapped[int] = mapped_column(
+        RowId, ForeignKey("lobbies.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(100))
+    joined_at: Mapped[datetime]
+
+
+class Confirmation(Base):
+    """A seat holder has confirmed their role: per term, so a substitute must confirm again."""
+
+    __tablename__ = "confirmations"
+
+    game_id: Mapped[int] = mapped_column(
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    term: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    confirmed_at: Mapped[datetime]
+
+
+class ChannelBinding(Base):
+    """A channel held by an open sign-up or a game in play: one holder per channel (the primary
+    key). Written when a sign-up opens, moved to its game when it starts, deleted when the
+    sign-up is cancelled or the game finishes."""
+
+    __tablename__ = "channel_bindings"
+    __table_args__ = (
+        CheckConstraint("lobby_id IS NOT NULL OR game_id IS NOT NULL", name="held_by_something"),
+        Index(None, "lobby_id"),
+        Index(None, "game_id"),
+    )
+
+    channel_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    server_id: Mapped[int] = mapped_column(BigInteger)
+    lobby_id: Mapped[int | None] = mapped_column(
+        RowId, ForeignKey("lobbies.id", ondelete="CASCADE")
+    )
+    game_id: Mapped[int | None] = mapped_column(RowId, ForeignKey("games.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime]
