@@ -6,21 +6,28 @@ Use ``open_database(url)`` for engine + sessions, ``await upgrade(url)`` before 
 
 from bot.store.db import DEFAULT_URL, URL_ENV, Database, UTCDateTime, open_database, resolve_url
 from bot.store.errors import (
+    ChannelHeld,
     CorruptLog,
     GameNotActive,
     GameNotFound,
+    LobbyRefused,
     SeedSealed,
     SeqConflict,
     StoreError,
 )
+from bot.store.lobbies import Lobbies
 from bot.store.migrate import main_db_upgrade, upgrade
-from bot.store.models import GameStatus
+from bot.store.models import GameStatus, LobbyStatus
 from bot.store.recovery import Delivery, Perform, RecoveryReport, deliver, rebuild, recover
 from bot.store.repository import Repository
 from bot.store.values import (
     Fold,
+    GameDraft,
     GameInfo,
+    Joined,
     Loaded,
+    LobbyEntry,
+    LobbyInfo,
     OutboxItem,
     RecordResult,
     SeatSpec,
@@ -33,15 +40,23 @@ from bot.store.values import (
 __all__ = [
     "DEFAULT_URL",
     "URL_ENV",
+    "ChannelHeld",
     "CorruptLog",
     "Database",
     "Delivery",
     "Fold",
+    "GameDraft",
     "GameInfo",
     "GameNotActive",
     "GameNotFound",
     "GameStatus",
+    "Joined",
     "Loaded",
+    "Lobbies",
+    "LobbyEntry",
+    "LobbyInfo",
+    "LobbyRefused",
+    "LobbyStatus",
     "OutboxItem",
     "Perform",
     "RecordResult",

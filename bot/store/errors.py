@@ -47,3 +47,36 @@ class CorruptLog(StoreError):
 
 class SeedSealed(StoreError):
     """The seed of a game is shown only once the game is finished."""
+
+
+class ChannelHeld(StoreError):
+    """A channel is held by another open sign-up or game in play (the binding's primary key)."""
+
+    def __init__(self, channel_id: int, game_id: int | None, lobby_channel_id: int | None) -> None:
+        holder = f"game {game_id}" if game_id is not None else f"sign-up in {lobby_channel_id}"
+        super().__init__(f"channel {channel_id} is held by {holder}")
+        self.channel_id = channel_id
+        self.game_id = game_id
+        self.lobby_channel_id = lobby_channel_id
+
+
+class LobbyRefused(StoreError):
+    """A join, leave or start the sign-up cannot take; ``reason`` says which (a catalog key's
+    last part: ``started``, ``cancelled``, ``already_joined``, ``not_joined``, ``full``,
+    ``too_few``), ``game_id`` the game it started, ``count`` and ``limit`` the numbers."""
+
+    def __init__(
+        self,
+        lobby_id: int,
+        reason: str,
+        *,
+        game_id: int | None = None,
+        count: int = 0,
+        limit: int = 0,
+    ) -> None:
+        super().__init__(f"sign-up {lobby_id}: {reason}")
+        self.lobby_id = lobby_id
+        self.reason = reason
+        self.game_id = game_id
+        self.count = count
+        self.limit = limit

@@ -49,6 +49,7 @@ from bot.store.errors import (
     SeqConflict,
     StoreError,
 )
+from bot.store.lobbies import Lobbies
 from bot.store.models import (
     Event,
     Game,
@@ -63,6 +64,7 @@ from bot.store.models import (
 )
 from bot.store.values import (
     Fold,
+    GameDraft,
     GameInfo,
     JsonDict,
     Loaded,
@@ -170,6 +172,10 @@ class Repository:
         self._group: Writer | None = None
         self._unwritten_marks: set[int] = set()
         """Effects performed whose done mark is not written yet (``mark_done_soon``)."""
+        self.lobbies = Lobbies(
+            sessions, self._writing, clock, self._ensure_server, self._insert_game
+        )
+        """Sign-ups, role confirmations and channel bindings (``bot.store.lobbies``)."""
 
     @asynccontextmanager
     async def _writing(self, *, lazy: bool = False) -> AsyncIterator[AsyncSession]:
@@ -239,47 +245,74 @@ class Repository:
         """
         for payload in events:
             _event_type(payload)
-        batch = Batch(events, effects, message_id, outcome)
+        draft = GameDraft(
+            ruleset=ruleset,
+            seed=seed,
+            commitment=commitment,
+            seats=tuple(seats),
+            events=tuple(dict(e) for e in events),
+            effects=tuple(dict(e) for e in effects),
+            options=dict(options or {}),
+            channels=dict(channels or {}),
+            schedule=dict(schedule or {}),
+        )
         try:
             async with self._writing() as s:
                 now = self._clock()
-                # The first statement is a write, so SQLite takes its write lock before any read.
-                await s.execute(
-                    sql.upsert(s, Server)
-                    .values(id=server_id, settings={}, created_at=now, updated_at=now)
-                    .on_conflict_do_nothing(index_elements=["id"])
-                )
+                await self._ensure_server(s, server_id, now)
                 await self._raise_if_repeated(s, message_id)
-                game = Game(
-                    server_id=server_id,
-                    ruleset=ruleset,
-                    options=dict(options or {}),
-                    channels=dict(channels or {}),
-                    schedule=dict(schedule or {}),
-                    status=GameStatus.ACTIVE.value,
-                    commitment=commitment,
-                    last_seq=len(events),
-                    created_at=now,
-                    updated_at=now,
-                )
-                s.add(game)
-                await s.flush()
-                s.add(GameSecret(game_id=game.id, seed=seed))
-                s.add_all(
-                    Seat(
-                        game_id=game.id,
-                        seat=spec.seat,
-                        term=0,
-                        user_id=spec.user_id,
-                        name=spec.name,
-                        since_seq=1,
-                        since=now,
-                    )
-                    for spec in seats
-                )
-                return await self._append(s, game.id, 1, batch, now)
+                return await self._insert_game(s, server_id, draft, now, message_id, outcome)
         except _Repeated as repeated:
             return repeated.result
+
+    async def _ensure_server(self, s: AsyncSession, server_id: int, now: datetime) -> None:
+        """The server's row (a write: SQLite takes its write lock before any read)."""
+        await s.execute(
+            sql.upsert(s, Server)
+            .values(id=server_id, settings={}, created_at=now, updated_at=now)
+            .on_conflict_do_nothing(index_elements=["id"])
+        )
+
+    async def _insert_game(
+        self,
+        s: AsyncSession,
+        server_id: int,
+        draft: GameDraft,
+        now: datetime,
+        message_id: int | None = None,
+        outcome: Mapping[str, Any] | None = None,
+    ) -> RecordResult:
+        """A new active game's rows (game, secret, seats, first events and effects), inside the
+        caller's transaction."""
+        game = Game(
+            server_id=server_id,
+            ruleset=draft.ruleset,
+            options=dict(draft.options),
+            channels=dict(draft.channels),
+            schedule=dict(draft.schedule),
+            status=GameStatus.ACTIVE.value,
+            commitment=draft.commitment,
+            last_seq=len(draft.events),
+            created_at=now,
+            updated_at=now,
+        )
+        s.add(game)
+        await s.flush()
+        s.add(GameSecret(game_id=game.id, seed=draft.seed))
+        s.add_all(
+            Seat(
+                game_id=game.id,
+                seat=spec.seat,
+                term=0,
+                user_id=spec.user_id,
+                name=spec.name,
+                since_seq=1,
+                since=now,
+            )
+            for spec in draft.seats
+        )
+        batch = Batch(draft.events, draft.effects, message_id, outcome)
+        return await self._append(s, game.id, 1, batch, now)
 
     async def record(
         self,
@@ -324,6 +357,8 @@ class Repository:
                 last_seq = (await conn.execute(bump, params)).scalar_one_or_none()
                 if last_seq is None:
                     raise await self._refusal(s, game_id, expected_seq)
+                if append.finish:
+                    await conn.execute(sql.RELEASE_CHANNELS, {"g": game_id})
                 # A message id recorded since is found by its insert in _append (rolled back).
                 return await self._append(s, game_id, last_seq - n + 1, batch, now)
         except _Repeated as repeated:
@@ -440,6 +475,8 @@ class Repository:
             if last_seq is None:
                 answers.append(await self._refusal(s, game_id, append.expected_seq))
                 continue
+            if append.finish:
+                await conn.execute(sql.RELEASE_CHANNELS, {"g": game_id})
             first_seq = last_seq - n + 1
             seqs = (first_seq, last_seq) if n else (None, None)
             outcome = dict(batch.outcome) if batch.outcome is not None else None
@@ -712,6 +749,8 @@ class Repository:
             )
             if result.scalar_one_or_none() is None:
                 raise GameNotFound(game_id)
+            if status is GameStatus.FINISHED:
+                await s.execute(sql.RELEASE_CHANNELS, {"g": game_id})
 
     # --- the seed -----------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from bot.store.db import UTCDateTime
-from bot.store.models import Event, Game, GameStatus, Input, Outbox, Snapshot
+from bot.store.models import ChannelBinding, Event, Game, GameStatus, Input, Outbox, Snapshot
 
 
 def upsert(session: AsyncSession, table: Any) -> Any:
@@ -53,6 +53,8 @@ MARK_DONE = (
     .returning(Outbox.id)
 )
 SEEN = select(Input.message_id).where(Input.message_id.in_(bindparam("ids", expanding=True)))
+RELEASE_CHANNELS = delete(ChannelBinding).where(ChannelBinding.game_id == bindparam("g"))
+"""A finished game lets go of its channels (with the append that finishes it)."""
 OLDER_SNAPSHOTS = delete(Snapshot).where(
     Snapshot.game_id == bindparam("g"), Snapshot.seq < bindparam("upto")
 )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from bot.store.models import GameStatus
+from bot.store.models import GameStatus, LobbyStatus
 
 S = TypeVar("S")
 JsonDict = dict[str, Any]
@@ -139,3 +139,51 @@ class StandingRow:
     points: int
     games: int
     wins: int
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyEntry:
+    """A signed-up player, in seat order."""
+
+    user_id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyInfo:
+    """A sign-up as stored: where, how many, its settings (ruleset, schedule, …) and players."""
+
+    id: int
+    server_id: int
+    channel_id: int
+    vote_channel_id: int
+    min_players: int
+    max_players: int
+    settings: JsonDict
+    status: LobbyStatus
+    game_id: int | None
+    players: tuple[LobbyEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """A join as recorded: the player's seat and the number signed up, both as of that join."""
+
+    seat: int
+    count: int
+    max_players: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameDraft:
+    """Everything a new game's first transaction writes (built from the sign-up's players)."""
+
+    ruleset: str
+    seed: str
+    commitment: str
+    seats: tuple[SeatSpec, ...]
+    events: tuple[JsonDict, ...]
+    effects: tuple[JsonDict, ...]
+    options: JsonDict
+    channels: JsonDict
+    schedule: JsonDict
