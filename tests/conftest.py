@@ -1,12 +1,37 @@
 """Hypothesis profiles: CI runs the same examples every time (derandomized, so a run fails only
-on a change); `HYPOTHESIS_PROFILE=explore pytest` searches new examples, for finding bugs."""
+on a change); `HYPOTHESIS_PROFILE=explore pytest` searches new examples, for finding bugs.
+
+And the PostgreSQL server of the session (`tests/pgserver.py`): the one $FAGUAN_TEST_PG_URL
+names, or one the tests start and remove themselves; started only if a test asks for it.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import settings
+from pgserver import PgServer, ThrowawayServer, given, throwaway
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def own_pg_server() -> Iterator[ThrowawayServer]:
+    """A PostgreSQL server of this session's own, which a test may stop and start (an outage)."""
+    with throwaway() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def pg_server(request: pytest.FixtureRequest) -> PgServer:
+    """The PostgreSQL server to create test databases on: $FAGUAN_TEST_PG_URL's if set, else the
+    session's own throwaway server."""
+    server = given()
+    if server is not None:
+        return server
+    own: ThrowawayServer = request.getfixturevalue("own_pg_server")
+    return own
