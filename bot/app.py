@@ -282,20 +282,29 @@ class FaguanBot(commands.Bot):
         except Exception as exc:  # the channel may be what is failing; the log line stands
             log.error("game %s: could not tell moderators: %s", game_id, type(exc).__name__)
 
-    async def lock_due(self, game_id: int, *, forced: bool = False, by: str = "") -> Outcome | None:
-        """The deadline is reached (or a moderator advances): sweep the vote channel, then lock."""
+    async def lock_due(
+        self, game_id: int, *, forced: bool = False, by: str = "", window: int | None = None
+    ) -> Outcome | None:
+        """The deadline is reached (or a moderator advances): sweep the vote channel, then lock.
+
+        The lock names the window open when this started (`window`: the one the moderator's
+        command saw; by default the one open now, before the catch-up's awaits), so whichever of
+        the deadline job, a moderator, a retried job or recovery comes second is refused by the
+        engine (`phase.window_locked`) instead of locking the window opened by the first."""
         if not await self.service.is_active(game_id):
             return None
         state = await self.service.state(game_id)
-        if state.window is None or (state.deadline is None and not forced):
+        if window is None and state.window is not None:
+            window = state.window_index
+        if not forced and (state.window is None or state.deadline is None):
             return None
         if not forced and state.deadline is not None and self.now_ms() < state.deadline:
             self.schedule_deadline(game_id, state.deadline)
             return None
-        await self.catch_up(game_id)
-        state = await self.service.state(game_id)
+        if state.window is not None:
+            await self.catch_up(game_id)
         info = await self.service.info(game_id)
-        command = self.service.lock_command(state, info, forced=forced)
+        command = self.service.lock_command(state, info, forced=forced, window=window)
         if by:  # a moderator's advance: recorded and announced as an override
             command = dataclasses.replace(command, by=by)
         return await self.service.submit(game_id, command)

@@ -387,11 +387,16 @@ def cards_text(ctx: Context, cards: object) -> str:
 
 
 def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
-    """An engine refusal in words: a power named by its id is shown by its name."""
+    """An engine refusal in words: a power named by its id is shown by its name, the moments
+    `now` and `deadline` (epoch ms) as the game's local time with its zone (`zone`)."""
     shown = dict(values)
     power = shown.get("power")
     if isinstance(power, str) and f"power.{power}" in catalog(ctx.locale):
         shown["power"] = _power(ctx, power)
+    for name in ("now", "deadline"):
+        moment = shown.get(name)
+        if isinstance(moment, int) and not isinstance(moment, bool):
+            shown[name], shown["zone"] = exact_time(ctx, moment)
     return ctx.t(key, **shown)
 
 

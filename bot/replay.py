@@ -124,8 +124,19 @@ class _Steps:
             raise ReplayFileError(f"{where}: missing key “{key}”")
         return step[key]
 
-    def at(self, step: Mapping[str, Any], where: str) -> Instant | None:
-        return to_instant(step["at"], f"{where} at") if "at" in step else None
+    def at(self, step: Mapping[str, Any], where: str, key: str = "at") -> Instant | None:
+        return to_instant(step[key], f"{where} {key}") if key in step else None
+
+    @staticmethod
+    def window(step: Mapping[str, Any], where: str) -> int | None:
+        """The optional `window` of a lock or clock step: the window it was issued against, by
+        its place in the game (1 = night 1; run-offs and other extra windows count too)."""
+        if "window" not in step:
+            return None
+        value = step["window"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ReplayFileError(f"{where}: window must be a whole number from 1, not {value!r}")
+        return value
 
     def command(self, number: int, step: Mapping[str, Any]) -> Command:
         where = f"step {number}"
@@ -146,7 +157,7 @@ class _Steps:
                     at=self.at(step, where),
                 )
             case "lock":
-                return Lock(at=self.at(step, where))
+                return Lock(at=self.at(step, where), window=self.window(step, where))
             case "last_words":
                 return GiveLastWords(
                     player=self.player(step, "by", where),
@@ -188,6 +199,7 @@ class _Steps:
     def _mod(self, step: Mapping[str, Any], where: str) -> Command:
         command = self.require(step, "command", where)
         by = str(step.get("by", ""))
+        window = self.window(step, where)
         match command:
             case "extend" | "shorten":
                 minutes = self.require(step, "minutes", where)
@@ -196,16 +208,26 @@ class _Steps:
                 ):
                     raise ReplayFileError(f"{where}: minutes must be a finite number")
                 sign = 1 if command == "extend" else -1
-                return ExtendDeadline(delta_ms=sign * round(minutes * 60_000), by=by)
+                return ExtendDeadline(
+                    delta_ms=sign * round(minutes * 60_000),
+                    by=by,
+                    at=self.at(step, where),
+                    window=window,
+                )
             case "set_deadline":
                 return SetDeadline(
-                    deadline=to_instant(self.require(step, "at", where), f"{where} at"), by=by
+                    deadline=to_instant(self.require(step, "at", where), f"{where} at"),
+                    by=by,
+                    at=self.at(step, where, "now"),
+                    window=window,
                 )
             case "pause" | "resume":
                 at = to_instant(self.require(step, "at", where), f"{where} at")
-                return Pause(at=at, by=by) if command == "pause" else Resume(at=at, by=by)
+                if command == "pause":
+                    return Pause(at=at, by=by, window=window)
+                return Resume(at=at, by=by, window=window)
             case "advance":
-                return Lock(at=self.at(step, where), forced=True)
+                return Lock(at=self.at(step, where), forced=True, window=window)
             case "replace":
                 seat = self.seat(step, "target", where)
                 new = self.require(step, "player", where)
@@ -387,7 +409,13 @@ def _reason(
     reader: _Steps, step: Mapping[str, Any], key: str, params: Mapping[str, object], locale: str
 ) -> str:
     who = step.get("by")
-    text = render(locale, key, params)
+    shown = dict(params)
+    for name in ("now", "deadline"):  # moments (epoch ms) in the replay's time zone
+        moment = shown.get(name)
+        if isinstance(moment, int) and not isinstance(moment, bool):
+            local = datetime.fromtimestamp(moment / 1000, UTC).astimezone(GAME_TZ)
+            shown[name], shown["zone"] = local.strftime("%Y-%m-%d %H:%M:%S"), GAME_TZ.key
+    text = render(locale, key, shown)
     return f"{who}: {text}" if isinstance(who, str) else text
 
 

@@ -53,6 +53,11 @@ class Lock:
     forced: bool = False
     by: str = ""
     """A moderator who advanced the lock (`forced`): the advance is then a recorded override."""
+    window: int | None = None
+    """The window this lock closes (`GameState.window_index` when it was issued); a lock naming a
+    window that is no longer open is refused (`phase.window_locked`), so a second lock of one
+    window — the deadline job and a moderator, a retried job — never locks the next one. None:
+    the open window (replay files written before the key existed)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,20 +80,25 @@ class ChooseTied:
 
 @dataclass(frozen=True, kw_only=True)
 class SetDeadline:
-    """Moderator: the current window ends at `deadline`."""
+    """Moderator: the current window ends at `deadline`; one earlier than `at` (now) is refused."""
 
     deadline: Instant
     by: str = ""
     at: Instant | None = None
+    window: int | None = None
+    """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ExtendDeadline:
-    """Moderator: move the current deadline by `delta_ms` (negative shortens)."""
+    """Moderator: move the current deadline by `delta_ms` (negative shortens); a new deadline
+    earlier than `at` (now) is refused."""
 
     delta_ms: int
     by: str = ""
     at: Instant | None = None
+    window: int | None = None
+    """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +107,8 @@ class Pause:
 
     at: Instant
     by: str = ""
+    window: int | None = None
+    """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +117,8 @@ class Resume:
 
     at: Instant
     by: str = ""
+    window: int | None = None
+    """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -110,9 +110,10 @@ def decide(state: GameState, command: Command) -> list[Event]:
         case ChooseTied():
             return _choose(state, command)
         case SetDeadline():
-            _need_window(state)
+            _need_named_window(state, command.window)
             if state.paused:
                 raise PhaseError("phase.paused")
+            _need_not_past(command.deadline, command.at)
             return [
                 DeadlineSet(
                     deadline=command.deadline,
@@ -126,15 +127,17 @@ def decide(state: GameState, command: Command) -> list[Event]:
                 )
             ]
         case ExtendDeadline():
-            _need_window(state)
+            _need_named_window(state, command.window)
             if state.paused:
                 raise PhaseError("phase.paused")
             if state.deadline is None:
                 raise ModeratorError("mod.no_deadline")
             name = "extend" if command.delta_ms >= 0 else "shorten"
+            moved = Instant(state.deadline + command.delta_ms)
+            _need_not_past(moved, command.at)
             return [
                 DeadlineSet(
-                    deadline=Instant(state.deadline + command.delta_ms),
+                    deadline=moved,
                     record=_override(
                         state,
                         name,
@@ -145,7 +148,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
                 )
             ]
         case Pause():
-            _need_window(state)
+            _need_named_window(state, command.window)
             if state.paused:
                 raise ModeratorError("mod.already_paused")
             if state.deadline is None:
@@ -154,7 +157,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
             record = _override(state, "pause", by=command.by, at=command.at)
             return [Paused(remaining_ms=remaining, record=record)]
         case Resume():
-            _need_window(state)
+            _need_named_window(state, command.window)
             if state.paused_remaining is None:
                 raise ModeratorError("mod.not_paused")
             return [
@@ -212,6 +215,23 @@ def _need_window(state: GameState) -> Window:
     if state.window is None:
         raise PhaseError("phase.no_window")
     return state.window
+
+
+def _need_named_window(state: GameState, named: int | None) -> Window:
+    """The open window, which must be the one a lock or deadline override names (if it names
+    one): a command issued against a window that has been locked since does nothing."""
+    if named is not None and (state.window is None or named != state.window_index):
+        if named > state.window_index:
+            raise PhaseError("phase.window_not_open", window=named, open=state.window_index)
+        raise PhaseError("phase.window_locked", window=named)
+    return _need_window(state)
+
+
+def _need_not_past(deadline: Instant, now: Instant | None) -> None:
+    """A moderator's new deadline may not be earlier than the moment they set it (`now`): votes
+    already acknowledged would be voided after the fact. /mod advance locks now instead."""
+    if now is not None and deadline < now:
+        raise ModeratorError("mod.deadline_past", deadline=deadline, now=now)
 
 
 def _phase_label(state: GameState) -> str:
@@ -543,7 +563,7 @@ def _void(state: GameState, cmd: VoidPost) -> list[Event]:
 
 
 def _lock(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]:
-    _need_window(state)
+    _need_named_window(state, cmd.window)
     if state.paused and not cmd.forced:
         raise PhaseError("phase.paused")
     if (
@@ -974,6 +994,7 @@ def evolve(state: GameState, event: Event) -> GameState:
             return replace(
                 state,
                 window=event.window,
+                window_index=state.window_index + 1,
                 deadline=event.deadline,
                 paused_remaining=None,
                 submissions=(),

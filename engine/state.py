@@ -263,6 +263,10 @@ class GameState:
     seats: tuple[SeatState, ...]
     dealt: tuple[Seat, ...] = ()
     window: Window | None = None
+    window_index: int = 0
+    """How many windows have opened in this game: the open (or last) window's place in it, 1 for
+    night 1. Every window counts (a run-off, a victim's choice, a last-act window), so an input
+    that names the window it was meant for cannot act on the next one (see `Lock.window`)."""
     deadline: Instant | None = None
     paused_remaining: int | None = None
     """Milliseconds left on the deadline while the game is paused."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -12,6 +13,7 @@ from discord.ext import commands
 
 from bot.app import respond
 from bot.cogs.common import NoGame, find_game, is_moderator, text
+from bot.render import error_text
 from bot.schedule import from_ms, to_ms
 from engine.commands import (
     Command,
@@ -62,33 +64,51 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         gid = await find_game(self.bot, interaction, game_id)
         await self.bot.answer_command(interaction, gid, command)
 
+    async def _window(self, game_id: int) -> int | None:
+        """The window open as the command starts: a clock command names it, so if that window is
+        locked before the command is decided, it is refused (phase.window_locked) and changes
+        nothing — it never acts on the window opened since."""
+        state = await self.bot.service.state(game_id)
+        return state.window_index if state.window is not None else None
+
+    async def _timed(
+        self,
+        interaction: discord.Interaction[Any],
+        build: Callable[[int | None], Command],
+        game_id: int | None = None,
+    ) -> None:
+        """A clock override (extend, shorten, set-deadline, pause, resume) for the open window."""
+        gid = await find_game(self.bot, interaction, game_id)
+        command = build(await self._window(gid))
+        await self.bot.answer_command(interaction, gid, command)
+
     @mod.command(name="extend", description=_("Extend the current deadline"))
     async def extend(
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
-        await self._do(
+        by, now = str(interaction.user.id), self.bot.now_ms()
+        await self._timed(
             interaction,
-            ExtendDeadline(
-                delta_ms=minutes * 60_000, by=str(interaction.user.id), at=self.bot.now_ms()
-            ),
+            lambda window: ExtendDeadline(delta_ms=minutes * 60_000, by=by, at=now, window=window),
         )
 
     @mod.command(name="shorten", description=_("Shorten the current deadline"))
     async def shorten(
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
-        await self._do(
+        by, now = str(interaction.user.id), self.bot.now_ms()
+        await self._timed(
             interaction,
-            ExtendDeadline(
-                delta_ms=-minutes * 60_000, by=str(interaction.user.id), at=self.bot.now_ms()
-            ),
+            lambda window: ExtendDeadline(delta_ms=-minutes * 60_000, by=by, at=now, window=window),
         )
 
     @mod.command(
         name="set-deadline", description=_("Set the current deadline (YYYY-MM-DD HH:MM, game time)")
     )
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
+        by, now = str(interaction.user.id), self.bot.now_ms()
         gid = await find_game(self.bot, interaction)
+        window = await self._window(gid)
         ctx = await self.bot.context(gid)
         try:
             local = dt.datetime.strptime(time.strip(), "%Y-%m-%d %H:%M").replace(
@@ -98,29 +118,36 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         except (ValueError, OverflowError):
             await respond(interaction, text(self.bot, interaction, "notice.bad_time", value=time))
             return
-        await self._do(
-            interaction,
-            SetDeadline(
-                deadline=Instant(to_ms(local)), by=str(interaction.user.id), at=self.bot.now_ms()
-            ),
-            gid,
-        )
+        command = SetDeadline(deadline=Instant(to_ms(local)), by=by, at=now, window=window)
+        await self.bot.answer_command(interaction, gid, command)
 
     @mod.command(name="advance", description=_("Lock the current window now"))
     async def advance(self, interaction: discord.Interaction[Any]) -> None:
         gid = await find_game(self.bot, interaction)
+        window = await self._window(gid)  # this window, not whatever is open once deferred
         await interaction.response.defer(ephemeral=True, thinking=True)
-        outcome = await self.bot.lock_due(gid, forced=True, by=str(interaction.user.id))
-        key = outcome.error.key if outcome and outcome.error else "notice.accepted"
-        await respond(interaction, text(self.bot, interaction, key))
+        outcome = await self.bot.lock_due(
+            gid, forced=True, by=str(interaction.user.id), window=window
+        )
+        if outcome is None:  # the game has ended meanwhile
+            await respond(interaction, text(self.bot, interaction, "phase.game_over"))
+            return
+        ctx = await self.bot.context(gid, locale=self.bot.locale_of(interaction))
+        if outcome.error is not None:
+            answer = error_text(ctx, outcome.error.key, outcome.error.params)
+        else:
+            answer = ctx.t("notice.accepted")
+        await respond(interaction, answer)
 
     @mod.command(name="pause", description=_("Pause the clock"))
     async def pause(self, interaction: discord.Interaction[Any]) -> None:
-        await self._do(interaction, Pause(at=self.bot.now_ms(), by=str(interaction.user.id)))
+        by, now = str(interaction.user.id), self.bot.now_ms()
+        await self._timed(interaction, lambda window: Pause(at=now, by=by, window=window))
 
     @mod.command(name="resume", description=_("Resume the clock"))
     async def resume(self, interaction: discord.Interaction[Any]) -> None:
-        await self._do(interaction, Resume(at=self.bot.now_ms(), by=str(interaction.user.id)))
+        by, now = str(interaction.user.id), self.bot.now_ms()
+        await self._timed(interaction, lambda window: Resume(at=now, by=by, window=window))
 
     @mod.command(name="replace", description=_("Replace a player with a substitute"))
     async def replace(
