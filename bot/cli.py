@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-import logging
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from sqlalchemy.engine import URL
+
 from bench.cli import add_arguments as add_bench_arguments
-from bot.config import ConfigError, Settings, load
+from bot.config import TOKEN_ENV, ConfigError, Settings, load
 from bot.forum_text import forum_text
+from bot.operator_errors import (
+    Exit,
+    OperatorError,
+    check_database_url,
+    configure_logging,
+    database_error,
+    discord_error,
+    silence_voice_warnings,
+)
 from bot.replay import ReplayFileError, replay_file
-from bot.store.migrate import main_db_upgrade
+from bot.store.db import resolve_url
+from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
 from engine.verify import verify_record
 
@@ -82,15 +95,36 @@ def _run(args: argparse.Namespace) -> int:
         token = settings.require_token()
     except ConfigError as exc:
         print(f"faguan run: {exc}", file=sys.stderr)
-        return 2
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+        return Exit.CONFIG
+    configure_logging(verbose=args.verbose)
+    silence_voice_warnings()
+    url = resolve_url(settings.database.url)
+    try:
+        # The database first: its mistakes are found before Discord is contacted, and told
+        # apart from Discord's (both can be an OSError).
+        asyncio.run(upgrade(url))
+    except Exception as exc:
+        return _fail("faguan run", database_error(exc, url), exc, verbose=args.verbose)
     from bot.app import create_bot
 
     bot = create_bot(settings)
-    bot.run(token, log_handler=None)
-    return 0
+    try:
+        bot.run(token, log_handler=None)
+    except Exception as exc:
+        failure = discord_error(exc) or database_error(exc, url)
+        return _fail("faguan run", failure, exc, verbose=args.verbose)
+    return Exit.OK
+
+
+def _fail(command: str, failure: OperatorError | None, exc: Exception, *, verbose: bool) -> int:
+    """One line for a failure the operator can fix (and its traceback if `verbose`); a bug
+    is raised again, traceback and all."""
+    if failure is None:
+        raise exc
+    if verbose:
+        traceback.print_exception(exc)
+    print(f"{command}: {failure.line}", file=sys.stderr)
+    return failure.code
 
 
 def _db(args: argparse.Namespace) -> int:
@@ -99,9 +133,23 @@ def _db(args: argparse.Namespace) -> int:
             return _settings(args.config, args.config_given).database.url
         except ConfigError as exc:
             print(f"faguan db: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
+            raise SystemExit(Exit.CONFIG) from None
 
-    return main_db_upgrade(args.rest, default_url=configured)
+    given_as = "--database-url" if args.database_url else "database.url"
+    checked: list[URL] = []
+
+    def check(url: URL) -> None:
+        check_database_url(url, given_as=given_as)
+        checked.append(url)
+
+    rest = ["--database-url", args.database_url] if args.database_url else []
+    try:
+        return main_db_upgrade(rest, default_url=configured, check_url=check)
+    except OperatorError as refused:
+        return _fail("faguan db upgrade", refused, refused, verbose=args.verbose)
+    except Exception as exc:
+        found = database_error(exc, checked[0]) if checked else None
+        return _fail("faguan db upgrade", found, exc, verbose=args.verbose)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -116,16 +164,36 @@ def build_parser() -> argparse.ArgumentParser:
         prog="faguan", description="法官: the judge of play-by-post 杀人游戏 games."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the Discord bot")
+    verbose = "show the traceback of a failure, not only its one-line explanation"
+    run = sub.add_parser(
+        "run",
+        help="run the Discord bot",
+        description=(
+            f"Run the Discord bot. The bot token comes from the {TOKEN_ENV} environment variable "
+            "(or discord.token in the config file); the database is migrated first. Exit "
+            "status: 2 configuration, 3 token rejected, 4 privileged intents not enabled, "
+            "5 Discord unreachable, 6 database unreachable, 7 not a database, 8 database "
+            "schema newer than this faguan."
+        ),
+    )
     run.add_argument("--config", help="the configuration file (default: config.toml if present)")
+    run.add_argument("--verbose", action="store_true", help=verbose)
     run.set_defaults(func=_run)
-    db = sub.add_parser("db", help="database maintenance: faguan db upgrade [--database-url URL]")
+    db = sub.add_parser(
+        "db",
+        help="database maintenance: faguan db upgrade [--database-url URL]",
+        description=(
+            "faguan db upgrade: bring the database schema up to date. Exit status as for "
+            "faguan run (2, 6, 7, 8)."
+        ),
+    )
     db.add_argument("action", choices=["upgrade"])
     db.add_argument("--config", help="the configuration file (default: config.toml if present)")
-    db.add_argument("rest", nargs=argparse.REMAINDER)
+    db.add_argument("--database-url", help="database URL (default: the configured one)")
+    db.add_argument("--verbose", action="store_true", help=verbose)
     db.set_defaults(func=_db)
     replay = sub.add_parser("replay", help="play a game file without Discord and print its record")
-    replay.add_argument("game", help="a replay file (TOML, RULES.md §6)")
+    replay.add_argument("game", help="a replay file (TOML, docs/replay.md)")
     replay.add_argument("--json", action="store_true", help="print the record as JSON")
     replay.set_defaults(func=_replay)
     verify = sub.add_parser("verify", help="recompute the deal and every lot of a finished game")

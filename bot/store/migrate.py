@@ -13,6 +13,9 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.pool import NullPool
 
@@ -44,9 +47,41 @@ async def _run(url: str | URL | None, action: Callable[[Config], None]) -> None:
         await engine.dispose()
 
 
+class SchemaTooNew(Exception):
+    """The database is at a schema revision this version does not have: a newer faguan wrote it."""
+
+    def __init__(self, revisions: Sequence[str]) -> None:
+        self.revisions = tuple(revisions)
+        super().__init__(f"unknown schema revision {', '.join(self.revisions)}")
+
+
+def _refuse_unknown_revisions(config: Config) -> None:
+    """Raise SchemaTooNew before Alembic tries (and fails at length) to upgrade from it."""
+    heads = MigrationContext.configure(config.attributes["connection"]).get_current_heads()
+    script = ScriptDirectory.from_config(config)
+    unknown = []
+    for revision in heads:
+        try:
+            known = script.get_revision(revision) is not None
+        except CommandError:  # alembic's ResolutionError: no such revision
+            known = False
+        if not known:
+            unknown.append(revision)
+    if unknown:
+        raise SchemaTooNew(unknown)
+
+
+def _upgrade(config: Config, revision: str) -> None:
+    _refuse_unknown_revisions(config)
+    command.upgrade(config, revision)
+
+
 async def upgrade(url: str | URL | None = None, revision: str = "head") -> None:
-    """Bring the database at ``url`` (default: ``resolve_url``) up to ``revision``."""
-    await _run(url, lambda config: command.upgrade(config, revision))
+    """Bring the database at ``url`` (default: ``resolve_url``) up to ``revision``.
+
+    Raises SchemaTooNew, changing nothing, when the database is at a revision not in migrations/.
+    """
+    await _run(url, lambda config: _upgrade(config, revision))
 
 
 async def downgrade(url: str | URL | None, revision: str) -> None:
@@ -61,8 +96,6 @@ async def check(url: str | URL | None = None) -> None:
 
 async def current(url: str | URL | None = None) -> str | None:
     """The revision the database is at (None for an empty database)."""
-    from alembic.runtime.migration import MigrationContext
-
     engine = create_engine(url, poolclass=NullPool)
     try:
         async with engine.connect() as connection:
@@ -77,12 +110,14 @@ def main_db_upgrade(
     argv: Sequence[str] | None = None,
     *,
     default_url: str | Callable[[], str | None] | None = None,
+    check_url: Callable[[URL], None] | None = None,
 ) -> int:
     """``faguan db upgrade [--database-url URL]``: the CLI entry; returns the exit status.
 
     Without ``--database-url``: ``default_url`` (the configured database; a callable is called
     only then, so a URL on the command line needs no config file), else
-    ``$FAGUAN_DATABASE_URL``, else ./faguan.db.
+    ``$FAGUAN_DATABASE_URL``, else ./faguan.db. ``check_url`` may refuse the resolved URL (by
+    raising) before anything connects.
     """
     parser = argparse.ArgumentParser(
         prog="faguan db upgrade", description="Bring the database schema up to date."
@@ -93,6 +128,8 @@ def main_db_upgrade(
         url = resolve_url(args.database_url)
     else:
         url = resolve_url(default_url() if callable(default_url) else default_url)
+    if check_url is not None:
+        check_url(url)
     asyncio.run(upgrade(url))
     print(f"database {url.render_as_string(hide_password=True)} is at the latest schema")
     return 0

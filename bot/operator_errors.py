@@ -1,0 +1,192 @@
+"""What an operator sees when `faguan run` or `faguan db upgrade` cannot go on.
+
+Each failure an operator can fix (Discord or the database unreachable, a rejected token, missing
+intents, a file that is not a database, a schema from a newer faguan) becomes one line — what went
+wrong, what to do — and its own exit status, like configuration mistakes (`bot.config`). Anything
+else is a bug and keeps its traceback. `--verbose` shows the traceback in every case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from enum import IntEnum
+
+import aiohttp
+import discord
+from sqlalchemy.engine import URL
+
+from bot.config import TOKEN_ENV, TOKEN_HELP_URL, ConfigError, load
+from bot.store.migrate import SchemaTooNew
+
+PORTAL = f"{TOKEN_HELP_URL} -> your application -> Bot"
+"""Where a bot's token and privileged intents are set."""
+
+
+class Exit(IntEnum):
+    """Exit statuses of `faguan run` and `faguan db upgrade` (documented in the README)."""
+
+    OK = 0
+    BUG = 1
+    CONFIG = 2  # a configuration or command-line mistake, an unsupported database URL included
+    TOKEN_REJECTED = 3
+    INTENTS_DISABLED = 4
+    DISCORD_UNREACHABLE = 5
+    DATABASE_UNREACHABLE = 6
+    NOT_A_DATABASE = 7
+    SCHEMA_TOO_NEW = 8
+
+
+class OperatorError(Exception):
+    """A failure the operator can fix: one line and the exit status."""
+
+    def __init__(self, code: Exit, line: str) -> None:
+        super().__init__(line)
+        self.code = code
+        self.line = line
+
+
+SQLITE_CORRUPT = 11
+SQLITE_CANTOPEN = 14
+SQLITE_NOTADB = 26
+
+_PG_CONNECT_CLASSES = ("08", "28", "3D")
+"""SQLSTATE classes of a refused connection: connection exception, authorization, no database."""
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, the driver error SQLAlchemy wraps, and their causes."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop(0)
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        orig = getattr(item, "orig", None)
+        todo.extend(
+            [orig if isinstance(orig, BaseException) else None, item.__cause__, item.__context__]
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def shown(url: URL) -> str:
+    """A database URL as the operator may see it: never its password."""
+    return url.render_as_string(hide_password=True)
+
+
+def check_database_url(url: URL, *, given_as: str) -> None:
+    """Refuse a URL `faguan run` would refuse, with the same words (`bot.config`)."""
+    try:
+        load({"database": {"url": url.render_as_string(hide_password=False)}}, env={})
+    except ConfigError as exc:
+        problem = exc.problems[0].removeprefix("database.url: ")
+        raise OperatorError(Exit.CONFIG, f"{given_as}: {problem}") from None
+
+
+def database_error(exc: BaseException, url: URL) -> OperatorError | None:
+    """The operator error `exc` (raised while opening or migrating `url`) is, if it is one."""
+    where = shown(url)
+    for item in _chain(exc):
+        if isinstance(item, SchemaTooNew):
+            revisions = ", ".join(item.revisions)
+            return OperatorError(
+                Exit.SCHEMA_TOO_NEW,
+                f"the database {where} is at schema revision {revisions}, which this faguan does "
+                "not know: a newer faguan has upgraded it. Run that newer version, or restore a "
+                "backup taken before the upgrade; nothing was changed.",
+            )
+        code = getattr(item, "sqlite_errorcode", None)
+        if code in (SQLITE_NOTADB, SQLITE_CORRUPT):
+            return OperatorError(
+                Exit.NOT_A_DATABASE,
+                f"{url.database} is not a faguan SQLite database ({item}): point the database "
+                "URL at the right file, or restore the file from a backup; nothing was changed.",
+            )
+        if code == SQLITE_CANTOPEN:
+            return OperatorError(
+                Exit.DATABASE_UNREACHABLE,
+                f"cannot open the SQLite file {url.database} ({item}): check that its directory "
+                "exists and is writable.",
+            )
+        sqlstate = getattr(item, "sqlstate", None)
+        if (isinstance(sqlstate, str) and sqlstate[:2] in _PG_CONNECT_CLASSES) or isinstance(
+            item, (OSError, asyncio.TimeoutError)
+        ):
+            return OperatorError(
+                Exit.DATABASE_UNREACHABLE,
+                f"cannot connect to the database {where} ({_describe(item)}): check that the "
+                "server is running and that the database URL's host, port, user, password and "
+                "database name are right.",
+            )
+    return None
+
+
+def discord_error(exc: BaseException) -> OperatorError | None:
+    """The operator error `exc` (raised by discord.py while starting) is, if it is one."""
+    if isinstance(exc, discord.LoginFailure):
+        return OperatorError(
+            Exit.TOKEN_REJECTED,
+            f"Discord rejected the bot token: get a new one at {PORTAL} -> Reset Token, and set "
+            f"it in {TOKEN_ENV} (or discord.token in the config file).",
+        )
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        return OperatorError(
+            Exit.INTENTS_DISABLED,
+            "Discord refused the privileged intents this bot needs: enable Server Members Intent "
+            f"and Message Content Intent at {PORTAL} -> Privileged Gateway Intents, save, and "
+            "run again.",
+        )
+    if isinstance(
+        exc,
+        (
+            aiohttp.ClientConnectionError,
+            asyncio.TimeoutError,
+            discord.GatewayNotFound,
+            discord.DiscordServerError,
+        ),
+    ):
+        return OperatorError(
+            Exit.DISCORD_UNREACHABLE,
+            f"cannot reach Discord ({_describe(exc)}): check this machine's network, DNS and "
+            "proxy, then run again (once connected, faguan reconnects by itself).",
+        )
+    return None
+
+
+class OneLineExceptions(logging.Formatter):
+    """Log records with an exception end with one `(Type: message)` instead of a traceback.
+
+    discord.py logs each reconnect attempt with its traceback; the operator needs the reason.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        info = record.exc_info
+        if not info or info[1] is None:
+            return super().format(record)
+        saved = record.exc_info, record.exc_text
+        record.exc_info, record.exc_text = None, None
+        try:
+            return f"{super().format(record)} ({_describe(info[1])})"
+        finally:
+            record.exc_info, record.exc_text = saved
+
+
+def configure_logging(*, verbose: bool) -> None:
+    """INFO and above to stderr; exceptions in one line unless `verbose`."""
+    fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(fmt) if verbose else OneLineExceptions(fmt))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+
+
+def silence_voice_warnings() -> None:
+    """discord.py warns at start that voice needs PyNaCl and davey; the bot has no voice."""
+    discord.VoiceClient.warn_nacl = False
+    discord.VoiceClient.warn_dave = False
