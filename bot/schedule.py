@@ -46,17 +46,23 @@ class GameSchedule:
 
 
 def next_deadline(rule: DeadlineRule, opened_at: dt.datetime, tz: ZoneInfo) -> dt.datetime:
-    """The first deadline of `rule` at least MIN_WINDOW after `opened_at`, as an aware UTC time."""
+    """The first deadline of `rule` at least MIN_WINDOW after `opened_at`, as an aware UTC time.
+
+    Lengths and the minimum are real elapsed time, measured in UTC: across a daylight-saving
+    change a local difference of wall-clock times is an hour off (a rule `03:00` opened at 01:55
+    on the spring-forward night is 5 minutes away, not 65). A daily time the clocks skip is read
+    with the offset before the change (02:30 on that night is 03:30 after it); one they repeat
+    is its first occurrence."""
+    opened = opened_at.astimezone(dt.UTC)
     if isinstance(rule, WindowLength):
-        return opened_at + rule.duration
+        return opened + rule.duration
     assert isinstance(rule, DailyAt)
-    local = opened_at.astimezone(tz)
-    candidate = dt.datetime.combine(local.date(), rule.time, tzinfo=tz)
-    while candidate - local < MIN_WINDOW:
-        candidate = dt.datetime.combine(
-            candidate.date() + dt.timedelta(days=1), rule.time, tzinfo=tz
-        )
-    return candidate.astimezone(dt.UTC)
+    day = opened.astimezone(tz).date()
+    candidate = dt.datetime.combine(day, rule.time, tzinfo=tz).astimezone(dt.UTC)
+    while candidate - opened < MIN_WINDOW:
+        day += dt.timedelta(days=1)
+        candidate = dt.datetime.combine(day, rule.time, tzinfo=tz).astimezone(dt.UTC)
+    return candidate
 
 
 def to_ms(when: dt.datetime) -> int:
