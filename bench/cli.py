@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import sys
 import time
 from typing import Any
+
+#: The sections of the table, in the order they run.
+SECTIONS = ("ingest", "restart", "deadlines", "discord", "engine")
+#: The databases the store sections can measure.
+BACKENDS = ("sqlite", "postgresql")
+#: The optional dependencies `faguan bench` needs beyond the runtime install.
+EXTRA = "pip install -e '.[bench]'"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,22 +54,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--only",
-        default="ingest,restart,deadlines,discord,engine",
-        help="sections to run, comma-separated (default: all)",
+        default=",".join(SECTIONS),
+        help=f"sections to run, comma-separated: {', '.join(SECTIONS)} (default: all)",
     )
 
 
 async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     """Every asked-for section; the rows of the table in order."""
-    from bench import deadlines, discord_calls, engine_speed, ingest, restart
+    from bench import deadlines, engine_speed, ingest, restart
     from bench.report import Row
     from bench.stores import DEFAULT_PG_URL, open_bench, pg_reachable
 
     say = progress or (lambda _text: None)
-    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    only = set(_names(args.only))
     rows: list[Row] = []
     pg_url = args.pg_url or DEFAULT_PG_URL
-    for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+    for backend in _names(args.backends):
         if not only & {"ingest", "restart", "deadlines"}:
             break
         if backend == "postgresql" and (why := await pg_reachable(pg_url)) is not None:
@@ -84,6 +92,8 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
                     bench, timers=args.timers, spread=args.spread, games=args.games
                 )
     if "discord" in only:
+        from bench import discord_calls  # simcord: the bench extra
+
         say("discord calls (simcord)")
         rows += await discord_calls.measure()
     if "engine" in only:
@@ -92,10 +102,33 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     return rows
 
 
+def _names(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def refusal(args: argparse.Namespace) -> str | None:
+    """Why these flags cannot run, in one line (None when they can): an unknown section or
+    backend, or the Discord section without simcord (the `bench` extra)."""
+    flags = (("--only", args.only, SECTIONS), ("--backends", args.backends, BACKENDS))
+    for flag, given, known in flags:
+        unknown = [name for name in _names(given) if name not in known]
+        if unknown:
+            return f"{flag}: unknown {', '.join(unknown)} (known: {', '.join(known)})"
+        if not _names(given):
+            return f"{flag}: names nothing (known: {', '.join(known)})"
+    if "discord" in _names(args.only) and importlib.util.find_spec("simcord") is None:
+        others = ",".join(s for s in SECTIONS if s != "discord")
+        return f"the discord section needs simcord: {EXTRA} (or leave it out: --only {others})"
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
-    """Run the benchmarks and print one table (or JSON)."""
+    """Run the benchmarks and print one table (or JSON); 2 with one line if the flags cannot run."""
     from bench.report import as_json, machine, render_table
 
+    if (why := refusal(args)) is not None:
+        print(f"faguan bench: {why}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
 
     def progress(text: str) -> None:

