@@ -16,9 +16,8 @@ if TYPE_CHECKING:
 async def pending_text(bot: FaguanBot, game_id: int, locale: str) -> str:
     """The pending report for one game, in `locale`."""
     state = await bot.service.state(game_id)
-    info = await bot.service.info(game_id, refresh=True)
     ctx = await bot.context(game_id, state, locale=locale)
-    confirmed = {int(s) for s in info.channels.get("confirmed", [])}
+    confirmed = await bot.service.repo.lobbies.confirmed_seats(game_id)  # by seat and term
     unconfirmed = [s for s in state.alive() if int(s) not in confirmed]
     todo = pending(state)
     window = state.window

@@ -22,10 +22,13 @@ from typing import Any
 
 from bot.schedule import GameSchedule, from_ms, to_ms
 from bot.snapshots import SNAPSHOTS, due
+from bot.start_effects import start_effects
 from bot.store import (
+    GameDraft,
     GameInfo,
     GameStatus,
     Loaded,
+    LobbyInfo,
     OutboxItem,
     Repository,
     SeatSpec,
@@ -136,34 +139,102 @@ class GameService:
         message_id: int | None = None,
     ) -> int:
         """Deal and start a game; its first effects (role messages, night 1) are performed."""
-        created = new_game(
+        draft = self._draft(
             ruleset=ruleset,
-            players=[str(p.user_id) for p in players],
+            players=players,
             seed=seed,
-            options={k: v for k, v in options.items() if k in option_names(get_ruleset(ruleset))},
-        )
-        first = schedule.deadline("night", self.clock.now())
-        events = start_events(created, Instant(to_ms(first)))
-        effects = as_posts(effects_for(None, events))
-        result = await self.repo.create_game(
-            server_id=server_id,
-            ruleset=ruleset,
-            seed=seed,
-            commitment=created.commitment,
-            seats=[
-                SeatSpec(seat=i, name=p.name, user_id=p.user_id) for i, p in enumerate(players, 1)
-            ],
-            events=[codec.dump(e) for e in events],
-            effects=[codec.dump(e) for e in effects],
             options=options,
             channels=channels,
-            schedule=schedule.to_json(),
+            schedule=schedule,
+        )
+        result = await self.repo.create_game(
+            server_id=server_id,
+            ruleset=draft.ruleset,
+            seed=draft.seed,
+            commitment=draft.commitment,
+            seats=draft.seats,
+            events=draft.events,
+            effects=draft.effects,
+            options=draft.options,
+            channels=draft.channels,
+            schedule=draft.schedule,
             message_id=message_id,
         )
         game_id = result.game_id
         self._loaded.pop(game_id, None)
         await self._deliver(result.pending)
         return game_id
+
+    async def start_lobby(
+        self,
+        lobby_id: int,
+        *,
+        seed: str,
+        created: Callable[[int, dict[str, Any]], None] | None = None,
+    ) -> int:
+        """Deal a sign-up's game: the sign-up is marked started and the game created (with the
+        start's Discord work first in its outbox, ``bot.start_effects``) in one transaction,
+        then the effects are performed. Raises ``LobbyRefused`` (``started``, naming the game,
+        for every start but one) or the engine's ``EngineError`` if the players cannot be dealt.
+        ``created`` is told the new game and its channels once it is committed, before any of its
+        effects is performed (so the shell routes the channels to it first).
+        """
+
+        def deal(lobby: LobbyInfo) -> GameDraft:
+            settings = lobby.settings
+            options = {"language": settings["language"], "tie": settings["tie"]}
+            return self._draft(
+                ruleset=str(settings["ruleset"]),
+                players=[PlayerSpec(user_id=p.user_id, name=p.name) for p in lobby.players],
+                seed=seed,
+                options=options | dict(settings.get("options", {})),
+                channels={"game": str(lobby.channel_id), "vote": str(lobby.vote_channel_id)},
+                schedule=GameSchedule.from_json(settings["schedule"]),
+                first=start_effects(),
+            )
+
+        result = await self.repo.lobbies.start(lobby_id, deal)
+        self._loaded.pop(result.game_id, None)
+        if created is not None:
+            info = await self.info(result.game_id, refresh=True)
+            created(result.game_id, dict(info.channels))
+        await self._deliver(result.pending)
+        return result.game_id
+
+    def _draft(
+        self,
+        *,
+        ruleset: str,
+        players: Sequence[PlayerSpec],
+        seed: str,
+        options: dict[str, Any],
+        channels: dict[str, Any],
+        schedule: GameSchedule,
+        first: Sequence[dict[str, Any]] = (),
+    ) -> GameDraft:
+        """A new game's first rows: the deal's events, and ``first`` then the engine's effects."""
+        created = new_game(
+            ruleset=ruleset,
+            players=[str(p.user_id) for p in players],
+            seed=seed,
+            options={k: v for k, v in options.items() if k in option_names(get_ruleset(ruleset))},
+        )
+        opening = schedule.deadline("night", self.clock.now())
+        events = start_events(created, Instant(to_ms(opening)))
+        effects = as_posts(effects_for(None, events))
+        return GameDraft(
+            ruleset=ruleset,
+            seed=seed,
+            commitment=created.commitment,
+            seats=tuple(
+                SeatSpec(seat=i, name=p.name, user_id=p.user_id) for i, p in enumerate(players, 1)
+            ),
+            events=tuple(codec.dump(e) for e in events),
+            effects=(*first, *(codec.dump(e) for e in effects)),
+            options=options,
+            channels=channels,
+            schedule=schedule.to_json(),
+        )
 
     async def set_channels(self, game_id: int, channels: dict[str, Any]) -> None:
         """Remember Discord objects made for a game (team threads, the players' role)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -12,17 +13,20 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.app import respond
-from bot.cogs.common import NoGame, find_game, is_moderator, text
+from bot.cogs.common import NoGame, dm_notice, find_game, is_moderator, text
 from bot.config import parse_deadline_rule
 from bot.game_options import check_deal, check_options, parse_options, suggestions
 from bot.record_html import record_page, with_links
-from bot.render import deadline_text, public_roster
+from bot.render import Context, deadline_text, public_roster
 from bot.schedule import GameSchedule
+from bot.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
 from engine.errors import EngineError
 from engine.model import Seat
 from engine.record import record_of
 from engine.rulesets import RULESETS, get_ruleset
+from engine.state import GameState
 from engine.view import view_for
+from engine.votes import tally
 
 if TYPE_CHECKING:
     from bot.app import FaguanBot
@@ -30,9 +34,10 @@ if TYPE_CHECKING:
 TIES = ["lots", "revote", "none", "victim_choice"]
 
 
-def lobby_key(channel_id: int) -> str:
-    """Where a channel's sign-up lives in the server settings."""
-    return f"lobby:{channel_id}"
+def lobby_options(lobby: LobbyInfo) -> dict[str, Any]:
+    """A sign-up as `bot.game_options.check_deal` reads it (ruleset, options, players)."""
+    players = [[p.user_id, p.name] for p in lobby.players]
+    return {**lobby.settings, "players": players}
 
 
 class GameCog(commands.Cog, name="GameCog"):
@@ -54,18 +59,43 @@ class GameCog(commands.Cog, name="GameCog"):
             return
         # anything else: the tree's on_error answers and logs it
 
-    async def _lobby(self, interaction: discord.Interaction[Any]) -> dict[str, Any] | None:
-        assert interaction.guild is not None and interaction.channel is not None
-        settings = await self.bot.service.repo.get_settings(interaction.guild.id)
-        lobby = settings.get(lobby_key(interaction.channel.id))
-        return dict(lobby) if isinstance(lobby, dict) else None
+    async def _lobby(self, interaction: discord.Interaction[Any]) -> LobbyInfo | None:
+        """The sign-up of this channel: the newest one opened here, unless it was cancelled
+        (a started one is kept, so a late join or start is told which game it became)."""
+        assert interaction.channel is not None
+        lobby = await self.bot.service.repo.lobbies.newest(interaction.channel.id)
+        return None if lobby is None or lobby.status is LobbyStatus.CANCELLED else lobby
 
-    async def _save_lobby(
-        self, interaction: discord.Interaction[Any], lobby: dict[str, Any] | None
-    ) -> None:
-        assert interaction.guild is not None and interaction.channel is not None
-        await self.bot.service.repo.update_settings(
-            interaction.guild.id, {lobby_key(interaction.channel.id): lobby}
+    async def _refused(self, interaction: discord.Interaction[Any], err: LobbyRefused) -> None:
+        """Tell the person privately why the sign-up did not take their join, leave or start."""
+        if err.reason == "started":
+            key, params = "notice.lobby_started", {"game": err.game_id}
+        elif err.reason == "full":
+            key, params = "notice.lobby_full", {"max": err.limit}
+        elif err.reason == "too_few":
+            key, params = "notice.too_few", {"count": err.count, "min": err.limit}
+        elif err.reason in ("already_joined", "not_joined"):
+            key, params = f"notice.{err.reason}", {}
+        else:  # cancelled: replaced by a new sign-up meanwhile
+            key, params = "notice.no_lobby", {}
+        await respond(interaction, text(self.bot, interaction, key, **params))
+
+    def _held_text(self, interaction: discord.Interaction[Any], held: ChannelHeld) -> str:
+        """"#game-1 is held by game 7" (or by the sign-up in another channel)."""
+        if held.game_id is not None:
+            return text(
+                self.bot,
+                interaction,
+                "notice.channel_held",
+                channel=f"<#{held.channel_id}>",
+                game=held.game_id,
+            )
+        return text(
+            self.bot,
+            interaction,
+            "notice.channel_held_lobby",
+            channel=f"<#{held.channel_id}>",
+            lobby=f"<#{held.lobby_channel_id}>",
         )
 
     @game.command(
@@ -146,18 +176,25 @@ class GameCog(commands.Cog, name="GameCog"):
             )
             return
         schedule = GameSchedule(power=power, vote=vote, timezone=defaults.timezone)
-        lobby = {
-            "ruleset": ruleset,
-            "min": low,
-            "max": high,
-            "tie": tie,
-            "language": lang,
-            "schedule": schedule.to_json(),
-            "vote": (vote_channel or interaction.channel).id,
-            "players": [],
-            "options": chosen,
-        }
-        await self._save_lobby(interaction, lobby)
+        assert interaction.guild is not None
+        try:  # both channels are bound to the sign-up by the database, or it is refused
+            await self.bot.service.repo.lobbies.open(
+                server_id=interaction.guild.id,
+                channel_id=interaction.channel.id,
+                vote_channel_id=(vote_channel or interaction.channel).id,
+                min_players=low,
+                max_players=high,
+                settings={
+                    "ruleset": ruleset,
+                    "tie": tie,
+                    "language": lang,
+                    "schedule": schedule.to_json(),
+                    "options": chosen,
+                },
+            )
+        except ChannelHeld as held:
+            await respond(interaction, self._held_text(interaction, held))
+            return
         shown = " ".join([ruleset, rules.name_zh, *(f"{k}={v}" for k, v in chosen.items())])
         await interaction.response.send_message(
             self.bot.render(
@@ -198,43 +235,41 @@ class GameCog(commands.Cog, name="GameCog"):
         if lobby is None:
             await respond(interaction, text(self.bot, interaction, "notice.no_lobby"))
             return
-        players: list[list[Any]] = lobby["players"]
-        if any(p[0] == interaction.user.id for p in players):
-            await respond(interaction, text(self.bot, interaction, "notice.already_joined"))
+        name = interaction.user.display_name
+        try:
+            joined = await self.bot.service.repo.lobbies.join(lobby.id, interaction.user.id, name)
+        except LobbyRefused as err:
+            await self._refused(interaction, err)
             return
-        if len(players) >= lobby["max"]:
-            await respond(
-                interaction, text(self.bot, interaction, "notice.lobby_full", max=lobby["max"])
-            )
-            return
-        players.append([interaction.user.id, interaction.user.display_name])
-        await self._save_lobby(interaction, lobby)
         await interaction.response.send_message(
             self.bot.render(
-                lobby["language"],
+                str(lobby.settings["language"]),
                 "notice.joined",
-                seat=len(players),
-                name=interaction.user.display_name,
-                count=len(players),
-                max=lobby["max"],
+                seat=joined.seat,
+                name=name,
+                count=joined.count,
+                max=joined.max_players,
             )
         )
 
     @game.command(name="leave", description=_("Leave the sign-up"))
     async def leave(self, interaction: discord.Interaction[Any]) -> None:
         lobby = await self._lobby(interaction)
-        if lobby is None or not any(p[0] == interaction.user.id for p in lobby["players"]):
+        if lobby is None:
             await respond(interaction, text(self.bot, interaction, "notice.not_joined"))
             return
-        lobby["players"] = [p for p in lobby["players"] if p[0] != interaction.user.id]
-        await self._save_lobby(interaction, lobby)
+        try:
+            left = await self.bot.service.repo.lobbies.leave(lobby.id, interaction.user.id)
+        except LobbyRefused as err:
+            await self._refused(interaction, err)
+            return
         await interaction.response.send_message(
             self.bot.render(
-                lobby["language"],
+                str(lobby.settings["language"]),
                 "notice.left_lobby",
                 name=interaction.user.display_name,
-                count=len(lobby["players"]),
-                max=lobby["max"],
+                count=left.count,
+                max=left.max_players,
             )
         )
 
@@ -247,23 +282,33 @@ class GameCog(commands.Cog, name="GameCog"):
         if lobby is None:
             await respond(interaction, text(self.bot, interaction, "notice.no_lobby"))
             return
-        count = len(lobby["players"])
-        if count < lobby["min"]:
+        if lobby.status is LobbyStatus.STARTED:
+            started = LobbyRefused(lobby.id, "started", game_id=lobby.game_id)
+            await self._refused(interaction, started)
+            return
+        count = len(lobby.players)
+        if count < lobby.min_players:  # checked again when the start is recorded
             await respond(
                 interaction,
-                text(self.bot, interaction, "notice.too_few", count=count, min=lobby["min"]),
+                text(self.bot, interaction, "notice.too_few", count=count, min=lobby.min_players),
             )
             return
         try:
-            check_deal(lobby)  # before anything is done on Discord
+            check_deal(lobby_options(lobby))  # before anything is recorded or done on Discord
         except EngineError as err:
             await respond(interaction, text(self.bot, interaction, err.key, **err.params))
             return
         await interaction.response.defer(thinking=True)
-        game_id = await self.bot.start_game(interaction, lobby)
-        await self._save_lobby(interaction, None)
+        try:
+            game_id = await self.bot.start_game(lobby)
+        except LobbyRefused as err:  # another start (or a leave) came first
+            await self._refused(interaction, err)
+            return
+        except EngineError as err:  # the players changed since the check: nothing recorded
+            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
+            return
         await interaction.followup.send(
-            self.bot.render(lobby["language"], "notice.started", game=game_id)
+            self.bot.render(str(lobby.settings["language"]), "notice.started", game=game_id)
         )
 
     @game.command(name="status", description=_("Phase, deadline, who is in, who has voted"))
@@ -304,7 +349,11 @@ class GameCog(commands.Cog, name="GameCog"):
             lines.append(ctx.t("role_msg.roster_line", lines=public_roster(ctx, roster)))
         if view.phase_kind is not None and view.phase_kind.value == "day":
             lines.append(ctx.t("notice.voted", names=voted))
-        await respond(interaction, "\n".join(lines))
+            mine = state.seats_of(str(interaction.user.id))
+            if mine:  # to a player only: the seat their vote counts for now
+                lines.append(your_vote(ctx, state, mine))
+        notice = await dm_notice(self.bot, interaction, gid)
+        await respond(interaction, "\n".join([*lines, notice] if notice else lines))
 
     @game.command(name="record", description=_("The record and the seed of a finished game"))
     async def record(
@@ -333,3 +382,17 @@ class GameCog(commands.Cog, name="GameCog"):
                 discord.File(io.BytesIO(page), filename=f"faguan-game-{gid}.html"),
             ],
         )
+
+
+def your_vote(ctx: Context, state: GameState, cards: Sequence[Seat]) -> str:
+    """Which seat the player's vote counts for in the open window, as the lock would count it
+    now (their last valid post): a vote read from a name can always be checked privately."""
+    votes = tally(state, state.posts, None).votes
+    cast = next((card for card in cards if card in votes), None)
+    if cast is None:
+        return ctx.t("notice.your_vote_none")
+    target = votes[cast]
+    return ctx.t(
+        "notice.your_vote",
+        target=ctx.t("notice.abstain") if target is None else ctx.seat(target),
+    )

@@ -69,8 +69,8 @@ def _info(row: Lobby, players: tuple[LobbyEntry, ...] = ()) -> LobbyInfo:
 
 _TAKE = (  # the sign-up's row lock, if it is still open
     update(Lobby)
-    .where(Lobby.id == bindparam("id"), Lobby.status == LobbyStatus.OPEN.value)
-    .values(updated_at=bindparam("now", type_=UTCDateTime()))
+    .where(Lobby.id == bindparam("lobby"), Lobby.status == LobbyStatus.OPEN.value)
+    .values(updated_at=bindparam("at", type_=UTCDateTime()))
     .returning(Lobby.max_players)
 )
 
@@ -183,7 +183,7 @@ class Lobbies:
 
     async def _take(self, s: AsyncSession, lobby_id: int, now: datetime) -> int:
         """Lock the open sign-up's row; its player limit. Refused if it is not open."""
-        limit = (await s.execute(_TAKE, {"id": lobby_id, "now": now})).scalar_one_or_none()
+        limit = (await s.execute(_TAKE, {"lobby": lobby_id, "at": now})).scalar_one_or_none()
         if limit is None:
             row = await s.get(Lobby, lobby_id)
             status = row.status if row is not None else LobbyStatus.CANCELLED.value
@@ -306,12 +306,13 @@ class Lobbies:
         )
         async with self._writing() as s:
             columns = ["game_id", "seat", "term", "user_id", "confirmed_at"]
+            conn = await s.connection()  # Core: INSERT … SELECT … ON CONFLICT DO NOTHING
             stmt = (
-                sql.upsert(s, Confirmation)
+                sql.dialect_insert(conn.dialect.name, Confirmation.__table__)
                 .from_select(columns, holder)
                 .on_conflict_do_nothing(index_elements=["game_id", "seat", "term"])
             )
-            await s.execute(stmt, {"now": self._clock()})
+            await conn.execute(stmt, {"now": self._clock()})
             return bool(
                 await s.scalar(
                     select(
