@@ -139,6 +139,13 @@ class UpdateStandings:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReleaseChannels:
+    """The game is over: undo every permission the shell set for it (the players' member
+    overwrites from leaving and silence, the players' role and its overwrites), so the next game in
+    the same channels starts clean. Performing it again is harmless."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Bulletin:
     """Public posts of one input that go out as one message (see `as_posts`)."""
 
@@ -148,7 +155,7 @@ class Bulletin:
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
     | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings | Silence | Unsilence
-    | Bulletin
+    | ReleaseChannels | Bulletin
 )  # fmt: skip
 
 

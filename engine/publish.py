@@ -16,6 +16,7 @@ from engine.effects import (
     Effect,
     OverrideLogged,
     Param,
+    ReleaseChannels,
     ReplyToPost,
     ScheduleDeadline,
     SeatHandover,
@@ -284,6 +285,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 ),
                 SetChannelsOpen(open=True),
                 *_lift_silence(after),
+                ReleaseChannels(),
                 UpdateStandings(),
             ]
     return []

@@ -18,6 +18,9 @@ from bot.render import Context, known_seats, public_roster
 from bot.schedule import to_ms
 from bot.views import PASS, valid_targets
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
+from engine.errors import EngineError
+from engine.events import VotePosted
+from engine.game import decide
 from engine.model import Instant, Power, Seat
 from engine.rulesets import rules_for
 from engine.state import GameState
@@ -29,6 +32,32 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ABSTAIN = "abstain"
+
+
+VOTER_REFUSED = {
+    "vote.not_player": "actor.not_player",
+    "vote.out_of_game": "vote.out_of_game",
+    "vote.barred_in_runoff": "vote.barred_in_runoff",
+    "vote.after_deadline": "phase.after_deadline",
+}
+"""Void reasons that are about who votes or when, not whom, and what the asker is told: a /vote
+with one of these is not posted. (A vote for a target it cannot take is posted and marked void,
+as a vote post would be: the channel shows what was voted, the voter is told why privately.)"""
+
+
+def vote_refusal(state: GameState, command: PostVote) -> tuple[str, dict[str, Any]] | None:
+    """Why the engine would not take `command` (a /vote, stamped now) from this voter now, if it
+    would not: refused (no vote window, the game over), or void because of the voter (not a
+    player, out of the game, barred from this run-off, past the deadline). The posted vote is
+    still judged by the engine on its own time: a lock in between voids it as usual."""
+    try:
+        events = decide(state, command)
+    except EngineError as error:
+        return error.key, dict(error.params)
+    for event in events:
+        if isinstance(event, VotePosted) and event.post.void_reason in VOTER_REFUSED:
+            return VOTER_REFUSED[event.post.void_reason], dict(event.post.void_params)
+    return None
 
 
 def seat_maps(state: GameState, ctx: Context) -> tuple[dict[str, int], dict[int, int]]:
@@ -222,7 +251,6 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await respond(interaction, text(self.bot, interaction, key))
             return
         ctx = await self.bot.context(game_id, state, locale=None)
-        seat = state.seat_of(str(interaction.user.id))
         abstain = target == ABSTAIN or target in ("弃权",)
         voted: Seat | None = None
         if not abstain:
@@ -232,13 +260,26 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 )
                 return
             voted = Seat(int(target))
+        state = await self.bot.service.state(game_id)  # as it is now: no await until the check
+        seat = state.seat_of(str(interaction.user.id))
+        asked = PostVote(
+            player=str(interaction.user.id),
+            post_id="",  # not posted yet
+            target=voted,
+            abstain=abstain,
+            at=self.bot.now_ms(),
+        )
+        refusal = vote_refusal(state, asked)
+        if refusal is not None or seat is None:  # nothing is posted for a vote that cannot count
+            key, params = refusal or ("actor.not_player", {})
+            await respond(interaction, text(self.bot, interaction, key, **params))
+            return
         info = await self.bot.service.info(game_id)
         channel = self.bot.get_channel(int(info.channels["vote"]))
         assert isinstance(channel, discord.TextChannel)
-        who = ctx.seat(seat) if seat is not None else interaction.user.display_name
         line = ctx.t(
             "notice.vote_post",
-            who=who,
+            who=ctx.seat(seat),
             target=ctx.t("notice.abstain") if abstain else ctx.seat(voted),
         )
         await interaction.response.defer(ephemeral=True, thinking=True)
