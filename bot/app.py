@@ -28,7 +28,7 @@ from bot.i18n import render
 from bot.render import Context, error_text
 from bot.schedule import from_ms, to_ms
 from bot.service import GameService, Outcome
-from bot.store import Database, Repository, open_database, upgrade
+from bot.store import Database, LobbyInfo, Repository, open_database, upgrade
 from bot.timing import Clock, DeadlineScheduler, SystemClock
 from bot.translator import FaguanTranslator
 from bot.views import ConfirmButton, PowerSelect
@@ -145,6 +145,8 @@ class FaguanBot(commands.Bot):
         self.vote_channels: set[int] = set()
         self.lock_failures: dict[int, int] = {}
         self._stuck_told: set[int] = set()
+        self._names: dict[int, dict[str, str]] = {}
+        """Per game, user id → the name recorded for them (sign-up, /mod replace)."""
         _APPS[id(self)] = self
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -176,9 +178,19 @@ class FaguanBot(commands.Bot):
             self.scheduler.start()
 
     async def on_ready(self) -> None:
-        """After every connect: check permissions, then resume the games."""
+        """After every connect: check permissions and the moderator role, then resume the games."""
         self.check_permissions()
+        from bot.authority import warn_missing_moderator_role
+
+        for guild in self.guilds:
+            await warn_missing_moderator_role(self, guild)
         await resume_games(id(self))
+
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        """A new server: say if the configured moderator role is not one of its roles."""
+        from bot.authority import warn_missing_moderator_role
+
+        await warn_missing_moderator_role(self, guild)
 
     async def resume_games(self) -> None:
         """Recover, catch up, reconcile deadlines (raises if the database is away)."""
@@ -349,47 +361,14 @@ class FaguanBot(commands.Bot):
         """Whether posts in this channel are read as votes."""
         return channel_id in self.vote_channels and self.channel_games.get(channel_id) == game_id
 
-    async def start_game(self, interaction: discord.Interaction[Any], lobby: dict[str, Any]) -> int:
-        """Deal a signed-up game: the players' role, the bot's own allow overwrite, the deal."""
-        from bot.schedule import GameSchedule
-        from bot.service import PlayerSpec
-
-        guild = interaction.guild
-        channel = interaction.channel
-        assert guild is not None and isinstance(channel, discord.TextChannel)
-        vote = guild.get_channel(int(lobby["vote"]))
-        assert isinstance(vote, discord.TextChannel)
-        for place in {channel, vote}:
-            # The bot keeps posting (its 看表帖 and results) when players are silenced.
-            await place.set_permissions(
-                guild.me,
-                send_messages=True,
-                read_messages=True,
-                add_reactions=True,
-                manage_threads=True,
-                create_private_threads=True,
-                send_messages_in_threads=True,
-            )
-        role = await guild.create_role(
-            name=f"法官·{channel.name}", reason="faguan: players of a game"
+    async def start_game(self, lobby: LobbyInfo) -> int:
+        """Deal a signed-up game. The sign-up is marked started and the game created in one
+        transaction (a second start is refused, ``LobbyRefused``); the players' role, the bot's
+        own allow overwrite and the role DMs then go out from the outbox (``bot.start_effects``),
+        so a crash half-way is finished by recovery, nothing done twice."""
+        return await self.service.start_lobby(
+            lobby.id, seed=self.seed_source(), created=self.register_channels
         )
-        players = []
-        for user_id, name in lobby["players"]:
-            member = guild.get_member(int(user_id)) or await guild.fetch_member(int(user_id))
-            await member.add_roles(role, reason="faguan: joined a game")
-            players.append(PlayerSpec(user_id=int(user_id), name=str(name)))
-        channels = {"game": str(channel.id), "vote": str(vote.id), "players_role": str(role.id)}
-        game_id = await self.service.create_game(
-            server_id=guild.id,
-            ruleset=str(lobby["ruleset"]),
-            players=players,
-            seed=self.seed_source(),
-            options={"language": lobby["language"], "tie": lobby["tie"]} | lobby.get("options", {}),
-            channels=channels,
-            schedule=GameSchedule.from_json(lobby["schedule"]),
-        )
-        self.register_channels(game_id, channels)
-        return game_id
 
     def render(self, locale: str, key: str, **params: object) -> str:
         """A catalog text."""
@@ -402,16 +381,34 @@ class FaguanBot(commands.Bot):
         """How to render for a game: its language, timezone and seat names."""
         info = await self.service.info(game_id)
         state = state or await self.service.state(game_id)
-        guild = self.get_guild(info.server_id)
-        names: dict[int, str] = {}
-        for seat in state.seats:
-            member = guild.get_member(int(seat.player)) if guild and seat.player.isdigit() else None
-            names[int(seat.seat)] = member.display_name if member else seat.player
         return Context(
             locale=locale or str(info.options.get("language", self.settings.game.language)),
             timezone=ZoneInfo(str(info.schedule.get("timezone", "Asia/Shanghai"))),
-            names=names,
+            names=await self.seat_names(game_id, state),
         )
+
+    async def seat_names(self, game_id: int, state: GameState) -> dict[int, str]:
+        """Seat (card) → the name recorded for its present holder at sign-up or at `/mod
+        replace` (the store's seat terms, read once per new holder and cached), so names never
+        depend on the member cache and a restart shows the same ones. Only a holder recorded
+        without a name (a substitute recorded by id) is named from the member cache, if there."""
+        recorded = self._names.get(game_id, {})
+        if any(s.player not in recorded for s in state.seats):
+            terms = await self.service.repo.seats(game_id)  # by seat then term: the last wins
+            recorded = {str(t.user_id): t.name for t in terms if t.user_id is not None}
+            self._names[game_id] = recorded
+        guild: discord.Guild | None = None
+        names: dict[int, str] = {}
+        for seat in state.seats:
+            who = seat.player
+            name = recorded.get(who, "")
+            if not name or name == who:  # no name recorded for this holder
+                if guild is None:
+                    guild = self.get_guild((await self.service.info(game_id)).server_id)
+                member = guild.get_member(int(who)) if guild and who.isdigit() else None
+                name = member.display_name if member else name or who
+            names[int(seat.seat)] = name
+        return names
 
     def team_of(self, state: GameState, seat: Seat) -> Team | None:
         """The team a seat acts with now."""
@@ -436,20 +433,20 @@ class FaguanBot(commands.Bot):
             text = error_text(ctx, outcome.error.key, outcome.error.params)
         else:
             text = ctx.t("notice.accepted")
-        await respond(interaction, text)
+        from bot.cogs.common import dm_notice
+
+        notice = await dm_notice(self, interaction, game_id)  # a DM of theirs failed: say so
+        await respond(interaction, f"{text}\n{notice}" if notice else text)
         return outcome
 
     async def confirm_role(
         self, interaction: discord.Interaction[Any], game_id: int, seat: int
     ) -> None:
-        """Record that a player has seen their role."""
-        state = await self.service.state(game_id)
-        if state.seat(Seat(seat)).player != str(interaction.user.id):  # a replaced player
+        """Record that a player has seen their role: a row per seat and term, written only for
+        the seat's present holder (a replaced player is refused), a repeat changing nothing."""
+        if not await self.service.repo.lobbies.confirm(game_id, seat, interaction.user.id):
             await respond(interaction, render(self.locale_of(interaction), "actor.not_player"))
             return
-        info = await self.service.info(game_id)
-        confirmed = sorted({*info.channels.get("confirmed", []), seat})
-        await self.service.set_channels(game_id, {"confirmed": confirmed})
         ctx = await self.context(game_id, locale=self.locale_of(interaction))
         await respond(interaction, ctx.t("notice.confirmed"))
 

@@ -15,6 +15,8 @@ import discord
 
 from bot import permissions
 from bot.render import render_posts, render_private, render_reply
+from bot.start_effects import perform as perform_start
+from bot.start_effects import start_step
 from bot.store import OutboxItem
 from engine import codec
 from engine.effects import (
@@ -55,6 +57,9 @@ class DiscordEffects:
         self.recovering = False
 
     async def __call__(self, item: OutboxItem) -> None:
+        if (step := start_step(item.payload)) is not None:  # the shell's own: the start's work
+            await perform_start(self.bot, item.game_id, step)
+            return
         effect = codec.load(item.payload)
         game_id = item.game_id
         state = await self.bot.service.state(game_id)
@@ -190,22 +195,40 @@ class DiscordEffects:
         except discord.Forbidden as exc:
             if exc.code != CANNOT_DM:
                 raise
-            await self._dm_blocked(game_id, state, effect.seat)
+            await self._dm_blocked(game_id, state, effect.seat, dealt=effect.key == "role.dealt")
 
-    async def _dm_blocked(self, game_id: int, state: GameState, seat: Seat) -> None:
-        """Record a player who does not accept DMs; tell them (and the moderators) once."""
+    async def _dm_blocked(self, game_id: int, state: GameState, seat: Seat, *, dealt: bool) -> None:
+        """Record a player who does not accept DMs, and tell it once per seat.
+
+        Who is DMed when depends on roles (the police's result at dawn, the killers' menu at
+        dusk), so a notice must not: only a failure at the deal, where every player gets a role
+        message, is said in the game channel. Any other goes to the moderators of the game (by
+        DM; never one who plays in it) and to the player with their next answer from the bot
+        (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
+        from bot.cogs.common import DM_UNSEEN, moderators_of
+
         info = await self.bot.service.info(game_id)
-        blocked = list(info.channels.get("dm_blocked", []))
-        if int(seat) in blocked:
+        key = f"dm_blocked:{int(seat)}"
+        if info.channels.get(key) or int(seat) in info.channels.get("dm_blocked", []):
             return
-        await self.bot.service.set_channels(game_id, {"dm_blocked": [*blocked, int(seat)]})
-        log.warning("game %s: seat %s does not accept DMs", game_id, seat)
+        marks: dict[str, Any] = {key: True}
+        if not dealt:
+            marks[f"{DM_UNSEEN}{int(seat)}"] = True
+        await self.bot.service.set_channels(game_id, marks)
+        log.warning("game %s: a player does not accept DMs", game_id)
+        log.debug("game %s: seat %s does not accept DMs", game_id, seat)
         ctx = await self.bot.context(game_id, state)
-        channel = await self._channel(game_id, "game")
-        text = ctx.t(
-            "notice.dm_blocked", seat=ctx.seat(seat), mention=f"<@{state.seat(seat).player}>"
-        )
-        await channel.send(text)
+        mention = f"<@{state.seat(seat).player}>"
+        if dealt:
+            channel = await self._channel(game_id, "game")
+            await channel.send(ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention))
+            return
+        notice = ctx.t("notice.dm_blocked_mod", game=game_id, seat=ctx.seat(seat), mention=mention)
+        for moderator in await moderators_of(self.bot, game_id):
+            try:
+                await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
+            except discord.HTTPException:  # a moderator's closed DMs stop nothing
+                log.warning("game %s: a moderator does not accept DMs", game_id)
 
     async def _reply(
         self, game_id: int, state: GameState, effect: ReplyToPost, again: bool
@@ -264,9 +287,7 @@ class DiscordEffects:
         await apply_game(self.bot.service.repo, game_id, info.server_id, state)
 
     async def _handover(self, game_id: int, state: GameState, effect: SeatHandover) -> None:
-        info = await self.bot.service.info(game_id)
-        confirmed = [s for s in info.channels.get("confirmed", []) if s != int(effect.seat)]
-        await self.bot.service.set_channels(game_id, {"confirmed": confirmed})  # must confirm
+        # The substitute must confirm their role again: their term has no confirmation row yet.
         info = await self.bot.service.info(game_id)
         guild = self.bot.get_guild(info.server_id)
         if guild is None:
