@@ -7,6 +7,7 @@ the game goes on.
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from collections.abc import Mapping
@@ -58,6 +59,53 @@ class ReplayFileError(Exception):
     """The replay file cannot be played: bad TOML, a missing or wrong key, an unknown name."""
 
 
+def _kind(value: object) -> str:
+    """What a TOML value is, in the words of an error message."""
+    if isinstance(value, bool):
+        return "a boolean"
+    kinds: list[tuple[type | tuple[type, ...], str]] = [
+        (str, "text"), (int, "an integer"), (float, "a float"), (datetime, "a date-time"),
+        (date, "a date"), (time, "a time of day"), (list, "an array"), (dict, "a table"),
+    ]  # fmt: skip
+    return next((name for cls, name in kinds if isinstance(value, cls)), type(value).__name__)
+
+
+def _toml(value: object) -> str:
+    """A value as it is written in TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, date | time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def wrong(where: str, key: str, wanted: str, value: object) -> ReplayFileError:
+    """A key whose value is of the wrong type or out of range: what it must be, what it is."""
+    prefix = f"{where}: " if where else ""
+    return ReplayFileError(f"{prefix}{key} must be {wanted}, not {_toml(value)} ({_kind(value)})")
+
+
+def _text(step: Mapping[str, Any], key: str, where: str, wanted: str, default: str = "") -> str:
+    """An optional text key (`reason`, a moderator's `by`)."""
+    value = step.get(key, default)
+    if not isinstance(value, str):
+        raise wrong(where, key, wanted, value)
+    return value
+
+
+def _post_id(value: object, where: str, key: str) -> str:
+    """A post id: text or a whole number (the step number by default)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise wrong(where, key, "a post id (text or a whole number)", value)
+    return str(value)
+
+
 @dataclass
 class Replay:
     """A finished replay: the final state, every event, and the record."""
@@ -80,23 +128,29 @@ def load_file(path: str | Path) -> dict[str, Any]:
         raise ReplayFileError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def to_instant(value: object, where: str) -> Instant:
-    """An `at` value (TOML datetime or ISO text; no offset = Asia/Shanghai) as epoch ms."""
+def to_instant(value: object, where: str, key: str = "at") -> Instant:
+    """An `at` value (TOML datetime or ISO text; no offset = Asia/Shanghai) as epoch ms, from
+    1970 on (the engine's instants are not negative)."""
+    wanted = "a time between 1970 and 9999 (ISO 8601 text or a TOML date-time)"
+    given = value
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value)
         except ValueError:
-            raise ReplayFileError(f"{where}: “{value}” is not an ISO 8601 time") from None
+            raise wrong(where, key, wanted, given) from None
     if isinstance(value, date) and not isinstance(value, datetime):
         value = datetime.combine(value, time(0))
     if not isinstance(value, datetime):
-        raise ReplayFileError(f"{where}: expected a time, got {value!r}")
+        raise wrong(where, key, wanted, given)
     if value.tzinfo is None:
         value = value.replace(tzinfo=GAME_TZ)
     try:
-        return Instant(round(value.astimezone(UTC).timestamp() * 1000))
+        ms = round(value.astimezone(UTC).timestamp() * 1000)
     except (OverflowError, ValueError):
-        raise ReplayFileError(f"{where}: {value.isoformat()} is out of range") from None
+        raise wrong(where, key, wanted, given) from None
+    if ms < 0:
+        raise wrong(where, key, wanted, given)
+    return Instant(ms)
 
 
 class _Steps:
@@ -111,7 +165,9 @@ class _Steps:
 
     def seat(self, step: Mapping[str, Any], key: str, where: str) -> Seat:
         name = self.require(step, key, where)
-        if not isinstance(name, str) or name not in self.seats:
+        if not isinstance(name, str):
+            raise wrong(where, key, "a player's name (text)", name)
+        if name not in self.seats:
             raise ReplayFileError(f"{where}: {key} = {name!r} is not a player of this game")
         return self.seats[name]
 
@@ -125,7 +181,7 @@ class _Steps:
         return step[key]
 
     def at(self, step: Mapping[str, Any], where: str, key: str = "at") -> Instant | None:
-        return to_instant(step[key], f"{where} {key}") if key in step else None
+        return to_instant(step[key], where, key) if key in step else None
 
     @staticmethod
     def window(step: Mapping[str, Any], where: str) -> int | None:
@@ -135,7 +191,7 @@ class _Steps:
             return None
         value = step["window"]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ReplayFileError(f"{where}: window must be a whole number from 1, not {value!r}")
+            raise wrong(where, "window", "a whole number from 1", value)
         return value
 
     def command(self, number: int, step: Mapping[str, Any]) -> Command:
@@ -151,7 +207,7 @@ class _Steps:
                 abstain = target == "abstain"
                 return PostVote(
                     player=self.player(step, "by", where),
-                    post_id=str(step.get("id", number)),
+                    post_id=_post_id(step.get("id", number), where, "id"),
                     target=None if abstain else self.seat(step, "target", where),
                     abstain=abstain,
                     at=self.at(step, where),
@@ -159,10 +215,10 @@ class _Steps:
             case "lock":
                 return Lock(at=self.at(step, where), window=self.window(step, where))
             case "last_words":
-                return GiveLastWords(
-                    player=self.player(step, "by", where),
-                    text=str(self.require(step, "text", where)),
-                )
+                text = self.require(step, "text", where)
+                if not isinstance(text, str):
+                    raise wrong(where, "text", "the last words (text)", text)
+                return GiveLastWords(player=self.player(step, "by", where), text=text)
             case "choose":
                 return ChooseTied(
                     player=self.player(step, "by", where),
@@ -178,12 +234,16 @@ class _Steps:
 
     def _power(self, step: Mapping[str, Any], where: str) -> SubmitPower:
         power_id = self.require(step, "power", where)
+        if not isinstance(power_id, str):
+            raise wrong(where, "power", "a power id (text)", power_id)
         try:
             power = Power(power_id)
         except ValueError:
             known = ", ".join(p.value for p in Power)
             raise ReplayFileError(f"{where}: unknown power {power_id!r} (known: {known})") from None
-        passed = bool(step.get("pass", False))
+        passed = step.get("pass", False)
+        if not isinstance(passed, bool):
+            raise wrong(where, "pass", "true or false", passed)
         target = None
         if not passed and "target" in step:
             target = self.seat(step, "target", where)
@@ -198,15 +258,15 @@ class _Steps:
 
     def _mod(self, step: Mapping[str, Any], where: str) -> Command:
         command = self.require(step, "command", where)
-        by = str(step.get("by", ""))
+        by = _text(step, "by", where, "the moderator's name (text)")
         window = self.window(step, where)
         match command:
             case "extend" | "shorten":
                 minutes = self.require(step, "minutes", where)
-                if not isinstance(minutes, int | float) or (
-                    isinstance(minutes, float) and not math.isfinite(minutes * 60_000)
-                ):
-                    raise ReplayFileError(f"{where}: minutes must be a finite number")
+                if isinstance(minutes, bool) or not isinstance(minutes, int | float):
+                    raise wrong(where, "minutes", "a number of minutes", minutes)
+                if not (math.isfinite(minutes * 60_000) and minutes > 0):
+                    raise wrong(where, "minutes", "a finite number of minutes above 0", minutes)
                 sign = 1 if command == "extend" else -1
                 return ExtendDeadline(
                     delta_ms=sign * round(minutes * 60_000),
@@ -216,13 +276,13 @@ class _Steps:
                 )
             case "set_deadline":
                 return SetDeadline(
-                    deadline=to_instant(self.require(step, "at", where), f"{where} at"),
+                    deadline=to_instant(self.require(step, "at", where), where),
                     by=by,
                     at=self.at(step, where, "now"),
                     window=window,
                 )
             case "pause" | "resume":
-                at = to_instant(self.require(step, "at", where), f"{where} at")
+                at = to_instant(self.require(step, "at", where), where)
                 if command == "pause":
                     return Pause(at=at, by=by, window=window)
                 return Resume(at=at, by=by, window=window)
@@ -238,8 +298,8 @@ class _Steps:
                 return ModKill(seat=self.seat(step, "target", where), by=by)
             case "void":
                 return VoidPost(
-                    post_id=str(self.require(step, "post", where)),
-                    reason=str(step.get("reason", "")),
+                    post_id=_post_id(self.require(step, "post", where), where, "post"),
+                    reason=_text(step, "reason", where, "text"),
                     by=by,
                 )
             case "end":
@@ -247,9 +307,8 @@ class _Steps:
                 try:
                     return EndGame(winner=Camp(winner), by=by)
                 except ValueError:
-                    raise ReplayFileError(
-                        f"{where}: winner must be good, killers or draw"
-                    ) from None
+                    camps = ", ".join(c.value for c in Camp)
+                    raise wrong(where, "winner", f"a camp ({camps})", winner) from None
             case "penalty":
                 return self._penalty(step, where, by)
             case _:
@@ -260,15 +319,22 @@ class _Steps:
 
     def _penalty(self, step: Mapping[str, Any], where: str, by: str) -> Command:
         """A penalty: `team` (killers, police) or `target` (a player), optional `power`."""
-        try:
-            team = Team(step["team"]) if "team" in step else None
-            power = Power(step["power"]) if "power" in step else None
-        except ValueError as exc:
-            raise ReplayFileError(f"{where}: {exc}") from None
+        team = power = None
+        if "team" in step:
+            try:
+                team = Team(step["team"])
+            except ValueError:
+                teams = ", ".join(t.value for t in Team)
+                raise wrong(where, "team", f"a team ({teams})", step["team"]) from None
+        if "power" in step:
+            try:
+                power = Power(step["power"])
+            except ValueError:
+                known = ", ".join(p.value for p in Power)
+                raise wrong(where, "power", f"a power ({known})", step["power"]) from None
         seat = self.seat(step, "target", where) if "target" in step else None
-        return Penalize(
-            team=team, seat=seat, power=power, reason=str(step.get("reason", "")), by=by
-        )
+        reason = _text(step, "reason", where, "text")
+        return Penalize(team=team, seat=seat, power=power, reason=reason, by=by)
 
     def applied(self, command: Command) -> None:
         """Track substitutes so that later steps may name either player."""
@@ -288,21 +354,32 @@ def _check_top(
             f"unknown top-level key(s): {', '.join(sorted(unknown))}"
             f" (known: {', '.join(sorted(TOP_KEYS))})"
         )
-    ruleset = data.get("ruleset")
+    for key, wanted in (("ruleset", 'a ruleset id such as "v2"'), ("seed", "any text"),
+                        ("players", "the names in seat order")):  # fmt: skip
+        if key not in data:
+            raise ReplayFileError(f"missing key “{key}” ({wanted})")
+    ruleset, seed, players = data["ruleset"], data["seed"], data["players"]
     if not isinstance(ruleset, str):
-        raise ReplayFileError('missing key “ruleset” (a ruleset id such as "v2")')
-    seed = data.get("seed")
+        raise wrong("", "ruleset", 'a ruleset id (text, such as "v2")', ruleset)
     if not isinstance(seed, str):
-        raise ReplayFileError("missing key “seed” (any text)")
-    players = data.get("players")
-    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-        raise ReplayFileError("“players” must be a list of names")
+        raise wrong("", "seed", "text", seed)
+    if not isinstance(players, list):
+        raise wrong("", "players", "an array of names", players)
+    for i, name in enumerate(players, start=1):
+        if not isinstance(name, str) or not name.strip():
+            raise wrong("", f"players[{i}]", "a name (non-empty text)", name)
     options = data.get("options", {})
     roles = data.get("roles", {})
     steps = data.get("steps", [])
-    if not isinstance(options, dict) or not isinstance(roles, dict) or not isinstance(steps, list):
-        raise ReplayFileError("“options” and “roles” must be tables and “steps” an array of tables")
-    return ruleset, seed, players, options, {str(k): str(v) for k, v in roles.items()}, steps
+    for key, value, wanted in (("options", options, "a table"), ("roles", roles, "a table"),
+                               ("steps", steps, "an array of tables")):  # fmt: skip
+        want = list if key == "steps" else dict
+        if not isinstance(value, want):
+            raise wrong("", key, wanted, value)
+    for name, role in roles.items():
+        if not isinstance(role, str):
+            raise wrong("", f"roles.{name}", "a role id (text)", role)
+    return ruleset, seed, players, options, dict(roles), steps
 
 
 def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
