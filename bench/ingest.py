@@ -77,7 +77,7 @@ class RawResult:
 
 
 def post_texts(seat: int, user_id: int) -> list[str]:
-    """Ways players write a vote for `seat` (RULES.md §1.1), plus an abstention."""
+    """Ways players write a vote for `seat` (docs/rules.md §1.1), plus an abstention."""
     return [
         f"投{seat}号",
         f"投 {seat}",

@@ -42,8 +42,8 @@ are private threads of the game channel: they inherit these overwrites) included
 silent."""
 
 SILENCED = ("send_messages",)
-"""森林老人's silence (RULES.md §1.6): no post in the discussion channel for the day; a vote post
-in a separate vote channel, /vote and the team thread stay open."""
+"""森林老人's silence (docs/rules.md §1.6): no post in the discussion channel for the day; a vote
+post in a separate vote channel, /vote and the team thread stay open."""
 
 CHANNELS = ("game", "vote")
 

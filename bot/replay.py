@@ -1,4 +1,4 @@
-"""`faguan replay GAME.toml`: run a whole game from a file, without Discord (RULES.md §6).
+"""`faguan replay GAME.toml`: run a whole game from a file, without Discord (docs/replay.md).
 
 Reading the file is strict (a bad file is an error naming the step and key); playing it is not:
 a step the engine refuses is recorded under `rejected` with the reason the bot would give, and

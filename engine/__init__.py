@@ -3,7 +3,7 @@
 Public API: `new_game` and `start_events` set a game up; `decide(state, command)` returns the
 events a command causes (or raises an `EngineError`); `evolve(state, event)` folds one;
 `replay_events(events)` rebuilds a state; `effects_for` says what to tell whom; `view_for` is what
-one player may know; `record_of` is the game record (RULES.md §6).
+one player may know; `record_of` is the game record (docs/replay.md).
 """
 
 from engine.errors import EngineError

@@ -117,7 +117,7 @@ class OverrideLogged:
 @dataclass(frozen=True, kw_only=True)
 class Silence:
     """A player may not post in the game's discussion channel on day `day` (森林老人's silence,
-    RULES.md §1.6): from now until the matching `Unsilence`. Votes still count (by vote post or
+    docs/rules.md §1.6): from now until the matching `Unsilence`. Votes still count (by vote post or
     /vote); last words are not affected."""
 
     seat: Seat

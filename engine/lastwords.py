@@ -1,4 +1,4 @@
-"""Who gets last words (遗言) when players leave (RULES.md §1.8)."""
+"""Who gets last words (遗言) when players leave (docs/rules.md §1.8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fair randomness by commit and reveal (RULES.md §4).
+"""Fair randomness by commit and reveal (docs/rules.md §4).
 
 The game's secret seed is committed at the start as SHA-256(seed). Every draw is
 HMAC-SHA256(key=seed, msg=label) read as a big-endian integer, reduced modulo the number of

@@ -14,7 +14,7 @@ Instant = NewType("Instant", int)
 
 
 class Role(StrEnum):
-    """Role ids (RULES.md §2)."""
+    """Role ids (docs/rules.md §2)."""
 
     CIVILIAN = "civilian"
     KILLER = "killer"
@@ -48,7 +48,7 @@ class Role(StrEnum):
 
 
 class Power(StrEnum):
-    """Power ids (RULES.md §2)."""
+    """Power ids (docs/rules.md §2)."""
 
     KILL = "kill"
     CHECK = "check"
@@ -85,7 +85,8 @@ class Team(StrEnum):
 
 
 class CheckResult(StrEnum):
-    """What a check answers (RULES.md §2): a sign, or a role id where the true identity is told."""
+    """What a check answers (docs/rules.md §2): a sign, or a role id where the true identity is
+    told."""
 
     KILLER = "killer"
     GOOD = "good"
@@ -113,7 +114,7 @@ class PhaseKind(StrEnum):
 
 
 class TiePolicy(StrEnum):
-    """How a tied vote is settled (RULES.md §1.2)."""
+    """How a tied vote is settled (docs/rules.md §1.2)."""
 
     LOTS = "lots"
     REVOTE = "revote"

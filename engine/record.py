@@ -1,4 +1,4 @@
-"""The game record of RULES.md §6 (plus docs/replay.md's extensions), built from a state.
+"""The game record (docs/replay.md), built from a state.
 
 Pure: the same record for `faguan replay`, `/game record` and `faguan verify`. Players are named by
 their seat's original player (substitutes are listed under `substitutes`).

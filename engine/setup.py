@@ -1,4 +1,4 @@
-"""Setting up a game: seats, the composition, the seeded deal (RULES.md §1 step 1, §4)."""
+"""Setting up a game: seats, the composition, the seeded deal (docs/rules.md §1 step 1, §4)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from engine.rulesets.base import Composition, Ruleset
 from engine.state import Options
 
 GAME_OPTIONS = ("tie", "self_vote", "composition")
-"""Options every ruleset takes (RULES.md §1.2); a ruleset adds its own (`option_choices`)."""
+"""Options every ruleset takes (docs/rules.md §1.2); a ruleset adds its own (`option_choices`)."""
 
 
 def option_names(rules: Ruleset | None = None) -> frozenset[str]:

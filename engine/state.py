@@ -20,7 +20,7 @@ from engine.model import (
 
 @dataclass(frozen=True, kw_only=True)
 class Options:
-    """Per-game options (RULES.md §1.2; docs/replay.md)."""
+    """Per-game options (docs/rules.md §1.2; docs/replay.md)."""
 
     tie: TiePolicy = TiePolicy.LOTS
     self_vote: bool = True

@@ -1,4 +1,4 @@
-"""Check a finished game's record against its published seed (RULES.md §4).
+"""Check a finished game's record against its published seed (docs/rules.md §4).
 
 Pure: given the record (as `faguan replay --json` and `/game record` write it), recompute the
 commitment, the deal and every lot, and report each as matching or not, naming what differs.

@@ -1,4 +1,4 @@
-"""Vote posts and the tally (RULES.md §1.1–1.2).
+"""Vote posts and the tally (docs/rules.md §1.1–1.2).
 
 A post is judged twice: when it arrives (who posted, for whom, in which window) and at the lock
 (stamped after the deadline?). The tally takes each living player's last valid post by its own

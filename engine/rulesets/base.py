@@ -28,7 +28,7 @@ NEEDLE, VOTE, CONFESS, WITH = "needle", "vote", "confess", "with"
 
 @dataclass(frozen=True, kw_only=True)
 class LastWordsPolicy:
-    """Who gets last words (RULES.md §1.8)."""
+    """Who gets last words (docs/rules.md §1.8)."""
 
     kind: Literal["all", "first_n", "until", "none"]
     n: int = 0
@@ -113,7 +113,7 @@ class Ruleset:
         Role.SECRET_POLICE: (Power.EXECUTE,),
         Role.SPECIAL_POLICE: (Power.SHOOT,),
     }
-    """Night powers by current role (RULES.md §2)."""
+    """Night powers by current role (docs/rules.md §2)."""
     role_day_powers: ClassVar[Mapping[Role, tuple[Power, ...]]] = {Role.INSPECTOR: (Power.VETO,)}
     """Powers used by day, by current role."""
     day_power_ids: ClassVar[frozenset[Power]] = frozenset({Power.CONFESS, Power.VETO})
@@ -381,7 +381,7 @@ class Ruleset:
         raise NotImplementedError
 
     def seat_score(self, state: GameState, seat: SeatState, winner: Camp) -> int:
-        """Points for a seat at the end: by default by its original role (RULES.md §5)."""
+        """Points for a seat at the end: by default by its original role (docs/rules.md §5)."""
         return self.score(seat.original_role, winner)
 
     def score(self, role: Role, winner: Camp) -> int:

@@ -1,4 +1,4 @@
-"""Night resolution, table-driven per ruleset (RULES.md §3)."""
+"""Night resolution, table-driven per ruleset (docs/rules.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for engine.voteparse: vote-post text -> intent (RULES.md §1.1)."""
+"""Tests for engine.voteparse: vote-post text -> intent (docs/rules.md §1.1)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def parse(text: str) -> ParsedPost:
 
 
 CASES = [
-    # --- seat numbers, every spelling of RULES.md §1.1
+    # --- seat numbers, every spelling of docs/rules.md §1.1
     pytest.param("投 5", VoteFor(seat=5), id="tou-space-digit"),
     pytest.param("投5", VoteFor(seat=5), id="tou-digit"),
     pytest.param("投5号", VoteFor(seat=5), id="tou-digit-hao"),

@@ -1,4 +1,4 @@
-"""Vote posts, the tally and the tie policies (RULES.md §1.1–1.2), table-driven where it helps."""
+"""Vote posts, the tally and the tie policies (docs/rules.md §1.1–1.2), table-driven where it helps."""
 
 from __future__ import annotations
 
