@@ -1,4 +1,4 @@
-"""Turn the text of a vote-channel post into a voting intent (RULES.md §1.1).
+"""Turn the text of a vote-channel post into a voting intent (docs/rules.md §1.1).
 
 Pure and total: no I/O, never raises.  It does not judge validity (does seat 5 exist, is it
 alive, is the window open, ...): the engine does.  It only says what the post *means*.
