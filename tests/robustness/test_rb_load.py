@@ -3,12 +3,16 @@
 simcord runs one interaction at a time through discord.py's whole stack; starting 200 games there
 (about 2,400 interactions before the first vote) would take minutes, so the load runs one level
 down, on exactly what the bot's vote handler calls: `GameService.submit(PostVote, message_id)` on
-the real `Repository` (SQLite file, WAL, synchronous=FULL), a no-op effect performer, and the real
-`DeadlineScheduler` on the `SystemClock` (APScheduler) locking each game at its deadline.
+the real `Repository` (SQLite file, WAL, synchronous=FULL). Deadlines go the bot's own way: a
+`FaguanBot` (not connected) whose effect performer schedules each `ScheduleDeadline` with
+`FaguanBot.schedule_deadline` on the real `DeadlineScheduler` (APScheduler, `SystemClock`), whose
+job `fire_deadline` runs `lock_due` — the first night's short window and each day's deadline
+(moved by a moderator's set-deadline) are locked by that job, never by a forced `Lock`.
 
 Asserted: every post is in exactly one tally (its game's), none twice, a redelivered post is a
-no-op, every deadline locks its game, and the stored events rebuild the same games. Printed (not
-asserted: timing belongs to bench/): posts per second and deadline lateness p50/p99/max.
+no-op, every deadline locks its game once through the deadline job, and the stored events rebuild
+the same games. Printed (not asserted: timing belongs to bench/): posts per second and deadline
+lateness p50/p99/max.
 """
 
 from __future__ import annotations
@@ -18,21 +22,25 @@ import datetime as dt
 import random
 import statistics
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import rbkit  # noqa: F401  (puts tests/bot on sys.path, for gamebot)
+from gamebot import settings_for
 from rbkit import SCALE
 
+from bot.app import FaguanBot
 from bot.config import WindowLength
 from bot.schedule import GameSchedule, to_ms
-from bot.service import GameService, PlayerSpec, fold
+from bot.service import GameService, Outcome, PlayerSpec, fold
 from bot.store import OutboxItem, Repository, open_database, upgrade
 from bot.timing import DeadlineScheduler, SystemClock
-from engine.commands import Lock, PostVote
+from engine import codec
+from engine.commands import PostVote, SetDeadline
+from engine.effects import ScheduleDeadline
 from engine.model import Instant, PhaseKind, Seat
-from engine.state import DayRecord
+from engine.state import DayRecord, NightRecord, OverrideRecord
 
 GAMES = max(2, round(200 * min(SCALE, 1)))
 PLAYERS = 8
@@ -40,50 +48,37 @@ SHARE = (0.3, 0.15)
 """Burst rounds: the share of each game's players posting in each (a vote, then changes)."""
 REDELIVERED = 0.1
 """Share of posts delivered twice (Discord redelivers events after a reconnect)."""
+NIGHT_MS = 1_000
+"""The first night's deadline, moved by a moderator to a second after the game starts: its
+deadline job opens day 1 (a one-hour window) while the other games start."""
 LEAD_S = 2.0
 SPREAD_S = 4.0
 """Deadlines fall between LEAD_S and LEAD_S + SPREAD_S after the bursts begin."""
-HOUR_MS = 3_600_000
 
 
-@dataclass
-class Harness:
-    service: GameService
-    deadlines: dict[int, int] = field(default_factory=dict)
-    fired: dict[int, float] = field(default_factory=dict)
-    """Game → wall time (ms) the deadline job started."""
-    locked: dict[int, float] = field(default_factory=dict)
-    """Game → wall time (ms) its lock was committed."""
-    errors: list[BaseException] = field(default_factory=list)
+class TimedBot(FaguanBot):
+    """The bot, not connected: its deadline path as is, timed for the lateness printed below."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadlines: dict[int, int] = {}
+        """Game → its day-1 deadline (ms), once set."""
+        self.fired: dict[int, float] = {}
+        """Game → wall time (ms) the day's deadline job started."""
+        self.locked: dict[int, float] = {}
+        """Game → wall time (ms) its day's lock was committed."""
+        self.refused: list[Outcome] = []
 
-_HARNESS: dict[str, Harness] = {}
-
-
-async def lock_at_deadline(key: str, game_id: int) -> None:
-    """The deadline job (module-level, as the scheduler requires): lock the game's window."""
-    harness = _HARNESS[key]
-    harness.fired[game_id] = time.time() * 1000
-    deadline = harness.deadlines[game_id]
-    try:
-        outcome = await harness.service.submit(
-            game_id,
-            Lock(
-                at=Instant(deadline),
-                next_deadline=Instant(deadline + HOUR_MS),
-                runoff_deadline=Instant(deadline + HOUR_MS),
-                forced=True,  # the window was opened with a one-hour deadline; this one is sooner
-            ),
-        )
-        assert outcome.ok, outcome.error
-    except BaseException as exc:  # recorded, asserted by the test
-        harness.errors.append(exc)
-        raise
-    harness.locked[game_id] = time.time() * 1000
-
-
-async def _nothing(item: OutboxItem) -> None:
-    """The no-op performer (Discord is not part of this measure)."""
+    async def lock_due(self, game_id: int, **kwargs: Any) -> Outcome | None:
+        day = game_id in self.deadlines
+        if day:
+            self.fired.setdefault(game_id, time.time() * 1000)
+        outcome = await super().lock_due(game_id, **kwargs)
+        if outcome is not None and not outcome.ok:
+            self.refused.append(outcome)
+        elif day and outcome is not None and outcome.events:
+            self.locked[game_id] = time.time() * 1000
+        return outcome
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -96,13 +91,22 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
     await upgrade(url)
     database = open_database(url)
     clock = SystemClock()
-    service = GameService(Repository(database.sessions), clock)
-    service.set_performer(_nothing)
     scheduler = DeadlineScheduler(clock)
     assert not scheduler.manual  # the real APScheduler
-    harness = Harness(service=service)
-    key = str(id(harness))
-    _HARNESS[key] = harness
+    bot = TimedBot(settings_for(tmp_path / "load.db"), clock=clock, scheduler=scheduler,
+                   database=database)  # fmt: skip
+    service = GameService(Repository(database.sessions), clock)
+    bot.service = service  # what setup_hook does, without Discord
+
+    async def perform(item: OutboxItem) -> None:
+        """Discord is not part of this measure: only the deadlines are performed, as the bot's
+        DiscordEffects performs them."""
+        effect = codec.load(item.payload)
+        if isinstance(effect, ScheduleDeadline):
+            bot.schedule_deadline(item.game_id, effect.deadline)
+
+    service.set_performer(perform)
+    scheduler.start()
     rnd = random.Random(200)
     schedule = GameSchedule(
         power=WindowLength(dt.timedelta(hours=1)),
@@ -110,7 +114,7 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
         timezone=ZoneInfo("UTC"),
     )
     try:
-        # -- 200 games, each moved to its day-1 vote window ------------------------------------
+        # -- 200 games; the deadline job of each one's first night opens its day 1 --------------
         started = time.perf_counter()
 
         async def new_game(g: int) -> int:
@@ -127,28 +131,31 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
                 channels={"game": str(g), "vote": str(g)},
                 schedule=schedule,
             )
-            # A quiet first night: its lock opens day 1 (its deadline is set below).
             now = Instant(to_ms(clock.now()))
-            night = Lock(at=now, next_deadline=Instant(now + HOUR_MS), forced=True)
-            assert (await service.submit(gid, night)).ok
+            soon = SetDeadline(deadline=Instant(now + NIGHT_MS), by="mod", at=now, window=1)
+            assert (await service.submit(gid, soon)).ok
             return gid
 
         games: list[int] = list(await asyncio.gather(*(new_game(g) for g in range(GAMES))))
+        wait_until = time.monotonic() + 60
+        while True:  # every night locked by its own deadline job
+            days = [s.window for s in map(service.cached_state, games) if s and s.window]
+            if sum(w.kind is PhaseKind.DAY for w in days) == len(games):
+                break
+            assert time.monotonic() < wait_until, "a first night was not locked by its job"
+            await asyncio.sleep(0.05)
         setup_s = time.perf_counter() - started
+        # a moderator's set-deadline moves each day's deadline into the next few seconds
         t0 = to_ms(clock.now())
         for i, gid in enumerate(games):
             state = await service.state(gid)
             assert state.window is not None and state.window.kind is PhaseKind.DAY
             deadline = t0 + round((LEAD_S + SPREAD_S * i / len(games)) * 1000)
-            harness.deadlines[gid] = deadline
-            scheduler.schedule(
-                f"game:{gid}:deadline",
-                dt.datetime.fromtimestamp(deadline / 1000, dt.UTC),
-                lock_at_deadline,
-                key,
-                gid,
+            moved = SetDeadline(
+                deadline=Instant(deadline), by="mod", at=Instant(t0), window=state.window_index
             )
-        scheduler.start()
+            assert (await service.submit(gid, moved)).ok
+            bot.deadlines[gid] = deadline
 
         # -- bursts ------------------------------------------------------------------------------
         message_id = 10**15
@@ -161,7 +168,7 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
             now = to_ms(clock.now())
             batch: list[tuple[int, PostVote]] = []
             for gid in games:
-                if harness.deadlines[gid] - now < 700:  # too close to its lock to be sure
+                if bot.deadlines[gid] - now < 700:  # too close to its lock to be sure
                     late_skipped += 1
                     continue
                 state = service.cached_state(gid)
@@ -195,10 +202,11 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
 
         # -- every deadline locks its game ------------------------------------------------------
         wait_until = time.monotonic() + 60
-        while len(harness.locked) < len(games) and not harness.errors:
-            assert time.monotonic() < wait_until, f"{len(harness.locked)} of {len(games)} locked"
+        while len(bot.locked) < len(games) and not bot.lock_failures:
+            assert time.monotonic() < wait_until, f"{len(bot.locked)} of {len(games)} locked"
             await asyncio.sleep(0.05)
-        assert not harness.errors, harness.errors
+        assert not bot.lock_failures, bot.lock_failures  # no deadline job failed
+        assert not bot.refused, [o.error for o in bot.refused][:3]
 
         # -- nothing lost, nothing doubled -------------------------------------------------------
         assert sum(o.duplicate for o in outcomes) == duplicates
@@ -208,6 +216,10 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
             state = await service.state(gid)
             days = [r for r in state.history if isinstance(r, DayRecord)]
             assert len(days) == 1, (gid, "one vote window, locked once")
+            assert [r.number for r in state.history if isinstance(r, NightRecord)] == [1]
+            overrides = [r.command for r in state.history if isinstance(r, OverrideRecord)]
+            assert overrides == ["set_deadline"] * 2, (gid, "locked by the deadline job only")
+            assert state.window is not None and state.window.kind is PhaseKind.NIGHT
             day = days[0]
             seen = [p.post_id for p in day.posts]
             assert len(seen) == len(set(seen)), (gid, "a post counted twice")
@@ -222,17 +234,16 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
         for gid in rnd.sample(games, 10):  # the log rebuilds the games
             assert fold(await service.repo.load_events(gid)) == await service.state(gid)
     finally:
-        scheduler.shutdown()
-        _HARNESS.pop(key, None)
+        await bot.close()  # stops the scheduler; the database is the test's
         await database.dispose()
 
-    late_start = [harness.fired[g] - harness.deadlines[g] for g in games]
-    late_lock = [harness.locked[g] - harness.deadlines[g] for g in games]
+    late_start = [bot.fired[g] - bot.deadlines[g] for g in games]
+    late_lock = [bot.locked[g] - bot.deadlines[g] for g in games]
     print(
         f"\nload: {len(games)} games (setup {setup_s:.1f} s); {posts_total} posts "
         f"+ {duplicates} redelivered = {submitted} submissions in {len(SHARE)} bursts, "
         f"{submitted / burst_s:.0f} per second ({burst_s:.1f} s); no post lost, none counted "
-        f"twice, every redelivery a no-op; {len(harness.locked)}/{len(games)} deadlines held; "
+        f"twice, every redelivery a no-op; {len(bot.locked)}/{len(games)} deadlines held; "
         f"lateness of the deadline job p50 {statistics.median(late_start):.0f} ms, "
         f"p99 {percentile(late_start, 0.99):.0f} ms, max {max(late_start):.0f} ms; "
         f"of the committed lock p50 {statistics.median(late_lock):.0f} ms, "
