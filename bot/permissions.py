@@ -102,19 +102,20 @@ def players_of(state: GameState) -> list[str]:
 # -- Discord -------------------------------------------------------------------------------------
 
 
-async def set_member(
-    channel: discord.TextChannel, member: discord.Member, deny: Iterable[str]
-) -> None:
-    """Make `member`'s overwrite in `channel` deny exactly `deny` among `OUT` (other fields kept;
-    an overwrite left empty is deleted). No request when it already is so."""
-    current = channel.overwrites_for(member)
-    wanted = channel.overwrites_for(member)
+async def set_member(channel: discord.TextChannel, player: str, deny: Iterable[str]) -> None:
+    """Make the player's overwrite in `channel` deny exactly `deny` among `OUT` (other fields
+    kept; an overwrite left empty is deleted). No request (not even for the member) when it
+    already is so; none for a member who left the server (their overwrite can wait)."""
+    user = discord.Object(int(player))
+    current = channel.overwrites_for(user)
+    wanted = channel.overwrites_for(user)
     wanted.update(**{name: (False if name in deny else None) for name in OUT})
-    if wanted.is_empty():
-        if _has_overwrite(channel, member.id):
-            await channel.set_permissions(member, overwrite=None)
-    elif wanted != current:
-        await channel.set_permissions(member, overwrite=wanted)
+    if wanted == current and (not wanted.is_empty() or not _has_overwrite(channel, user.id)):
+        return
+    member = await _member(channel.guild, player)
+    if member is None:
+        return
+    await channel.set_permissions(member, overwrite=None if wanted.is_empty() else wanted)
 
 
 def _has_overwrite(channel: discord.TextChannel, target_id: int) -> bool:
@@ -171,10 +172,8 @@ async def sync_players(
     for channel in _channels(guild, info.channels):
         holding, kinds = await _holder(bot, channel.id, game_id, state)
         for player in players:
-            member = await _member(guild, player)
-            if member is not None:
-                deny = denied(holding, player, kinds) if holding is not None else ()
-                await set_member(channel, member, deny)
+            deny = denied(holding, player, kinds) if holding is not None else ()
+            await set_member(channel, player, deny)
     out = [p for p in players if not state.over and out_of_game(state, p)]
     if out:
         await _leave_threads(bot, info.channels, out)
