@@ -383,6 +383,10 @@ def _parse_bool(value: object) -> bool:
     raise _Invalid(f"got {_describe(value)}", "true or false (no quotes)")
 
 
+EVERYONE_NAMES = ("everyone", "here")
+"""Names (with or without `@`) that stand for every member: never a moderator role."""
+
+
 def _parse_role(value: object) -> RoleRef:
     allowed = (
         "a role id (an integer such as 1234567890123456789) "
@@ -400,6 +404,11 @@ def _parse_role(value: object) -> RoleRef:
             raise _Invalid(f"{name!r} looks like a role id in quotes", "the id without quotes")
         if len(name) > 100:
             raise _Invalid(f"the role name has {len(name)} characters", "at most 100 characters")
+        if name.lstrip("@").casefold() in EVERYONE_NAMES:
+            raise _Invalid(
+                f"{name!r} is every member of the server (it would make everyone a moderator)",
+                "a role only the moderators have",
+            )
         return RoleRef(name=name)
     raise _Invalid(f"got {_describe(value)}", allowed)
 

@@ -13,7 +13,9 @@ import discord
 
 from engine.commands import SubmitPower
 from engine.effects import Whisper
-from engine.model import Power, Seat
+from engine.errors import EngineError
+from engine.game import decide
+from engine.model import Instant, Power, Seat
 from engine.rulesets import rules_for
 from engine.state import GameState
 
@@ -26,15 +28,26 @@ USE = "use"
 """The menu choice that uses a power taking no target (天下无贼: guard or rob 傻根)."""
 
 
-def valid_targets(state: GameState, seat: Seat, power: Power) -> list[Seat]:
-    """Seats this player may target with `power` now (what the engine would accept)."""
-    rules = rules_for(state)
-    actor = state.seat(seat)
-    return [
-        s.seat
-        for s in state.seats
-        if s.alive and rules.target_error(state, actor, power, s) is None
-    ]
+def valid_targets(
+    state: GameState, seat: Seat, power: Power, at: Instant | None = None
+) -> list[Seat]:
+    """Seats the card `seat` may target with `power` now: exactly what the engine would accept
+    from its holder, asked of the engine itself (a pure `decide` on each hypothetical
+    submission, the events discarded). A card that does not hold the power gets no seat at all,
+    so the list never depends on the hidden roles of others (a killer asking for the police's
+    check learns nothing)."""
+    player = state.seat(seat).player
+    accepted: list[Seat] = []
+    for candidate in state.seats:
+        if not candidate.alive:
+            continue
+        command = SubmitPower(player=player, power=power, target=candidate.seat, at=at, seat=seat)
+        try:
+            decide(state, command)
+        except EngineError:
+            continue
+        accepted.append(candidate.seat)
+    return accepted
 
 
 class ConfirmButton(

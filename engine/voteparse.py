@@ -29,7 +29,8 @@ Theory of operation
      not be followed by another one (``Jo`` does not match ``Joey``).
    No target -> ``UnknownTarget`` whose token is the text up to the next space/punctuation
    (``""`` when the keyword stands alone).  A name shared (after folding) by two seats is
-   unknown.
+   unknown.  A name that begins with a seat number (``5``, ``5号``, ``#5 bob``) is ignored:
+   a typed number is always a seat number, never a nickname.
 4. Comment: whatever follows the target is ignored, EXCEPT a second target right after it:
    skipping punctuation, spaces, emoji and conjunctions (和 跟 与 及 或 或者 还有 还是 以及
    and or & + /), if a seat number, a mention, a resolvable ``@name`` or an abstention comes
@@ -146,11 +147,13 @@ def _fold(s: str) -> tuple[str, list[int]]:
 
 
 def _prepare_names(names: Mapping[str, int]) -> dict[str, int | None]:
-    """Folded name -> seat, or None when two seats share the folded name."""
+    """Folded name -> seat, or None when two seats share the folded name.  A name that begins
+    with what reads as a seat number (``5``, ``5号``, ``#5 bob``, ``五号``) is no name at all:
+    a typed number is always a seat, so a player nicknamed "5" cannot capture ``投 @5``."""
     out: dict[str, int | None] = {}
     for name, seat in names.items():
         key = _fold(_normalise(name))[0]
-        if not key:
+        if not key or _seat(key.lstrip("@"), 0) is not None:
             continue
         out[key] = seat if key not in out or out[key] == seat else None
     return out

@@ -54,13 +54,65 @@ async def find_game(
 
 
 def is_moderator(bot: FaguanBot, member: discord.abc.User) -> bool:
-    """Moderator role (from the config) or Manage Server."""
-    if not isinstance(member, discord.Member):
+    """Moderator role (from the config) or Manage Server, on this server. @everyone never
+    counts (a configured id that happens to be the server's own id names every member)."""
+    if not isinstance(member, discord.Member) or member.bot:
         return False
     if member.guild_permissions.manage_guild:
         return True
     wanted = bot.settings.discord.moderator_role
-    return any(wanted.matches(role.id, role.name) for role in member.roles)
+    return any(
+        wanted.matches(role.id, role.name) for role in member.roles if not role.is_default()
+    )
+
+
+async def plays_in(bot: FaguanBot, game_id: int, user_id: int) -> bool:
+    """Whether the user holds, or held, a seat of this game (any term: a replaced player too)."""
+    return any(term.user_id == user_id for term in await bot.service.repo.seats(game_id))
+
+
+async def is_moderator_of(bot: FaguanBot, member: discord.abc.User, game_id: int) -> bool:
+    """A moderator for this game: a moderator of the server who holds no seat in it. A
+    moderator who plays is a plain player of that game and sees only what a player sees."""
+    return is_moderator(bot, member) and not await plays_in(bot, game_id, member.id)
+
+
+async def moderators_of(bot: FaguanBot, game_id: int) -> list[discord.Member]:
+    """The members who moderate this game: never one who plays in it. Listed from Discord (the
+    member cache holds only the members the bot has met), else from the cache."""
+    info = await bot.service.info(game_id)
+    guild = bot.get_guild(info.server_id)
+    if guild is None:
+        return []
+    try:
+        members = [m async for m in guild.fetch_members(limit=None)]
+    except discord.HTTPException:
+        members = list(guild.members)
+    players = {term.user_id for term in await bot.service.repo.seats(game_id)}
+    return [m for m in members if m.id not in players and is_moderator(bot, m)]
+
+
+DM_UNSEEN = "dm_unseen:"
+"""Game-row key prefix: a seat whose DM failed and who has not been told yet (per seat, so
+telling one never rewrites another's mark)."""
+
+
+async def dm_notice(bot: FaguanBot, interaction: discord.Interaction[Any], game_id: int) -> str:
+    """The line telling the player asking that the bot could not DM them ("" if nothing is
+    due), said once: the private side of a failed DM (only a failure at the deal is public)."""
+    info = await bot.service.info(game_id)
+    if not any(key.startswith(DM_UNSEEN) for key in info.channels):
+        return ""
+    state = await bot.service.state(game_id)
+    due = [
+        f"{DM_UNSEEN}{int(seat)}"
+        for seat in state.seats_of(str(interaction.user.id))
+        if info.channels.get(f"{DM_UNSEEN}{int(seat)}")
+    ]
+    if not due:
+        return ""
+    await bot.service.set_channels(game_id, dict.fromkeys(due))  # None: the mark is removed
+    return text(bot, interaction, "notice.dm_closed_you", game=game_id)
 
 
 def text(bot: FaguanBot, interaction: discord.Interaction[Any], key: str, **params: object) -> str:

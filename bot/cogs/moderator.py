@@ -12,7 +12,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.app import respond
-from bot.cogs.common import NoGame, find_game, is_moderator, text
+from bot.cogs.common import NoGame, find_game, is_moderator, plays_in, text
 from bot.render import error_text
 from bot.schedule import from_ms, to_ms
 from engine.commands import (
@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from bot.app import FaguanBot
 
 
+SERVER_COMMANDS = frozenset({"log-channel", "new-season"})
+"""/mod commands about the server, not a game: any moderator of the server may use them."""
+
+
 class ModeratorCog(commands.Cog, name="ModeratorCog"):
     """Overrides: only for the moderator role or Manage Server."""
 
@@ -42,10 +46,22 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         self.bot = bot
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:  # type: ignore[override]
-        if is_moderator(self.bot, interaction.user):
+        """A moderator of the server, and for a game's command one who holds no seat in that
+        game: a moderator who plays is a plain player there (no /mod pending, no overrides)."""
+        if not is_moderator(self.bot, interaction.user):
+            await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
+            return False
+        command = interaction.command.name if interaction.command else ""
+        if command in SERVER_COMMANDS:
             return True
-        await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
-        return False
+        try:
+            gid = await find_game(self.bot, interaction)
+        except NoGame:
+            return True  # the command itself says there is no game here
+        if await plays_in(self.bot, gid, interaction.user.id):
+            await respond(interaction, text(self.bot, interaction, "notice.mod_plays_here"))
+            return False
+        return True
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError

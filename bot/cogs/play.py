@@ -13,7 +13,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.app import respond
-from bot.cogs.common import NoGame, find_game, text
+from bot.cogs.common import NoGame, dm_notice, find_game, text
 from bot.render import Context, known_seats, public_roster
 from bot.schedule import to_ms
 from bot.views import PASS, valid_targets
@@ -313,12 +313,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
         except NoGame:
             return []
         state = await self.bot.service.state(game_id)
+        mine_alive = [s for s in state.seats_of(str(interaction.user.id)) if state.seat(s).alive]
+        if not mine_alive:
+            return []  # no vote to cast: no list (a stranger, a player out of the game)
         ctx = await self.bot.context(game_id, state, locale=self.bot.locale_of(interaction))
         choices = [app_commands.Choice(name=ctx.t("notice.abstain"), value=ABSTAIN)]
         pool = (
             state.window.candidates if state.window and state.window.candidates else state.alive()
         )
-        seat = state.seat_of(str(interaction.user.id))
+        seat = mine_alive[0]
         groups = rules_for(state).vote_groups(state)  # 无间道: each faction votes within itself
         mine = next((g for g in groups if seat in g.voters), None)
         if mine is not None:
@@ -338,7 +341,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await respond(interaction, text(self.bot, interaction, "actor.not_player"))
             return
         ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
-        await respond(interaction, describe_view(ctx, state, seat))
+        notice = await dm_notice(self.bot, interaction, gid)  # a DM of theirs failed: say so
+        described = describe_view(ctx, state, seat)
+        await respond(interaction, f"{described}\n{notice}" if notice else described)
 
     @app_commands.command(
         name="act", description=_("Use a power (at night; by day a day power such as veto)")
@@ -383,7 +388,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
             return []  # 天下无贼: guarding or robbing 傻根 names no seat
         card = getattr(interaction.namespace, "card", None)
         acting = self._acting_card(state, seat, Power(power), card) or seat
-        targets = valid_targets(state, acting, Power(power))
+        # what the engine would accept from this card now: nothing for a power it lacks
+        targets = valid_targets(state, acting, Power(power), self.bot.now_ms())
         return [
             app_commands.Choice(name=ctx.seat(s), value=int(s))
             for s in targets

@@ -133,6 +133,9 @@ INVALID: list[tuple[dict[str, Any], str, str]] = [
     ({"discord": {"moderator_role": True}}, "discord.moderator_role", "a role id"),
     ({"discord": {"moderator_role": -5}}, "discord.moderator_role", "not a Discord id"),
     ({"discord": {"moderator_role": "x" * 101}}, "discord.moderator_role", "at most 100"),
+    ({"discord": {"moderator_role": "@everyone"}}, "discord.moderator_role", "every member"),
+    ({"discord": {"moderator_role": "@here"}}, "discord.moderator_role", "every member"),
+    ({"discord": {"moderator_role": " Everyone "}}, "discord.moderator_role", "every member"),
     (
         {"discord": {"moderator_role": "1234567890123456789"}},
         "discord.moderator_role",
