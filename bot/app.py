@@ -43,9 +43,16 @@ REQUIRED_PERMISSIONS = (
     "manage_roles",
     "manage_channels",
     "manage_threads",
+    "create_private_threads",
+    "view_channel",
     "send_messages",
+    "send_messages_in_threads",
     "read_message_history",
+    "add_reactions",
 )
+"""What the bot does on a server: players' roles and channel overwrites (Manage Roles, Manage
+Channels), the teams' private threads, the lock posts and results, reading vote posts back, the
+✅ on a counted vote. The README's invite list is checked against this (tests/bot/test_docs.py)."""
 
 _APPS: dict[int, FaguanBot] = {}
 """Running bots by id, so module-level deadline jobs can find theirs."""

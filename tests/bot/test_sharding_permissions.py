@@ -75,7 +75,13 @@ async def test_missing_permissions_are_named_at_start(tmp_path: Path) -> None:
         env.backend.edit_role(guild.id, bot_role.id, {"permissions": str(weak.value)})
         await env.settle()
         bot.check_permissions()
-        assert bot.missing_permissions[guild.id] == ["manage_roles", "manage_channels", "manage_threads"]
+        # @everyone still gives Send Messages in Threads and Add Reactions (Discord's defaults)
+        assert bot.missing_permissions[guild.id] == [
+            "manage_roles",
+            "manage_channels",
+            "manage_threads",
+            "create_private_threads",
+        ]
     finally:
         await env.shutdown()
 
