@@ -12,11 +12,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 from conftest import EnvClock
 from gamebot import Driver, Table, by_role, running_table
 from simcord import MemberActor
 
+from bot.app import fire_deadline
 from engine.model import PhaseKind
 from engine.state import DayRecord, GameState, NightRecord, OverrideRecord
 
@@ -34,6 +36,18 @@ async def slash_at_once(who: MemberActor, table: Table, name: str) -> Any:
     """A slash command that may overlap another: simcord's guarded verb refuses overlapping
     operations, so this is the unguarded one (as tests/robustness/racekit.py fires them)."""
     return await inspect.unwrap(MemberActor.slash)(who, table.channel, name)
+
+
+async def after(yields: int, work: Any) -> Any:
+    """`work` (a coroutine), started after `yields` turns of the event loop: varies which input
+    reaches which await first."""
+    for _ in range(yields):
+        await asyncio.sleep(0)
+    return await work
+
+
+INTERLEAVINGS = [(0, 0), (0, 3), (3, 0), (0, 12), (12, 0), (0, 40), (40, 0)]
+"""(yields before the first input, yields before the second): either first, or overlapping."""
 
 
 def answer(result: Any) -> str:
@@ -68,7 +82,10 @@ def advances(state: GameState) -> list[OverrideRecord]:
     return [r for r in state.history if isinstance(r, OverrideRecord) and r.command == "advance"]
 
 
-async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(table: Table) -> None:
+@pytest.mark.parametrize(("job_delay", "advance_delay"), INTERLEAVINGS)
+async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(
+    table: Table, job_delay: int, advance_delay: int
+) -> None:
     d = Driver(table, "v2")
     roles, state = await day_one(d)
     civilians = by_role(roles, "civilian")
@@ -76,7 +93,8 @@ async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(table:
     assert state.deadline is not None
     await table.env.advance_time((state.deadline - table.env.now().timestamp() * 1000) / 1000)
     fired, advanced = await asyncio.gather(
-        table.bot.scheduler.run_due(), table.moderator.slash(table.channel, "mod advance")
+        after(job_delay, table.bot.scheduler.run_due()),
+        after(advance_delay, slash_at_once(table.moderator, table, "mod advance")),
     )
     await table.env.settle()
     assert any(job.endswith(":deadline") for job in fired)
@@ -93,15 +111,18 @@ async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(table:
     assert sum("第2夜" in p and "无人" in p for p in table.public()) == 0
 
 
-async def test_two_mod_advance_at_once_lock_once_and_the_second_is_told(table: Table) -> None:
+@pytest.mark.parametrize(("first_delay", "second_delay"), INTERLEAVINGS)
+async def test_two_mod_advance_at_once_lock_once_and_the_second_is_told(
+    table: Table, first_delay: int, second_delay: int
+) -> None:
     d = Driver(table, "v2")
     await day_one(d)
     second: MemberActor = table.guild.add_member(
         table.env.create_user("mod2"), roles=[table.mod_role]
     )
     first_said, second_said = await asyncio.gather(
-        slash_at_once(table.moderator, table, "mod advance"),
-        slash_at_once(second, table, "mod advance"),
+        after(first_delay, slash_at_once(table.moderator, table, "mod advance")),
+        after(second_delay, slash_at_once(second, table, "mod advance")),
     )
     await table.env.settle()
     state = await table.bot.service.state(d.game_id)
@@ -111,6 +132,28 @@ async def test_two_mod_advance_at_once_lock_once_and_the_second_is_told(table: T
     assert ACCEPTED in said[0] and ALREADY in said[1], said
     announced = [p for p in table.public() if p.startswith("【管理】")]
     assert len(announced) == 1, announced
+
+
+@pytest.mark.parametrize("delays", [(0, 0, 0), (0, 2, 7), (7, 2, 0), (0, 20, 40)])
+async def test_a_retried_deadline_job_and_recovery_at_once_lock_once(
+    table: Table, delays: tuple[int, int, int]
+) -> None:
+    """The deadline job, a retry of it and recovery's reconcile all at the deadline: one lock."""
+    d = Driver(table, "v2")
+    _, state = await day_one(d)
+    assert state.deadline is not None
+    await table.env.advance_time((state.deadline - table.env.now().timestamp() * 1000) / 1000)
+    bot = table.bot
+    await asyncio.gather(
+        after(delays[0], fire_deadline(id(bot), d.game_id)),
+        after(delays[1], fire_deadline(id(bot), d.game_id)),
+        after(delays[2], bot.reconcile(d.game_id)),
+    )
+    await table.env.settle()
+    state = await bot.service.state(d.game_id)
+    assert_day_one_locked_once(state)
+    assert not bot.lock_failures
+    assert advances(state) == []
 
 
 async def test_a_deadline_moved_into_the_past_is_refused_and_the_votes_count(
