@@ -21,12 +21,11 @@ from bot.app import FaguanBot
 SEED = "speech-seed"
 
 
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
+async def _table(tmp_path: Path, players: int) -> AsyncIterator[Table]:
     clock = EnvClock()
     env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
     clock.bind(env)
-    t = build_table(env, 8)
+    t = build_table(env, players)
     t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
     t.clock = clock  # type: ignore[attr-defined]
     await env.start()
@@ -34,6 +33,18 @@ async def table(tmp_path: Path) -> AsyncIterator[Table]:
         yield t
     finally:
         await env.shutdown()
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path) -> AsyncIterator[Table]:
+    async for t in _table(tmp_path, 8):
+        yield t
+
+
+@pytest_asyncio.fixture
+async def table11(tmp_path: Path) -> AsyncIterator[Table]:
+    async for t in _table(tmp_path, 11):
+        yield t
 
 
 async def restart(t: Table) -> FaguanBot:
@@ -59,10 +70,9 @@ def game_channel(t: Table) -> discord.TextChannel:
     return channel
 
 
-def member(t: Table, who: MemberActor) -> discord.Member:
-    found = guild(t).get_member(who.user.id)
-    assert found is not None
-    return found
+async def member(t: Table, who: MemberActor) -> discord.Member:
+    """The member as the bot sees it (after a restart its cache may not hold them yet)."""
+    return guild(t).get_member(who.user.id) or await guild(t).fetch_member(who.user.id)
 
 
 def overwrite(t: Table, who: MemberActor) -> discord.PermissionOverwrite:
@@ -107,7 +117,7 @@ async def test_a_dead_killer_loses_the_team_thread_and_a_restart_gives_nothing_b
     # Edits lost (an admin's hand, a crash): the overwrite gone, the dead killer back in the
     # thread. A restart reconciles the permissions with the state.
     channel = game_channel(t)
-    await channel.set_permissions(member(t, t.player(k1)), overwrite=None)
+    await channel.set_permissions(await member(t, t.player(k1)), overwrite=None)
     bot_thread = guild(t).get_thread(thread.id) or await t.bot.fetch_channel(thread.id)
     assert isinstance(bot_thread, discord.Thread)
     await bot_thread.add_user(discord.Object(t.player(k1).user.id))
@@ -128,12 +138,48 @@ async def test_a_restart_lifts_a_stale_denial_from_a_living_player(table: Table)
     await d.start()
     await d.lock()  # day 1: the channel is open to the living
     alive = t.player(3)
-    await game_channel(t).set_permissions(member(t, alive), send_messages=False, view_channel=True)
+    await game_channel(t).set_permissions(
+        await member(t, alive), send_messages=False, view_channel=True
+    )
     await t.env.settle()
     await restart(t)
     await alive.send(t.channel, "我还活着，可以说话")
     kept = overwrite(t, alive)
     assert kept.send_messages is None and kept.view_channel is True  # others' fields kept
+
+
+async def test_a_restart_closes_the_channel_at_night_and_keeps_the_elders_silence(
+    table11: Table,
+) -> None:
+    t = table11
+    d = Driver(t, "v4_butterfly")
+    roles = await d.start()
+    elder = by_role(roles, "elder")[0]
+    quiet, other = by_role(roles, "civilian")[:2]
+    info = await t.bot.service.info(d.game_id)
+    role = guild(t).get_role(int(info.channels["players_role"]))
+    assert role is not None
+    await game_channel(t).set_permissions(role, overwrite=None)  # night, yet open: a lost edit
+    await t.env.settle()
+    await restart(t)
+    await cannot_post(t.player(other), t.channel, "天黑了")
+    await d.power_by_menu(elder, "silence", quiet)
+    await d.lock()  # day 1: the silenced player may not talk
+    state = await t.bot.service.state(d.game_id)
+    assert state.seat(quiet).alive and state.seat(other).alive
+    await game_channel(t).set_permissions(await member(t, t.player(quiet)), overwrite=None)
+    await t.env.settle()
+    await restart(t)
+    await cannot_post(t.player(quiet), t.channel, "我有话说")
+    await t.player(other).send(t.channel, "白天我可以说话")
+    await d.lock()  # night 2 lifts the silence
+    await d.lock()  # day 2
+    await restart(t)
+    state = await t.bot.service.state(d.game_id)
+    if state.seat(quiet).alive and state.result is None:
+        await t.player(quiet).send(t.channel, "今天我能说话了")
+    else:  # voted out on day 1: stays closed
+        await cannot_post(t.player(quiet), t.channel, "诈尸")
 
 
 def posted(t: Table) -> int:
