@@ -4,6 +4,12 @@ Each failure an operator can fix (Discord or the database unreachable, a rejecte
 intents, a file that is not a database, a schema from a newer faguan) becomes one line — what went
 wrong, what to do — and its own exit status, like configuration mistakes (`bot.config`). Anything
 else is a bug and keeps its traceback. `--verbose` shows the traceback in every case.
+
+Discord unreachable *at start* exits (status 5) instead of retrying: at start an operator or a
+supervisor (systemd's Restart=on-failure, a container's restart policy) is watching, and the
+usual causes — no network yet, DNS, a proxy, a firewall — are theirs to fix or to wait out with
+their own backoff; a bot quietly retrying would hide them. Once connected, discord.py reconnects
+by itself with backoff, and each attempt is logged in one line (`OneLineExceptions`).
 """
 
 from __future__ import annotations

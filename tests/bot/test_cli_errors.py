@@ -113,7 +113,9 @@ def api_at(base: str) -> str:
 
 def test_run_token_rejected(tmp_path: Path, refusing_discord: str) -> None:
     url = upgraded(tmp_path / "f.db")
-    result = faguan(tmp_path, "run", "--config", config(tmp_path, url), patch=api_at(refusing_discord))
+    result = faguan(
+        tmp_path, "run", "--config", config(tmp_path, url), patch=api_at(refusing_discord)
+    )
     line = one_line(result, Exit.TOKEN_REJECTED)
     assert line.startswith("faguan run: Discord rejected the bot token")
     assert "Reset Token" in line and "DISCORD_TOKEN" in line
@@ -186,7 +188,11 @@ def newer_schema(path: Path) -> Path:
 @pytest.mark.parametrize("command", ["run", "db"])
 def test_postgresql_unreachable(tmp_path: Path, command: str) -> None:
     url = f"postgresql+asyncpg://faguan:s3cret@127.0.0.1:{closed_port()}/faguan"
-    args = ("run", "--config", config(tmp_path, url)) if command == "run" else ("db", "upgrade", "--database-url", url)
+    args = (
+        ("run", "--config", config(tmp_path, url))
+        if command == "run"
+        else ("db", "upgrade", "--database-url", url)
+    )
     line = one_line(faguan(tmp_path, *args), Exit.DATABASE_UNREACHABLE)
     assert "cannot connect to the database postgresql+asyncpg://faguan:***@127.0.0.1" in line
     assert "ConnectionRefusedError" in line and "s3cret" not in line
@@ -195,7 +201,11 @@ def test_postgresql_unreachable(tmp_path: Path, command: str) -> None:
 @pytest.mark.parametrize("command", ["run", "db"])
 def test_not_a_sqlite_file(tmp_path: Path, command: str) -> None:
     url = f"sqlite+aiosqlite:///{garbage(tmp_path / 'f.db')}"
-    args = ("run", "--config", config(tmp_path, url)) if command == "run" else ("db", "upgrade", "--database-url", url)
+    args = (
+        ("run", "--config", config(tmp_path, url))
+        if command == "run"
+        else ("db", "upgrade", "--database-url", url)
+    )
     line = one_line(faguan(tmp_path, *args), Exit.NOT_A_DATABASE)
     assert f"{tmp_path / 'f.db'} is not a faguan SQLite database" in line
     assert (tmp_path / "f.db").read_bytes().startswith(b"these are not")  # left as it was
@@ -207,7 +217,10 @@ def test_a_corrupt_sqlite_database(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[100:4096] = b"\xff" * (4096 - 100)  # the first page's b-tree: sqlite_master unreadable
     path.write_bytes(bytes(data))
-    line = one_line(faguan(tmp_path, "db", "upgrade", "--database-url", f"sqlite:///{path}"), Exit.NOT_A_DATABASE)
+    line = one_line(
+        faguan(tmp_path, "db", "upgrade", "--database-url", f"sqlite:///{path}"),
+        Exit.NOT_A_DATABASE,
+    )
     assert "is not a faguan SQLite database" in line
 
 
@@ -215,11 +228,17 @@ def test_a_corrupt_sqlite_database(tmp_path: Path) -> None:
 def test_schema_newer_than_this_version(tmp_path: Path, command: str) -> None:
     path = newer_schema(tmp_path / "f.db")
     url = f"sqlite+aiosqlite:///{path}"
-    args = ("run", "--config", config(tmp_path, url)) if command == "run" else ("db", "upgrade", "--database-url", url)
+    args = (
+        ("run", "--config", config(tmp_path, url))
+        if command == "run"
+        else ("db", "upgrade", "--database-url", url)
+    )
     line = one_line(faguan(tmp_path, *args), Exit.SCHEMA_TOO_NEW)
     assert "f00dfeed9999" in line and "newer faguan" in line
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("f00dfeed9999",)]
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            ("f00dfeed9999",)
+        ]
 
 
 def test_db_upgrade_refuses_an_unsupported_url_as_run_does(tmp_path: Path) -> None:
@@ -238,3 +257,31 @@ def test_a_bug_keeps_its_traceback(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'f.db'}"
     result = faguan(tmp_path, "db", "upgrade", "--database-url", url, patch=patch)
     assert result.returncode == 1 and "Traceback" in result.stderr and "KeyError" in result.stderr
+
+
+def test_reconnect_logs_are_one_line() -> None:
+    """discord.py logs each reconnect attempt with `exc_info`: one line with the reason, unless
+    --verbose."""
+    import logging
+
+    from bot.operator_errors import OneLineExceptions
+
+    try:
+        raise ConnectionResetError(104, "Connection reset by peer")
+    except ConnectionResetError:
+        record = logging.LogRecord(
+            "discord.client",
+            logging.ERROR,
+            __file__,
+            1,
+            "Attempting a reconnect in %.2fs",
+            (1.5,),
+            sys.exc_info(),
+        )
+    short = OneLineExceptions("%(levelname)s %(name)s: %(message)s").format(record)
+    assert (
+        short
+        == "ERROR discord.client: Attempting a reconnect in 1.50s (ConnectionResetError: [Errno 104] Connection reset by peer)"
+    )
+    full = logging.Formatter("%(levelname)s %(name)s: %(message)s").format(record)
+    assert "Traceback" in full  # the same record, verbose
