@@ -17,6 +17,11 @@ from gamebot import GUILD_ID, Driver, Table, build_table, by_role, make_bot
 from simcord import BackendError, ChannelHandle, Env, MemberActor
 
 from bot.app import FaguanBot
+from engine.commands import Lock, PostVote
+from engine.effects import ReleaseChannels, SeatLeft
+from engine.game import apply, new_game, replay_events, start_events
+from engine.model import Instant, Seat
+from engine.publish import effects_for
 
 SEED = "speech-seed"
 
@@ -285,3 +290,34 @@ async def test_the_stuck_notice_pings_the_moderators_role_only(table: Table) -> 
     store = t.env.backend.messages[t.channel.id]
     notice = next(m for m in reversed(store.values()) if "法官暂时无法完成操作" in m.content)
     assert notice.ping_role_ids == [t.mod_role.id] and not notice.mention_everyone
+
+
+def test_every_end_releases_the_channels_once_after_the_last_departure() -> None:
+    """A game that ends by the rules (not only /mod end) emits `ReleaseChannels` once, with the
+    end, after every `SeatLeft`: the end's cleanup comes after the last permission it undoes."""
+    players = [f"p{i}" for i in range(1, 9)]
+    roles = ["killer", "killer", "police", "police"] + ["civilian"] * 4
+    created = new_game(
+        ruleset="v2", players=players, seed="s", roles=dict(zip(players, roles, strict=True))
+    )
+    events = start_events(created, Instant(1_000))
+    state = replay_events(events)
+    effects = effects_for(None, events)
+    now = 1_000
+    for killer in (1, 2):
+        for command in (
+            Lock(at=Instant(now), next_deadline=Instant(now + 1_000)),  # a quiet night
+            *(
+                PostVote(player=p, post_id=f"{killer}-{p}", target=Seat(killer), at=Instant(now))
+                for p in players[2:]
+            ),
+            Lock(at=Instant(now + 1_000), next_deadline=Instant(now + 2_000)),  # voted out
+        ):
+            new_state, new = apply(state, command)
+            effects += effects_for(state, new)
+            state = new_state
+        now += 2_000
+    assert state.over
+    released = [i for i, e in enumerate(effects) if isinstance(e, ReleaseChannels)]
+    left = [i for i, e in enumerate(effects) if isinstance(e, SeatLeft)]
+    assert len(released) == 1 and len(left) == 2 and max(left) < released[0]
