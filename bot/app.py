@@ -219,7 +219,7 @@ class FaguanBot(commands.Bot):
                 log.warning("game %s: catch-up failed: %s", game_id, type(exc).__name__)
             try:  # who may post, from the state: nothing a lost edit left behind stands
                 await permissions.reconcile(self, game_id)
-            except discord.HTTPException as exc:  # the effects and the next resume set it again
+            except Exception as exc:  # Discord away: the effects and the next resume set it again
                 log.warning("game %s: permissions not reconciled: %s", game_id, type(exc).__name__)
             await self.reconcile(game_id)
         self._caught_up = True
