@@ -431,10 +431,16 @@ class FaguanBot(commands.Bot):
         return default or self.settings.game.language
 
     async def answer_command(
-        self, interaction: discord.Interaction[Any], game_id: int, command: Command
+        self,
+        interaction: discord.Interaction[Any],
+        game_id: int,
+        command: Command,
+        *,
+        name: str | None = None,
     ) -> Outcome:
-        """Submit a player's command and answer them privately: done, or exactly why not."""
-        outcome = await self.service.submit(game_id, command)
+        """Submit a player's command and answer them privately: done, or exactly why not
+        (`name`: a substitute's display name, recorded with their seat)."""
+        outcome = await self.service.submit(game_id, command, name=name)
         ctx = await self.context(game_id, locale=self.locale_of(interaction))
         if outcome.error is not None:
             text = error_text(ctx, outcome.error.key, outcome.error.params)

@@ -243,15 +243,23 @@ class GameService:
 
     # -- inputs ------------------------------------------------------------------------------------
     async def submit(
-        self, game_id: int, command: Command, *, message_id: int | None = None
+        self,
+        game_id: int,
+        command: Command,
+        *,
+        message_id: int | None = None,
+        name: str | None = None,
     ) -> Outcome:
         """Decide, commit, deliver. A refused command changes nothing (a refused vote post is
-        remembered by its message id, with its reply, so a redelivery is answered once)."""
+        remembered by its message id, with its reply, so a redelivery is answered once).
+        `name`: a substitute's display name, recorded with their seat term (ReplacePlayer)."""
         async with self._locks[game_id]:
             for attempt in (1, 2):
                 loaded = await self._load(game_id)
                 try:
-                    outcome, pending = await self._commit(game_id, loaded, command, message_id)
+                    outcome, pending = await self._commit(
+                        game_id, loaded, command, message_id, name
+                    )
                 except SeqConflict:
                     self._loaded.pop(game_id, None)  # someone else appended: rebuild and retry
                     if attempt == 2:
@@ -269,7 +277,12 @@ class GameService:
         raise AssertionError("unreachable")
 
     async def _commit(
-        self, game_id: int, loaded: Loaded[GameState], command: Command, message_id: int | None
+        self,
+        game_id: int,
+        loaded: Loaded[GameState],
+        command: Command,
+        message_id: int | None,
+        name: str | None = None,
     ) -> tuple[Outcome, Sequence[OutboxItem]]:
         state = loaded.state
         try:
@@ -299,7 +312,8 @@ class GameService:
         if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
             # the substitute's seat term, for standings and /game join lookups
             user = int(command.new_player)
-            subs.append(SeatSpec(seat=command.seat, name=command.new_player, user_id=user))
+            named = name or command.new_player
+            subs.append(SeatSpec(seat=command.seat, name=named, user_id=user))
         result = await self.repo.record(
             game_id,
             events=[codec.dump(e) for e in events],

@@ -75,10 +75,15 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         # anything else: the tree's on_error answers and logs it
 
     async def _do(
-        self, interaction: discord.Interaction[Any], command: Command, game_id: int | None = None
+        self,
+        interaction: discord.Interaction[Any],
+        command: Command,
+        game_id: int | None = None,
+        *,
+        name: str | None = None,
     ) -> None:
         gid = await find_game(self.bot, interaction, game_id)
-        await self.bot.answer_command(interaction, gid, command)
+        await self.bot.answer_command(interaction, gid, command, name=name)
 
     async def _window(self, game_id: int) -> int | None:
         """The window open as the command starts: a clock command names it, so if that window is
@@ -177,6 +182,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
                 by=str(interaction.user.id),
                 at=self.bot.now_ms(),
             ),
+            name=member.display_name,  # recorded with the seat: names never come from a cache
         )
 
     @mod.command(name="modkill", description=_("Remove a player for inactivity"))

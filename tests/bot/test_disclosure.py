@@ -231,7 +231,12 @@ async def test_after_a_restart_with_an_empty_member_cache_posts_show_the_recorde
     d = Driver(table, "basic")
     roles = await d.start()
     killers = by_role(roles, "killer")
-    victim = by_role(roles, "civilian")[0]
+    victim, substituted = by_role(roles, "civilian")[:2]
+    # a substitute's name is recorded at /mod replace too
+    replaced = await table.moderator.slash(
+        table.channel, "mod replace", seat=substituted, member=table.outside
+    )
+    assert replaced.ephemeral
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
     await table.env.settle()
@@ -246,6 +251,8 @@ async def test_after_a_restart_with_an_empty_member_cache_posts_show_the_recorde
     dawn = [p for p in table.public() if "昨夜出局" in p]
     assert dawn and f"{victim}号 {table.names[victim - 1]}" in dawn[-1], dawn
     assert str(table.player(victim).id) not in dawn[-1]
+    ctx = await new.context(d.game_id)
+    assert ctx.names[substituted] == "路人"
 
 
 # -- 6. the moderator role from the config --------------------------------------------------------
