@@ -221,7 +221,11 @@ class DiscordEffects:
         mention = f"<@{state.seat(seat).player}>"
         if dealt:
             channel = await self._channel(game_id, "game")
-            await channel.send(ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention))
+            player = discord.Object(int(state.seat(seat).player))  # pings that player only
+            await channel.send(
+                ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention),
+                allowed_mentions=discord.AllowedMentions(users=[player]),
+            )
             return
         notice = ctx.t("notice.dm_blocked_mod", game=game_id, seat=ctx.seat(seat), mention=mention)
         for moderator in await moderators_of(self.bot, game_id):

@@ -321,3 +321,22 @@ def test_every_end_releases_the_channels_once_after_the_last_departure() -> None
     released = [i for i, e in enumerate(effects) if isinstance(e, ReleaseChannels)]
     left = [i for i, e in enumerate(effects) if isinstance(e, SeatLeft)]
     assert len(released) == 1 and len(left) == 2 and max(left) < released[0]
+
+
+async def test_the_closed_dms_notice_at_the_deal_pings_that_player_only(table: Table) -> None:
+    t = table
+    closed = t.player(3)
+    dm = await closed.user.send_dm("hi")  # opens the DM channel, then it refuses the bot
+    t.env.inject_error(
+        "POST",
+        f"/channels/{dm.channel.id}/messages",
+        status=403,
+        code=50007,
+        message="Cannot send messages to this user",
+        times=None,
+    )
+    await Driver(t, "v2").start()
+    store = t.env.backend.messages[t.channel.id]
+    notice = next(m for m in store.values() if f"<@{closed.user.id}>" in m.content)
+    assert notice.ping_user_ids == [closed.user.id] and notice.ping_role_ids == []
+    assert not notice.mention_everyone
