@@ -311,3 +311,5 @@ class DiscordEffects:
             thread = await self._team_thread(game_id, rules_team)
             await thread.remove_user(discord.Object(old))
             await thread.add_user(discord.Object(new))
+        # the seat's standing (森林老人's silence) goes with it; the old player keeps none
+        await permissions.sync_players(self.bot, game_id, state, [str(old), str(new)])

@@ -340,3 +340,21 @@ async def test_the_closed_dms_notice_at_the_deal_pings_that_player_only(table: T
     notice = next(m for m in store.values() if f"<@{closed.user.id}>" in m.content)
     assert notice.ping_user_ids == [closed.user.id] and notice.ping_role_ids == []
     assert not notice.mention_everyone
+
+
+async def test_a_substitute_takes_the_seats_silence_and_the_old_player_keeps_none(
+    table11: Table,
+) -> None:
+    t = table11
+    d = Driver(t, "v4_butterfly")
+    roles = await d.start()
+    elder = by_role(roles, "elder")[0]
+    quiet = by_role(roles, "civilian")[0]
+    await d.power_by_menu(elder, "silence", quiet)
+    await d.lock()  # day 1: the silenced player may not talk
+    old = t.player(quiet)
+    await cannot_post(old, t.channel, "我有话说")
+    await t.moderator.slash(t.channel, "mod replace", seat=quiet, member=t.outside)
+    await t.env.settle()
+    await cannot_post(t.outside, t.channel, "我是替补")
+    assert overwrite(t, old).is_empty()
