@@ -137,6 +137,7 @@ async def test_a_failing_dm_after_the_deal_is_told_privately_never_publicly(
     public_before = table.public()
     moderator_dms = len(dm_texts(table, table.moderator))
     result = await table.player(police).slash(table.channel, "act", power="check", target=killer)
+    assert table.public() == public_before  # nothing public: it would name a power holder
     # the player: told with this very answer, once
     told = render("en", "notice.dm_closed_you", {"game": d.game_id})
     assert told in answer(result)
