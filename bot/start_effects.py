@@ -14,6 +14,9 @@ the start without doing anything twice:
   names the game, so a role created just before a crash is found, not created again), else
   created; its id is remembered in ``channels["players_role"]``;
 - ``members``: every seat holder added to that role (members who have it already are skipped).
+
+A step Discord refuses for good (no Manage Roles, a player who left the server) is logged and
+skipped rather than retried forever: it must not hold back the role DMs queued behind it.
 """
 
 from __future__ import annotations
@@ -76,17 +79,28 @@ async def perform(bot: FaguanBot, game_id: int, step: str) -> None:
         wanted = discord.PermissionOverwrite(**BOT_ALLOW)
         for channel in _channels(guild, info.channels):
             if channel.overwrites_for(guild.me) != wanted:
-                await channel.set_permissions(guild.me, overwrite=wanted)
+                try:
+                    await channel.set_permissions(guild.me, overwrite=wanted)
+                except discord.Forbidden:  # no Manage Roles there: logged, the game goes on
+                    log.warning("game %s: cannot set the bot's own overwrite", game_id)
     elif step == "role":
-        await _role(bot, guild, game_id)
+        try:
+            await _role(bot, guild, game_id)
+        except discord.Forbidden:  # no Manage Roles: the game goes on, its channels stay open
+            log.warning("game %s: cannot make the players' role (missing permission)", game_id)
     else:
         role = await _known_role(bot, guild, game_id)
-        if role is None:  # the role step comes first: a missing role is a fault, retried
-            raise RuntimeError(f"game {game_id}: the players' role is missing")
+        if role is None:
+            log.warning("game %s: no players' role to add the players to", game_id)
+            return
         for user_id in sorted(await _players(bot, game_id)):
-            member = guild.get_member(user_id) or await guild.fetch_member(user_id)
-            if all(r.id != role.id for r in member.roles):
-                await member.add_roles(role, reason="faguan: joined a game")
+            try:
+                member = guild.get_member(user_id) or await guild.fetch_member(user_id)
+                if all(r.id != role.id for r in member.roles):
+                    await member.add_roles(role, reason="faguan: joined a game")
+            except (discord.NotFound, discord.Forbidden) as exc:  # left the server, or above us
+                why = type(exc).__name__
+                log.warning("game %s: a player was not given the role (%s)", game_id, why)
 
 
 def _channels(guild: discord.Guild, channels: Mapping[str, Any]) -> list[discord.TextChannel]:

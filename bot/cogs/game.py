@@ -82,6 +82,8 @@ class GameCog(commands.Cog, name="GameCog"):
 
     def _held_text(self, interaction: discord.Interaction[Any], held: ChannelHeld) -> str:
         """"#game-1 is held by game 7" (or by the sign-up in another channel)."""
+        if held.game_id is None and held.lobby_channel_id is None:  # released meanwhile
+            return text(self.bot, interaction, "notice.try_again")
         if held.game_id is not None:
             return text(
                 self.bot,
