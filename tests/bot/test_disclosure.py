@@ -16,9 +16,12 @@ from conftest import EnvClock
 from gamebot import Driver, Table, build_table, by_role, make_bot
 from simcord import Env, MemberActor
 
+from bot.app import create_bot
 from bot.authority import warn_missing_moderator_role
+from bot.config import load
 from bot.i18n import render
 from bot.override_log import LOG_CHANNEL
+from bot.timing import DeadlineScheduler
 from bot.views import valid_targets
 from engine.model import Power, Seat
 
@@ -284,3 +287,27 @@ async def test_a_moderator_role_missing_from_a_server_is_named_in_a_warning(
     ]
     here = bot.get_guild(table.guild.id)
     assert here is not None and not await warn_missing_moderator_role(bot, here)
+
+
+async def test_at_start_a_moderator_role_missing_from_a_server_is_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    settings = load(
+        {
+            "discord": {"token": "test-token", "moderator_role": "裁判组"},
+            "database": {"url": f"sqlite+aiosqlite:///{tmp_path / 'g.db'}"},
+            "game": {"reminder": "off"},
+        },
+        env={},
+    )
+    clock = EnvClock()
+    env = Env(create_bot(settings, clock=clock, scheduler=DeadlineScheduler(clock)))
+    clock.bind(env)
+    t = build_table(env, 6)  # its moderator role is 主持人: no 裁判组 there
+    await env.start()
+    try:
+        warned = [r.getMessage() for r in caplog.records if "moderator role" in r.getMessage()]
+        assert any(str(t.guild.id) in m and "'裁判组'" in m for m in warned), warned
+    finally:
+        await env.shutdown()
