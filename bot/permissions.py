@@ -168,7 +168,7 @@ async def sync_players(
     guild = bot.get_guild(info.server_id)
     if guild is None:
         return
-    players = list(players)
+    players = [p for p in players if p.isdigit()]  # Discord users (a replay's names are not)
     for channel in _channels(guild, info.channels):
         holding, kinds = await _holder(bot, channel.id, game_id, state)
         for player in players:
