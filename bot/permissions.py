@@ -11,6 +11,10 @@ A channel may see several games one after the other: a member's overwrite in a c
 the game that holds the channel now (`FaguanBot.channel_games`), so a late effect of an ended game
 never lifts what the next game set. Only the fields in `OUT` are touched on a member's overwrite:
 anything else a server's admins set there stays.
+
+At the end (`release`) the players' role is deleted, not kept for a next game: each game makes its
+own (`bot.start_effects`), and a role left behind would be one more thing for a server to tidy.
+The bot's own allow overwrite stays: it grants players nothing, and the next game sets the same.
 """
 
 from __future__ import annotations
