@@ -229,3 +229,69 @@ async def test_eight_confirms_at_once_are_eight(repo: Repository) -> None:
     assert not await repo.lobbies.confirm(game_id, 3, USER + 2)
     assert await repo.lobbies.confirm(game_id, 3, 77)
     assert await repo.lobbies.confirmed_seats(game_id) == set(range(1, 9))
+
+
+async def test_the_migration_moves_json_held_sign_ups_and_confirmations(database_url: str) -> None:
+    """0002 turns an open sign-up in the server settings, an active game's channels and its
+    ``confirmed`` list into rows; the sign-up key leaves the settings."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert
+
+    from bot.store import migrate
+    from bot.store.db import create_engine, open_database
+    from bot.store.models import Game, Seat, Server
+
+    await migrate.upgrade(database_url, "0001")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    lobby = {
+        "ruleset": "v2", "min": 8, "max": 12, "tie": "lots", "language": "zh-CN",
+        "schedule": {}, "vote": OTHER_CHANNEL, "options": {},
+        "players": [[USER + 1, "乙"], [USER, "甲"]],
+    }  # fmt: skip
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            settings = {f"lobby:{LOBBY_CHANNEL}": lobby, "season": "s1"}
+            await conn.execute(
+                insert(Server.__table__).values(
+                    id=GUILD, settings=settings, created_at=now, updated_at=now
+                )
+            )
+            channels = {"game": str(VOTE_CHANNEL), "vote": str(VOTE_CHANNEL), "confirmed": [2]}
+            await conn.execute(
+                insert(Game.__table__).values(
+                    id=1, server_id=GUILD, ruleset="v2", options={}, channels=channels,
+                    schedule={}, status="active", commitment="c", last_seq=0,
+                    created_at=now, updated_at=now,
+                )
+            )  # fmt: skip
+            await conn.execute(
+                insert(Seat.__table__),
+                [
+                    {"game_id": 1, "seat": s, "term": 0, "user_id": USER + s, "name": f"p{s}",
+                     "since_seq": 1, "since": now}
+                    for s in (1, 2)
+                ],
+            )  # fmt: skip
+    finally:
+        await engine.dispose()
+    await migrate.upgrade(database_url)
+    db = open_database(database_url)
+    try:
+        repo = Repository(db.sessions)
+        moved = await repo.lobbies.newest(LOBBY_CHANNEL)
+        assert moved is not None and moved.status is LobbyStatus.OPEN
+        assert [p.user_id for p in moved.players] == [USER + 1, USER]
+        assert (moved.min_players, moved.max_players, moved.vote_channel_id) == (
+            8, 12, OTHER_CHANNEL,
+        )  # fmt: skip
+        assert moved.settings["ruleset"] == "v2" and "players" not in moved.settings
+        assert await repo.get_settings(GUILD) == {"season": "s1"}
+        assert await repo.lobbies.held_channels() == {VOTE_CHANNEL: 1}
+        with pytest.raises(ChannelHeld) as held:
+            await open_lobby(repo, channel=OTHER_CHANNEL + 1, vote=OTHER_CHANNEL)
+        assert held.value.lobby_channel_id == LOBBY_CHANNEL
+        assert await repo.lobbies.confirmed_seats(1) == {2}
+    finally:
+        await db.dispose()
