@@ -153,6 +153,8 @@ class FaguanBot(commands.Bot):
         self.lock_failures: dict[int, int] = {}
         self._stuck_told: set[int] = set()
         self._names: dict[int, dict[str, str]] = {}
+        self._role_checked: set[int] = set()
+        """Servers whose moderator role was checked since start."""
         """Per game, user id → the name recorded for them (sign-up, /mod replace)."""
         _APPS[id(self)] = self
 
@@ -190,7 +192,9 @@ class FaguanBot(commands.Bot):
         from bot.authority import warn_missing_moderator_role
 
         for guild in self.guilds:
-            await warn_missing_moderator_role(self, guild)
+            if guild.id not in self._role_checked:  # once per server, not at every reconnect
+                self._role_checked.add(guild.id)
+                await warn_missing_moderator_role(self, guild)
         await resume_games(id(self))
 
     async def on_guild_join(self, guild: discord.Guild) -> None:
