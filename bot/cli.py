@@ -100,6 +100,10 @@ def _run(args: argparse.Namespace) -> int:
     silence_voice_warnings()
     url = resolve_url(settings.database.url)
     try:
+        check_database_url(url, given_as=f"database.url in {settings.source}")
+    except OperatorError as refused:
+        return _fail("faguan run", refused, refused, verbose=args.verbose)
+    try:
         # The database first: its mistakes are found before Discord is contacted, and told
         # apart from Discord's (both can be an OSError).
         asyncio.run(upgrade(url))
@@ -144,6 +148,8 @@ def _db(args: argparse.Namespace) -> int:
 
     rest = ["--database-url", args.database_url] if args.database_url else []
     try:
+        if args.database_url:  # before anything parses it
+            check_database_url(args.database_url, given_as=given_as)
         return main_db_upgrade(rest, default_url=configured, check_url=check)
     except OperatorError as refused:
         return _fail("faguan db upgrade", refused, refused, verbose=args.verbose)

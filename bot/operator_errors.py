@@ -15,6 +15,7 @@ by itself with backoff, and each attempt is logged in one line (`OneLineExceptio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Iterator
 from enum import IntEnum
@@ -22,8 +23,10 @@ from enum import IntEnum
 import aiohttp
 import discord
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import ArgumentError
 
 from bot.config import TOKEN_ENV, TOKEN_HELP_URL, ConfigError, load
+from bot.store.db import normalize_url
 from bot.store.migrate import SchemaTooNew
 
 PORTAL = f"{TOKEN_HELP_URL} -> your application -> Bot"
@@ -87,13 +90,23 @@ def shown(url: URL) -> str:
     return url.render_as_string(hide_password=True)
 
 
-def check_database_url(url: URL, *, given_as: str) -> None:
-    """Refuse a URL `faguan run` would refuse, with the same words (`bot.config`)."""
+def check_database_url(url: str | URL, *, given_as: str) -> None:
+    """Refuse a URL `faguan run` would refuse, with the same words (`bot.config`). A plain
+    driver name (`sqlite:`, `postgresql:`) is first given its async driver, as `db upgrade`
+    always has."""
+    text = url
+    if isinstance(url, str):
+        with contextlib.suppress(ArgumentError, ValueError):  # not a URL: the check says so
+            url = normalize_url(url)
+    if isinstance(url, URL):
+        text = url.render_as_string(hide_password=False)
     try:
-        load({"database": {"url": url.render_as_string(hide_password=False)}}, env={})
+        load({"database": {"url": text}}, env={})
     except ConfigError as exc:
         problem = exc.problems[0].removeprefix("database.url: ")
         raise OperatorError(Exit.CONFIG, f"{given_as}: {problem}") from None
+    if isinstance(url, URL) and url.port is not None and not 0 < url.port < 65536:
+        raise OperatorError(Exit.CONFIG, f"{given_as}: port {url.port} is not a port (1–65535)")
 
 
 def database_error(exc: BaseException, url: URL) -> OperatorError | None:
@@ -122,12 +135,13 @@ def database_error(exc: BaseException, url: URL) -> OperatorError | None:
                 "exists and is writable.",
             )
         sqlstate = getattr(item, "sqlstate", None)
-        if (isinstance(sqlstate, str) and sqlstate[:2] in _PG_CONNECT_CLASSES) or isinstance(
-            item, (OSError, asyncio.TimeoutError)
-        ):
+        refused = isinstance(sqlstate, str) and sqlstate[:2] in _PG_CONNECT_CLASSES
+        if refused or isinstance(item, (OSError, asyncio.TimeoutError)):
+            # The server's own words for a refusal; the exception's type for a network failure.
+            reason = str(item).strip() if refused else _describe(item)
             return OperatorError(
                 Exit.DATABASE_UNREACHABLE,
-                f"cannot connect to the database {where} ({_describe(item)}): check that the "
+                f"cannot connect to the database {where} ({reason}): check that the "
                 "server is running and that the database URL's host, port, user, password and "
                 "database name are right.",
             )

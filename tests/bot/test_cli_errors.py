@@ -285,3 +285,15 @@ def test_reconnect_logs_are_one_line() -> None:
     )
     full = logging.Formatter("%(levelname)s %(name)s: %(message)s").format(record)
     assert "Traceback" in full  # the same record, verbose
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("not a url", "not a database URL"),
+        ("postgresql://u@127.0.0.1:99999/db", "port 99999 is not a port"),
+    ],
+)
+def test_db_upgrade_refuses_a_url_that_is_not_one(tmp_path: Path, url: str, said: str) -> None:
+    line = one_line(faguan(tmp_path, "db", "upgrade", "--database-url", url), Exit.CONFIG)
+    assert line.startswith(f"faguan db upgrade: --database-url: {said}")
