@@ -39,7 +39,7 @@ from gamebot import Table, build_table
 from rbkit import EnvClock
 from simcord import Env, InteractionResult, MemberActor, UserHandle
 
-from bot.app import FaguanBot, create_bot
+from bot.app import FaguanBot, create_bot, fire_deadline
 from bot.config import load
 from bot.store import open_database, upgrade
 from bot.timing import DeadlineScheduler
@@ -49,8 +49,8 @@ SEED = "race-seed"
 RULESET = "v2"
 PLAYERS = 8
 
-RUNS = max(1, int(os.environ.get("FAGUAN_RACE_RUNS", "3")))
-"""Concurrent runs per race and backend (CI: 3; `FAGUAN_RACE_RUNS=40` for a long hunt)."""
+RUNS = max(1, int(os.environ.get("FAGUAN_RACE_RUNS", "2")))
+"""Concurrent runs per race and backend (CI: 2; `FAGUAN_RACE_RUNS=40` for a long hunt)."""
 MAX_DELAY = 6
 """At most this many `sleep(0)` before an input is launched (few: the inputs must overlap)."""
 MAX_JITTER = 3
@@ -225,27 +225,36 @@ async def post(b: Bench, who: MemberActor, content: str) -> Any:
     return message
 
 
-async def click_dm(b: Bench, who: MemberActor, custom_id: str) -> InteractionResult:
-    """A click on the button `custom_id` of the newest DM that has it."""
+async def click_dm(b: Bench, who: MemberActor, prefix: str) -> InteractionResult:
+    """A click on the newest button in `who`'s DMs whose custom id starts with `prefix`."""
     for message in reversed(b.table.dms(who)):
         for row in message.components:
             for child in getattr(row, "children", []):
-                if str(getattr(child, "custom_id", "")) == custom_id:
+                custom_id = str(getattr(child, "custom_id", ""))
+                if custom_id.startswith(prefix):
                     result: InteractionResult = await _unguarded(UserHandle.click)(
                         who.user, message, custom_id=custom_id
                     )
                     return result
-    raise AssertionError(f"{who.name} has no DM with {custom_id}")
+    raise AssertionError(f"{who.name} has no DM with a button {prefix}…")
+
+
+def deadline_jobs(b: Bench) -> list[Any]:
+    """The game's waiting deadline jobs: `bot.app.fire_deadline` for this game."""
+    return [
+        job for job in b.bot.scheduler.jobs() if job.func is fire_deadline and b.game_id in job.args
+    ]
 
 
 async def deadline_job(b: Bench) -> None:
-    """The scheduler's deadline job of the game, if it is waiting and due: taken off the
-    scheduler and run, as `run_due` does (a job cancelled or moved later does not fire)."""
-    scheduler = b.bot.scheduler
-    job = scheduler.get(f"game:{b.game_id}:deadline")
-    if job is None or job.when > b.bot.clock.now():
+    """The game's deadline job, if one is waiting and due: taken off the scheduler and run, as
+    `run_due` does (a job cancelled or moved later does not fire)."""
+    now = b.bot.clock.now()
+    due = [job for job in deadline_jobs(b) if job.when <= now]
+    if not due:
         return
-    scheduler.cancel(job.id)
+    job = due[0]
+    b.bot.scheduler.cancel(job.id)
     await job.func(*job.args)
 
 
@@ -466,13 +475,11 @@ def _message(message: Any) -> dict[str, Any]:
     }
 
 
-def _roles(b: Bench) -> dict[str, list[str]]:
+def _roles(b: Bench) -> list[tuple[str, list[str]]]:
+    """The guild's roles (name, members), two of the same name kept apart."""
     guild = b.bot.get_guild(b.table.guild.id)
     assert guild is not None
-    return {
-        role.name: sorted(m.name for m in role.members)
-        for role in sorted(guild.roles, key=lambda r: r.name)
-    }
+    return sorted((role.name, sorted(m.name for m in role.members)) for role in guild.roles)
 
 
 def _overwrites(b: Bench) -> dict[str, Any]:
@@ -489,6 +496,30 @@ def _overwrites(b: Bench) -> dict[str, Any]:
             )
         }
     return out
+
+
+def performed_twice(result: dict[str, Any]) -> list[str]:
+    """Effects performed twice, seen without any reference: a bot message repeated in the same
+    place (same text, embeds and reply), an outbox item left undone, the same thing created
+    twice on Discord."""
+    found: list[str] = []
+    for place, messages in result["discord"].items():
+        seen: set[str] = set()
+        for message in messages["bot"]:
+            key = json.dumps(
+                [message["content"], message["embeds"], message["reply_to"]], ensure_ascii=False
+            )
+            if key in seen:
+                found.append(f"{place}: posted twice: {_short(message['content'])}")
+            seen.add(key)
+    for game in result["games"]:
+        undone = [item["effect"] for item in game["outbox"] if not item["done"]]
+        if undone:
+            found.append(f"game {game['id']}: effects left undone: {_short(undone)}")
+    roles = [name for name, _members in result["roles"] if name.startswith("法官")]
+    if len(roles) != len(set(roles)):
+        found.append(f"players' roles created twice: {roles}")
+    return found
 
 
 def rename(data: Any, boundary: int) -> Any:

@@ -38,8 +38,10 @@ from racekit import (
     click_dm,
     deadline_job,
     deadline_job_after,
+    deadline_jobs,
     diff,
     outcome,
+    performed_twice,
     post,
     run_at_once,
     run_in_order,
@@ -79,9 +81,9 @@ async def started(b: Bench) -> None:
 
 async def to_deadline(b: Bench) -> None:
     """The clock at the open window's deadline (the deadline job is due, not run)."""
-    job = b.bot.scheduler.get(f"game:{b.game_id}:deadline")
-    assert job is not None
-    await b.env.advance_time(max(0.0, (job.when - b.env.now()).total_seconds()))
+    jobs = deadline_jobs(b)
+    assert len(jobs) == 1, f"the game should have one deadline job: {jobs}"
+    await b.env.advance_time(max(0.0, (jobs[0].when - b.env.now()).total_seconds()))
 
 
 async def night1_due(b: Bench) -> None:
@@ -127,7 +129,7 @@ def start(by: str) -> Input:
 def confirm(seat: int) -> Input:
     return Input(
         f"confirm:{seat}",
-        lambda b: click_dm(b, b.player(seat), f"faguan:confirm:{b.game_id}:{seat}"),
+        lambda b: click_dm(b, b.player(seat), "faguan:confirm:"),
     )
 
 
@@ -324,25 +326,28 @@ async def check_race(databases: Databases, race: Race) -> None:
     alone = {}
     if bound:  # each input alone: the other one, arriving with it, must change nothing
         alone = {i.label: await _reference(databases, race, (i,)) for i in race.inputs}
+    for name, reference in [*sequential.items(), *alone.items()]:
+        assert not performed_twice(reference), (name, performed_twice(reference))
     rng = random.Random(f"{race.name}/{databases.backend}")
     overlapped_runs = 0
     for run in range(RUNS):
         result, order, overlapped = await _at_once(databases, race, rng)
         overlapped_runs += overlapped
+        twice = performed_twice(result)
         tried: dict[str, list[str]] = {}
         if not bound or not overlapped:
             for name, reference in sequential.items():
                 tried[name] = diff(result, reference)
-        for label, reference in alone.items():
+        for label, reference in alone.items() if overlapped else ():
             (other,) = [i.label for i in race.inputs if i.label != label]
             name = f"{label} alone, {other} refused"
             tried[name] = diff(_without(result, other), reference)
             if not _refused(result["answers"].get(other, [])):
                 answer = result["answers"].get(other)
                 tried[name].append(f"/answers/{other}: {answer} is no private refusal")
-        if any(not lines for lines in tried.values()):
+        if any(not lines for lines in tried.values()) and not twice:
             continue
-        report = "\n".join(
+        report = "".join(f"  performed twice: {line}\n" for line in twice) + "\n".join(
             f"  against «{name}»:\n" + "\n".join(f"    {line}" for line in lines)
             for name, lines in tried.items()
         )
