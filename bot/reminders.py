@@ -108,7 +108,8 @@ class Reminders:
                 dm = user.dm_channel or await user.create_dm()
                 await self.bot.effects.send_once(dm, text)
             except discord.Forbidden:
-                log.info("game %s: seat %s takes no DMs; no reminder", game_id, seat)
+                # which seats are reminded depends on their powers: the seat only at DEBUG
+                log.debug("game %s: seat %s takes no DMs; no reminder", game_id, seat)
             done.add(int(seat))
             sent.append(int(seat))
             reminded[window] = sorted(done)
