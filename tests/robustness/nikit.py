@@ -141,8 +141,9 @@ class Names:
         return value
 
 
-def message_item(names: Names, message: Any, order: dict[int, int]) -> Any:
-    """A stored message as its readers see it (backend model), ids named."""
+def message_item(names: Names, message: Any, replied: dict[int, Any]) -> Any:
+    """A stored message as its readers see it (backend model), ids named; a reply names the
+    message it answers by author and text (positions shift once two games differ)."""
     ref = message.reference or {}
     ref_id = ref.get("message_id")
     return (
@@ -156,7 +157,7 @@ def message_item(names: Names, message: Any, order: dict[int, int]) -> Any:
                 (r.emoji, tuple(sorted(names.of(u) for u in r.user_ids))) for r in message.reactions
             )
         ),
-        order.get(int(ref_id)) if ref_id is not None else None,
+        replied.get(int(ref_id), "<gone>") if ref_id is not None else None,
         message.pinned,
         message.edited_timestamp is not None,
         tuple(a.get("filename") for a in message.attachments),
@@ -170,8 +171,8 @@ def channel_items(env: Env, names: Names, channel_id: int) -> tuple[Any, ...]:
     """Every message of a channel (no ephemerals), oldest first."""
     stored = sorted(env.backend.messages.get(channel_id, {}).values(), key=lambda m: m.id)
     shown = [m for m in stored if not m.is_ephemeral]
-    order = {m.id: i for i, m in enumerate(shown)}
-    return tuple(message_item(names, m, order) for m in shown)
+    replied = {m.id: (names.of(m.author_id), names.text(m.content)[:80]) for m in shown}
+    return tuple(message_item(names, m, replied) for m in shown)
 
 
 def server(env: Env, guild_id: int, names: Names) -> dict[int, tuple[str, Any]]:
@@ -370,6 +371,35 @@ class Play:
             raise AssertionError(step)
 
 
+def delta(before: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
+    """What changed for one viewer since the previous step: channels and threads that appeared,
+    vanished or changed (their type, overwrites and members in full; their messages as the new
+    ones and the old ones that changed), and the roles and members if they changed. Comparing
+    the two games' deltas step by step compares everything, and a difference is reported once,
+    at the step that made it, not again at every later step."""
+    before = before or {}
+    out: dict[str, Any] = {}
+    for key in sorted(set(before) | set(now)):
+        old, new = before.get(key), now.get(key)
+        if old == new:
+            continue
+        if new is None or old is None or not key.startswith(("channel:", "thread:")):
+            out[key] = new if new is not None else "<gone>"
+            continue
+        *head_old, items_old = old
+        *head_new, items_new = new
+        count = len(items_old)
+        changed = sorted(
+            repr(x) for x, y in zip(items_new[:count], items_old, strict=False) if x != y
+        )
+        out[key] = {
+            "head": tuple(head_new) if head_new != head_old else None,
+            "new": items_new[count:],
+            "changed": changed,
+        }
+    return out
+
+
 def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     """Where two observations differ, with both values (short), or None."""
     if a == b:
@@ -402,6 +432,7 @@ __all__ = [
     "Play",
     "Step",
     "dealing",
+    "delta",
     "first_difference",
     "same_knowledge",
     "swapped",

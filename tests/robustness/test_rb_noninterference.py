@@ -37,7 +37,7 @@ from typing import Any
 import discord
 import pytest
 import pytest_asyncio
-from nikit import Observed, Play, Step, dealing, first_difference, same_knowledge, swapped
+from nikit import Observed, Play, Step, dealing, delta, first_difference, same_knowledge, swapped
 from rbkit import EnvClock
 
 # isort: split
@@ -165,6 +165,8 @@ class Planner:
         answers: dict[str, list[Any]] = {}
         await self.play.do(step, answers)
         seen = None
+        if not self.play.game_id:  # observed from the step that starts the game
+            self.play.game_id = self.play.bot.channel_games.get(self.play.channel.id, 0)
         if self.play.game_id:
             state = await self.play.state()
             seen = await self.play.observe(state, self.seated(state))
@@ -187,7 +189,7 @@ class Planner:
         if self.rnd.random() < 0.3:  # DMs closed before the deal
             await self.step(Step("block", self.rnd.choice(self.order[: self.n])))
         await self.step(Step("slash", mod, args=(("command", "game start"),)))
-        self.play.game_id = self.play.bot.channel_games[self.play.channel.id]
+        assert self.play.game_id, "the game did not start"
         assert len(deals) == 1
         state = await self.play.state()
         self.pair = choose_pair(deals[0], state, self.rnd, self.seated(state), self)
@@ -390,20 +392,31 @@ class Verdict:
             self.leaks.append((kind, found))
 
 
-def compare(step_no: int, step: Step, a: Observed, b: Observed, verdict: Verdict) -> None:
-    """Record what an observer sees differently at this step (the first of each kind)."""
+def compare(
+    step_no: int,
+    step: Step,
+    a: tuple[Observed | None, Observed],
+    b: tuple[Observed | None, Observed],
+    verdict: Verdict,
+) -> None:
+    """Record what an observer sees differently at this step (the first of each kind): what
+    changed in their view of the server since the previous step, and the answers they got."""
     step_kind = step.kind if step.kind != "slash" else dict(step.args)["command"]
-    for who in sorted(a.public):
+    (a_before, a_now), (b_before, b_now) = a, b
+    for who in sorted(a_now.public):
         if who != "spectator" and not (
-            who in b.views and same_knowledge(a.views[who], b.views[who])
+            who in b_now.views and same_knowledge(a_now.views[who], b_now.views[who])
         ):
             continue
         verdict.observers.add(who)
-        found = first_difference(a.public[who], b.public.get(who))
+        seen_a = delta(a_before.public.get(who) if a_before else None, a_now.public[who])
+        seen_b = delta(b_before.public.get(who) if b_before else None, b_now.public.get(who, {}))
+        found = first_difference(seen_a, seen_b)
         if found:
             where = re.sub(r"\[\d+\]", "", re.split(r":\n|: only in", found)[0])
             kind = f"seen in {where} after {step_kind}"
             verdict.add(kind, f"step {step_no} ({step}): {who} sees {found}")
+    a, b = a_now, b_now
     for who, got in a.answers.items():
         if who == "moderator":
             continue
@@ -421,13 +434,15 @@ def compare(step_no: int, step: Step, a: Observed, b: Observed, verdict: Verdict
 async def replay(game: Game, recorded: list[Recorded], verdict: Verdict) -> None:
     """Game B: the same steps, compared after each until the public views differ."""
     play = game.world.play
+    before: tuple[Observed | None, Observed | None] = (None, None)
     for i, rec in enumerate(recorded):
         answers: dict[str, list[Any]] = {}
         await play.do(rec.step, answers)
         if rec.seen is None:
             continue
         if not play.game_id:
-            play.game_id = play.bot.channel_games[play.channel.id]
+            play.game_id = play.bot.channel_games.get(play.channel.id, 0)
+        assert play.game_id, "game B did not start"
         state = await play.state()
         seen = await play.observe(state, sorted(rec.seen.views))
         seen.answers = answers
@@ -436,7 +451,8 @@ async def replay(game: Game, recorded: list[Recorded], verdict: Verdict) -> None
             return
         verdict.compared += 1
         verdict.locks += rec.step.kind == "lock" or "mod advance" in str(rec.step)
-        compare(i, rec.step, rec.seen, seen, verdict)
+        compare(i, rec.step, (before[0], rec.seen), (before[1], seen), verdict)
+        before = (rec.seen, seen)
 
 
 @pytest_asyncio.fixture
