@@ -12,7 +12,8 @@ Theory of operation:
   started and moves its channel bindings to the game: a crash leaves either nothing or all of it.
 - A channel has at most one holder (``channel_bindings`` primary key): a second sign-up or game
   naming it fails on the insert itself, whatever any pre-check saw. Bindings go when the sign-up
-  is cancelled or its game finishes (the game's finishing append deletes them).
+  is cancelled or its game finishes or is stopped (the status change deletes them; a stopped
+  game put back in play takes them back, or is refused if another holds one now).
 - A confirmation is one row per (game, seat, term), inserted only for the seat's present holder;
   a repeat is a no-op, and a substitute (a new term) has to confirm again.
 """
@@ -144,9 +145,9 @@ class Lobbies:
                 return _info(row)
         except IntegrityError:
             pass
-        raise await self._held(channel_id, vote_channel_id)
+        raise await self.held(channel_id, vote_channel_id)
 
-    async def _held(self, *channel_ids: int) -> ChannelHeld:
+    async def held(self, *channel_ids: int) -> ChannelHeld:
         """Who holds the first of these channels that is held (after a refused binding)."""
         async with self._sessions() as s:
             for cid in channel_ids:
@@ -279,7 +280,7 @@ class Lobbies:
 
     async def holder(self, channel_id: int) -> ChannelHeld | None:
         """Who holds this channel now, if anyone."""
-        held = await self._held(channel_id)
+        held = await self.held(channel_id)
         return held if held.game_id is not None or held.lobby_channel_id is not None else None
 
     # --- role confirmations -------------------------------------------------------------------

@@ -287,7 +287,7 @@ class Confirmation(Base):
 class ChannelBinding(Base):
     """A channel held by an open sign-up or a game in play: one holder per channel (the primary
     key). Written when a sign-up opens, moved to its game when it starts, deleted when the
-    sign-up is cancelled or the game finishes."""
+    sign-up is cancelled or the game finishes or is stopped (taken back if it is resumed)."""
 
     __tablename__ = "channel_bindings"
     __table_args__ = (

@@ -37,6 +37,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import func, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from bot.store import statements as sql
@@ -51,6 +52,7 @@ from bot.store.errors import (
 )
 from bot.store.lobbies import Lobbies
 from bot.store.models import (
+    ChannelBinding,
     Event,
     Game,
     GameSecret,
@@ -731,8 +733,15 @@ class Repository:
         await self._set_status(game_id, GameStatus.STOPPED_ERROR, error)
 
     async def resume_game(self, game_id: int) -> None:
-        """Put a stopped game back to ``active`` (after a moderator or an upgrade fixed it)."""
-        await self._set_status(game_id, GameStatus.ACTIVE, None)
+        """Put a stopped game back to ``active`` (after a moderator or an upgrade fixed it); it
+        takes its channels back, or raises ``ChannelHeld`` (changing nothing) if another sign-up
+        or game holds one of them now."""
+        try:
+            await self._set_status(game_id, GameStatus.ACTIVE, None)
+        except IntegrityError:
+            info = await self.get_game(game_id)
+            ids = [int(info.channels[k]) for k in ("game", "vote") if k in info.channels]
+            raise await self.lobbies.held(*ids) from None
 
     async def finish_game(self, game_id: int) -> None:
         """Mark a game ``finished`` without new events (``record(finish=True)`` does it with)."""
@@ -749,8 +758,22 @@ class Repository:
             )
             if result.scalar_one_or_none() is None:
                 raise GameNotFound(game_id)
-            if status is GameStatus.FINISHED:
+            if status is not GameStatus.ACTIVE:  # finished, or stopped: its channels are free
                 await s.execute(sql.RELEASE_CHANNELS, {"g": game_id})
+                return
+            game = await s.get(Game, game_id)
+            assert game is not None
+            ids = sorted({int(game.channels[k]) for k in ("game", "vote") if k in game.channels})
+            held = select(ChannelBinding.channel_id).where(ChannelBinding.game_id == game_id)
+            mine = set((await s.scalars(held)).all())
+            rows = [
+                {"channel_id": cid, "server_id": game.server_id, "lobby_id": None,
+                 "game_id": game_id, "created_at": now}
+                for cid in ids
+                if cid not in mine
+            ]  # fmt: skip
+            if rows:  # a channel held by another sign-up or game fails here
+                await s.execute(insert(ChannelBinding), rows)
 
     # --- the seed -----------------------------------------------------------------------------
 

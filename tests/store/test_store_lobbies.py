@@ -295,3 +295,20 @@ async def test_the_migration_moves_json_held_sign_ups_and_confirmations(database
         assert await repo.lobbies.confirmed_seats(1) == {2}
     finally:
         await db.dispose()
+
+
+async def test_a_stopped_game_lets_its_channels_go_and_takes_them_back(repo: Repository) -> None:
+    lobby = await open_lobby(repo)
+    for u in range(USER, USER + 2):
+        await repo.lobbies.join(lobby.id, u, f"p{u}")
+    game_id = (await repo.lobbies.start(lobby.id, deal)).game_id
+    await repo.stop_game(game_id, "corrupt log")
+    assert await repo.lobbies.held_channels() == {}
+    await repo.resume_game(game_id)
+    assert await repo.lobbies.held_channels() == {LOBBY_CHANNEL: game_id, VOTE_CHANNEL: game_id}
+    await repo.stop_game(game_id, "corrupt log")
+    taken = await open_lobby(repo, channel=OTHER_CHANNEL, vote=VOTE_CHANNEL)
+    with pytest.raises(ChannelHeld) as held:
+        await repo.resume_game(game_id)
+    assert (held.value.channel_id, held.value.lobby_channel_id) == (VOTE_CHANNEL, taken.channel_id)
+    assert (await repo.get_game(game_id)).status.value == "stopped_error"  # nothing changed
