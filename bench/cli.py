@@ -118,7 +118,10 @@ def refusal(args: argparse.Namespace) -> str | None:
             return f"{flag}: names nothing (known: {', '.join(known)})"
     if "discord" in _names(args.only) and importlib.util.find_spec("simcord") is None:
         others = ",".join(s for s in SECTIONS if s != "discord")
-        return f"the discord section needs simcord: {EXTRA} (or leave it out: --only {others})"
+        return (
+            f"the discord section needs simcord, the faguan[bench] extra: {EXTRA} "
+            f"(or leave it out: --only {others})"
+        )
     return None
 
 
