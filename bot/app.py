@@ -14,6 +14,7 @@ import datetime as dt
 import gc
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -372,14 +373,21 @@ class FaguanBot(commands.Bot):
         """Whether posts in this channel are read as votes."""
         return channel_id in self.vote_channels and self.channel_games.get(channel_id) == game_id
 
-    async def start_game(self, lobby: LobbyInfo) -> int:
+    async def start_game(
+        self, lobby: LobbyInfo, started: Callable[[int], Awaitable[None]] | None = None
+    ) -> int:
         """Deal a signed-up game. The sign-up is marked started and the game created in one
-        transaction (a second start is refused, ``LobbyRefused``); the players' role, the bot's
-        own allow overwrite and the role DMs then go out from the outbox (``bot.start_effects``),
-        so a crash half-way is finished by recovery, nothing done twice."""
-        return await self.service.start_lobby(
-            lobby.id, seed=self.seed_source(), created=self.register_channels
-        )
+        transaction (a second start is refused, ``LobbyRefused``); then its channels are routed
+        to it, ``started`` is awaited (the cog answers the start), and the players' role, the
+        bot's own allow overwrite and the role DMs go out from the outbox
+        (``bot.start_effects``), so a crash half-way is finished by recovery, nothing twice."""
+
+        async def created(game_id: int, channels: dict[str, Any]) -> None:
+            self.register_channels(game_id, channels)
+            if started is not None:
+                await started(game_id)
+
+        return await self.service.start_lobby(lobby.id, seed=self.seed_source(), created=created)
 
     def render(self, locale: str, key: str, **params: object) -> str:
         """A catalog text."""

@@ -170,14 +170,15 @@ class GameService:
         lobby_id: int,
         *,
         seed: str,
-        created: Callable[[int, dict[str, Any]], None] | None = None,
+        created: Callable[[int, dict[str, Any]], Awaitable[None]] | None = None,
     ) -> int:
         """Deal a sign-up's game: the sign-up is marked started and the game created (with the
         start's Discord work first in its outbox, ``bot.start_effects``) in one transaction,
         then the effects are performed. Raises ``LobbyRefused`` (``started``, naming the game,
         for every start but one) or the engine's ``EngineError`` if the players cannot be dealt.
-        ``created`` is told the new game and its channels once it is committed, before any of its
-        effects is performed (so the shell routes the channels to it first).
+        ``created`` is awaited with the new game and its channels once it is committed, before
+        any of its effects is performed (the shell routes the channels to it and answers the
+        start; a refused start has answered nothing yet, so its refusal can be private).
         """
 
         def deal(lobby: LobbyInfo) -> GameDraft:
@@ -197,7 +198,7 @@ class GameService:
         self._loaded.pop(result.game_id, None)
         if created is not None:
             info = await self.info(result.game_id, refresh=True)
-            created(result.game_id, dict(info.channels))
+            await created(result.game_id, dict(info.channels))
         await self._deliver(result.pending)
         return result.game_id
 

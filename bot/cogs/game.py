@@ -300,10 +300,13 @@ class GameCog(commands.Cog, name="GameCog"):
         except EngineError as err:
             await respond(interaction, text(self.bot, interaction, err.key, **err.params))
             return
-        await interaction.response.defer(thinking=True)
+
+        async def recorded(_game_id: int) -> None:  # dealt: the role DMs take a while
+            await interaction.response.defer(thinking=True)
+
         try:
-            game_id = await self.bot.start_game(lobby)
-        except LobbyRefused as err:  # another start (or a leave) came first
+            game_id = await self.bot.start_game(lobby, recorded)
+        except LobbyRefused as err:  # another start (or a leave) came first: told privately
             await self._refused(interaction, err)
             return
         except EngineError as err:  # the players changed since the check: nothing recorded

@@ -123,6 +123,8 @@ async def test_two_starts_at_once_deal_one_game(table: Table) -> None:
     started = render("en", "notice.lobby_started", {"game": game_id})
     dealt = render("zh-CN", "notice.started", {"game": game_id})
     assert sorted([started, dealt]) == said, said
+    refused = first if answers(first)[-1] == started else second
+    assert refused.ephemeral and not refused.followups  # told privately, as a later press is
     # one players' role, every player in it
     roles = [r for r in t.bot.get_guild(t.guild.id).roles if r.name == role_name(game_id)]
     assert len(roles) == 1
