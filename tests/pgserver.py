@@ -259,7 +259,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _sweep(parent: Path) -> None:
+def sweep(parent: Path) -> None:
     """Remove the folders of test runs that were killed (their servers stopped with them)."""
     for root in parent.glob(f"{PREFIX}*"):
         try:
@@ -277,7 +277,7 @@ def throwaway() -> Iterator[ThrowawayServer]:
     """A new PostgreSQL server on a temporary directory, running until the block ends."""
     install = _binaries()
     account = pwd.getpwnam(UNPRIVILEGED) if os.geteuid() == 0 else None
-    _sweep(Path(tempfile.gettempdir()))
+    sweep(Path(tempfile.gettempdir()))
     root = Path(tempfile.mkdtemp(prefix=PREFIX))
     (root / OWNER).write_text(str(os.getpid()))
     try:
