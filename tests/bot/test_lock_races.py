@@ -1,13 +1,16 @@
 """Locks that race (issue 12), on simcord: the deadline job and `/mod advance` fired together, or
 two moderators' `/mod advance` at once, lock the window once — day 1 resolves, night 2 stays
 open — and a moderator's deadline moved into the past is refused with the current time, so the
-votes acknowledged with ✅ still count. The general race suite is tests/robustness/."""
+votes acknowledged with ✅ still count. On SQLite and PostgreSQL. The general race suite is
+tests/robustness/test_rb_races.py."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import inspect
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,21 +18,51 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from conftest import EnvClock
-from gamebot import Driver, Table, by_role, running_table
-from simcord import MemberActor
+from gamebot import Driver, Table, build_table, by_role, settings_for
+from pgserver import PgServer
+from simcord import Env, MemberActor
 
-from bot.app import fire_deadline
+from bot.app import FaguanBot, create_bot, fire_deadline
+from bot.timing import DeadlineScheduler
 from engine.model import PhaseKind
 from engine.state import DayRecord, GameState, NightRecord, OverrideRecord
 
+SEED = "lock-races"
 ALREADY = "That window was already locked"
 ACCEPTED = "Received"
 
 
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "races.db", 8, EnvClock(), seed="lock-races") as t:
+@pytest_asyncio.fixture(params=["sqlite", "postgresql"])
+async def table(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Table]:
+    """A started bot with eight players, on a SQLite file or a fresh PostgreSQL database."""
+    pg: PgServer | None = None
+    name = ""
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'races.db'}"
+    else:
+        pg = request.getfixturevalue("pg_server")
+        name = f"faguan_locks_{uuid.uuid4().hex[:10]}"
+        await pg.create_database(name)
+        url = pg.url(name)
+    clock = EnvClock()
+    settings = settings_for(tmp_path / "unused.db")
+    settings = dataclasses.replace(
+        settings, database=dataclasses.replace(settings.database, url=url)
+    )
+    bot = create_bot(
+        settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: SEED
+    )
+    env = Env(bot)
+    clock.bind(env)
+    t = build_table(env, 8)
+    await env.start()
+    try:
         yield t
+    finally:
+        await env.shutdown()
+        if pg is not None:
+            await pg.drop_connections(name)
+            await pg.drop_database(name)
 
 
 async def slash_at_once(who: MemberActor, table: Table, name: str) -> Any:
@@ -38,16 +71,30 @@ async def slash_at_once(who: MemberActor, table: Table, name: str) -> Any:
     return await inspect.unwrap(MemberActor.slash)(who, table.channel, name)
 
 
-async def after(yields: int, work: Any) -> Any:
-    """`work` (a coroutine), started after `yields` turns of the event loop: varies which input
-    reaches which await first."""
-    for _ in range(yields):
-        await asyncio.sleep(0)
-    return await work
-
-
 INTERLEAVINGS = [(0, 0), (0, 3), (3, 0), (0, 12), (12, 0), (0, 40), (40, 0)]
-"""(yields before the first input, yields before the second): either first, or overlapping."""
+"""Turns of the event loop each lock waits, in arrival order, once all have arrived: either one
+first, or both overlapping at several depths."""
+
+
+def issued_together(bot: FaguanBot, yields: tuple[int, ...]) -> None:
+    """Hold every `lock_due` (the deadline job's, each `/mod advance`'s) until all len(yields) of
+    them have started — so each was issued while the same window was open, as when they come
+    at the same moment — then let the k-th to arrive go on after yields[k] turns of the loop."""
+    original = bot.lock_due
+    arrived: list[int] = []
+    everyone = asyncio.Event()
+
+    async def held(game_id: int, **options: Any) -> Any:
+        mine = len(arrived)
+        arrived.append(game_id)
+        if len(arrived) == len(yields):
+            everyone.set()
+        await asyncio.wait_for(everyone.wait(), timeout=30)
+        for _ in range(yields[mine]):
+            await asyncio.sleep(0)
+        return await original(game_id, **options)
+
+    bot.lock_due = held  # type: ignore[method-assign]
 
 
 def answer(result: Any) -> str:
@@ -82,9 +129,9 @@ def advances(state: GameState) -> list[OverrideRecord]:
     return [r for r in state.history if isinstance(r, OverrideRecord) and r.command == "advance"]
 
 
-@pytest.mark.parametrize(("job_delay", "advance_delay"), INTERLEAVINGS)
+@pytest.mark.parametrize("yields", INTERLEAVINGS)
 async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(
-    table: Table, job_delay: int, advance_delay: int
+    table: Table, yields: tuple[int, int]
 ) -> None:
     d = Driver(table, "v2")
     roles, state = await day_one(d)
@@ -92,9 +139,9 @@ async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(
     await d.post_vote(civilians[0], f"投 {civilians[1]}号", civilians[1])
     assert state.deadline is not None
     await table.env.advance_time((state.deadline - table.env.now().timestamp() * 1000) / 1000)
+    issued_together(table.bot, yields)
     fired, advanced = await asyncio.gather(
-        after(job_delay, table.bot.scheduler.run_due()),
-        after(advance_delay, slash_at_once(table.moderator, table, "mod advance")),
+        table.bot.scheduler.run_due(), slash_at_once(table.moderator, table, "mod advance")
     )
     await table.env.settle()
     assert any(job.endswith(":deadline") for job in fired)
@@ -111,18 +158,19 @@ async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(
     assert sum("第2夜" in p and "无人" in p for p in table.public()) == 0
 
 
-@pytest.mark.parametrize(("first_delay", "second_delay"), INTERLEAVINGS)
+@pytest.mark.parametrize("yields", INTERLEAVINGS)
 async def test_two_mod_advance_at_once_lock_once_and_the_second_is_told(
-    table: Table, first_delay: int, second_delay: int
+    table: Table, yields: tuple[int, int]
 ) -> None:
     d = Driver(table, "v2")
     await day_one(d)
     second: MemberActor = table.guild.add_member(
         table.env.create_user("mod2"), roles=[table.mod_role]
     )
+    issued_together(table.bot, yields)
     first_said, second_said = await asyncio.gather(
-        after(first_delay, slash_at_once(table.moderator, table, "mod advance")),
-        after(second_delay, slash_at_once(second, table, "mod advance")),
+        slash_at_once(table.moderator, table, "mod advance"),
+        slash_at_once(second, table, "mod advance"),
     )
     await table.env.settle()
     state = await table.bot.service.state(d.game_id)
@@ -134,9 +182,9 @@ async def test_two_mod_advance_at_once_lock_once_and_the_second_is_told(
     assert len(announced) == 1, announced
 
 
-@pytest.mark.parametrize("delays", [(0, 0, 0), (0, 2, 7), (7, 2, 0), (0, 20, 40)])
+@pytest.mark.parametrize("yields", [(0, 0, 0), (0, 2, 7), (7, 2, 0), (0, 20, 40)])
 async def test_a_retried_deadline_job_and_recovery_at_once_lock_once(
-    table: Table, delays: tuple[int, int, int]
+    table: Table, yields: tuple[int, int, int]
 ) -> None:
     """The deadline job, a retry of it and recovery's reconcile all at the deadline: one lock."""
     d = Driver(table, "v2")
@@ -144,10 +192,11 @@ async def test_a_retried_deadline_job_and_recovery_at_once_lock_once(
     assert state.deadline is not None
     await table.env.advance_time((state.deadline - table.env.now().timestamp() * 1000) / 1000)
     bot = table.bot
+    issued_together(bot, yields)
     await asyncio.gather(
-        after(delays[0], fire_deadline(id(bot), d.game_id)),
-        after(delays[1], fire_deadline(id(bot), d.game_id)),
-        after(delays[2], bot.reconcile(d.game_id)),
+        fire_deadline(id(bot), d.game_id),
+        fire_deadline(id(bot), d.game_id),
+        bot.reconcile(d.game_id),
     )
     await table.env.settle()
     state = await bot.service.state(d.game_id)
