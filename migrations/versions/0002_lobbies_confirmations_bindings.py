@@ -127,9 +127,7 @@ def _move_data() -> None:
     conn = op.get_bind()
     now = datetime.now(UTC)
     meta = sa.MetaData()
-    servers = sa.Table(
-        "servers", meta, sa.Column("id", sa.BigInteger), sa.Column("settings", Json)
-    )
+    servers = sa.Table("servers", meta, sa.Column("id", sa.BigInteger), sa.Column("settings", Json))
     games = sa.Table(
         "games",
         meta,
