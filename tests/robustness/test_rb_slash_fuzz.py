@@ -90,7 +90,13 @@ class Fuzz:
         }
 
     async def lobbies(self) -> dict[str, Any]:
-        return await self.t.bot.service.repo.get_settings(self.t.guild.id)
+        """Everything a sign-up is made of: the server's settings and the channel's newest
+        sign-up (its status and players), which a refused command must leave as they were."""
+        repo = self.t.bot.service.repo
+        return {
+            "settings": await repo.get_settings(self.t.guild.id),
+            "lobby": await repo.lobbies.newest(self.t.channel.id),
+        }
 
     def integer(self) -> int:
         if self.rnd.random() < 0.5:
@@ -410,12 +416,12 @@ async def test_a_replaced_player_keeps_nothing(day_one: Fuzz) -> None:
     )
     assert answer(result) in ACCEPTED
     before = await f.states()
-    info = await t.bot.service.info(f.d.game_id)
+    lobbies = t.bot.service.repo.lobbies
+    confirmed = await lobbies.confirmed_seats(f.d.game_id)
+    assert int(seat.seat) not in confirmed  # the substitute has not confirmed yet
     clicked = await old.user.click(confirm[0], custom_id=confirm[1])
     assert answer(clicked) in NOT_PLAYER
-    assert (await t.bot.service.info(f.d.game_id)).channels.get("confirmed") == info.channels.get(
-        "confirmed"
-    )
+    assert await lobbies.confirmed_seats(f.d.game_id) == confirmed
     await _refused(f, old, "role", NOT_PLAYER)
     await _refused(f, old, "act", NOT_PLAYER, power="kill", target=1)
     assert await f.states() == before
