@@ -2,7 +2,13 @@
 DM-less play through /act, overrides, last words). Captured: every message and embed in every
 guild channel (private team threads excepted), every ephemeral answer, every log line at INFO
 and above. None may show a role, a check answer or the seed before the ruleset reveals it; an
-ephemeral /role answer shows only the invoker's own role and checks."""
+ephemeral /role answer shows only the invoker's own role and checks.
+
+Also: autocomplete of /act (power, target) and /vote offers a member exactly what the engine
+would accept from them (no list for a power they lack, none for a stranger or the dead); players
+close their DMs at random moments (one from the deal, more later); the team threads hold only
+the team's players and nobody out of the game can post there; in some games the moderator plays
+(`/game join`), and their /mod pending names no power holder they may not know of."""
 
 from __future__ import annotations
 
@@ -25,23 +31,37 @@ from gamebot import Table, build_table, make_bot
 from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberActor
 
 from bot.i18n import catalog, render
+from bot.schedule import to_ms
 from bot.views import valid_targets
-from engine.model import CheckResult, PhaseKind, Role, Seat
+from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat, Team
 from engine.rulesets import RULESETS, rules_for
 from engine.state import DayRecord, GameState, NightRecord
 from engine.view import view_for
 
 SEED = "bot-secrets-seed-7f3a9c"
-SIZES = {"v1_inspector": 16, "v4_lone": 16, "v2_sapper": 13, "v5": 8, "tianxia": 12, "wujiandao": 10}
-GAMES = [(ruleset, SIZES.get(ruleset, max(RULESETS[ruleset].min_players, 10))) for ruleset in sorted(RULESETS)]
+SIZES = {
+    "v1_inspector": 16,
+    "v4_lone": 16,
+    "v2_sapper": 13,
+    "v5": 8,
+    "tianxia": 12,
+    "wujiandao": 10,
+}
+GAMES = [
+    (ruleset, SIZES.get(ruleset, max(RULESETS[ruleset].min_players, 10)))
+    for ruleset in sorted(RULESETS)
+]
 """Every ruleset, at a size it deals (v5: 8 players, 16 cards)."""
 PREFIXES = {
+    "pending_powers": tuple(catalog(loc)["pending.powers"].split("{")[0] for loc in LOCALES),
     "over": tuple(catalog(loc)["game.over"].split("{")[0] for loc in LOCALES),
     "reveal": tuple(catalog(loc)["reveal_msg.text"].split("{")[0] for loc in LOCALES),
     "record": tuple(catalog(loc)["notice.record"].split("{")[0] for loc in LOCALES),
 }
 SEAT = re.compile(r"(\d+)号 |#(\d+) ")
-ROLE_IDS = re.compile(r"\b(" + "|".join(sorted((r.value for r in Role), key=len, reverse=True)) + r")\b")
+ROLE_IDS = re.compile(
+    r"\b(" + "|".join(sorted((r.value for r in Role), key=len, reverse=True)) + r")\b"
+)
 WORDS = ["遗言：我没问题", "last words 😀", "@everyone 理由", "{seat}", "**粗体**"]
 
 
@@ -90,6 +110,9 @@ class Capture:
     answers: int = 0
     own_answers: int = 0
     logs: int = 0
+    autocompletes: int = 0
+    mod_pendings: int = 0
+    thread_refusals: int = 0
 
     async def states(self) -> dict[int, GameState]:
         bot = self.t.bot
@@ -186,21 +209,32 @@ class Game:
     n: int
     rnd: random.Random
     game_id: int = 0
+    mod_player: MemberActor | None = None
+    """A member with the moderator role who joins this game (and one player fewer does); the
+    table's moderator still runs it."""
+    blocked: set[int] = field(default_factory=set)
+    """Members whose DMs are closed."""
 
     @property
     def members(self) -> list[MemberActor]:
-        return self.t.players[: self.n]
+        return self.t.players[: self.n - (self.mod_player is not None)]
 
     @property
     def spares(self) -> list[MemberActor]:
-        return self.t.players[self.n :]
+        return self.t.players[self.n - (self.mod_player is not None) :]
+
+    @property
+    def seated(self) -> list[MemberActor]:
+        """Everyone who tried to join (the moderator-player too)."""
+        return [*self.members, self.mod_player] if self.mod_player else self.members
 
     async def state(self) -> GameState:
         return await self.t.bot.service.state(self.game_id)
 
     def member(self, state: GameState, seat: Seat) -> MemberActor:
         user = int(state.seat(seat).player)
-        return next(m for m in [*self.t.players, self.t.outside] if m.id == user)
+        everyone = [*self.t.players, self.t.outside, *self.seated]
+        return next(m for m in everyone if m.id == user)
 
     async def slash(self, who: MemberActor, name: str, **opts: Any) -> InteractionResult:
         result = await who.slash(self.channel, name, **opts)
@@ -215,23 +249,106 @@ class Game:
         assert not r.ephemeral, answer_texts(r)
         for member in self.members:
             await self.slash(member, "game join")
+        if self.mod_player:  # a moderator who plays; if that is refused, a spare takes the seat
+            joined = await self.slash(self.mod_player, "game join")
+            if joined.ephemeral:
+                await self.slash(self.spares[0], "game join")
         seed = f"{SEED}-{self.channel.name}-{self.rnd.getrandbits(64):016x}"
         t.bot.seed_source = lambda: seed
-        blocked = self.rnd.choice(self.members)  # one player does not accept DMs
-        t.env.inject_error(
+        self.block(self.rnd.choice(self.members))  # one player does not accept DMs
+        await self.slash(t.moderator, "game start")
+        self.game_id = t.bot.channel_games[self.channel.id]
+        self.cap.seeds[self.game_id] = seed
+
+    def block(self, member: MemberActor) -> None:
+        """From now on every DM the bot sends this member fails as Discord's do (50007)."""
+        self.blocked.add(member.id)
+        self.t.env.inject_error(
             "POST",
-            f"/channels/{blocked.user.dm_channel.id}/messages",
+            f"/channels/{member.user.dm_channel.id}/messages",
             status=403,
             code=50007,
             message="Cannot send messages to this user",
             times=None,
         )
-        await self.slash(t.moderator, "game start")
-        self.game_id = t.bot.channel_games[self.channel.id]
-        self.cap.seeds[self.game_id] = seed
 
     async def checkpoint(self) -> None:
         await self.cap.check()
+        if self.game_id:
+            await self.check_threads(await self.state())
+
+    async def check_threads(self, state: GameState) -> None:
+        """Each team thread holds only players of that team, and nobody out of the game (dead,
+        replaced) can post there."""
+        info = await self.t.bot.service.info(self.game_id)
+        rules = rules_for(state)
+        handles = {h.id: h for h in self.channel.threads}
+        bot_id = self.t.bot.user.id if self.t.bot.user else 0
+        for key, value in info.channels.items():
+            if not key.startswith("thread_"):
+                continue
+            team = Team(key.removeprefix("thread_"))
+            thread = self.t.env.backend.channels[int(value)]
+            inside = set(thread.thread_members) - {bot_id}
+            team_users = {int(s.player) for s in state.seats if rules.team_of(s) is team}
+            assert inside <= team_users, (
+                "someone outside the team is in its thread",
+                team,
+                inside - team_users,
+            )
+            if state.over:
+                continue
+            living = {int(s.player) for s in state.seats if s.alive}
+            for member in [*self.t.players, *self.seated, self.t.outside]:
+                if member.id in living or member.id not in inside | team_users:
+                    continue  # the living post there; others were never in it
+                with pytest.raises(BackendError):  # out of the game: no more posting
+                    await member.send(handles[int(value)], "我还在")
+                self.cap.thread_refusals += 1
+
+    async def autocompletes(self, state: GameState) -> None:
+        """What autocomplete offers a member (or a stranger) is exactly what the engine would
+        accept from them: their own powers; targets only for a power a living card holds."""
+        rnd = self.rnd
+        who = rnd.choice([*self.seated, self.t.outside])
+        cards = state.seats_of(str(who.id))
+        living = [c for c in cards if state.seat(c).alive]
+        got = await who.autocomplete(self.channel, "act", "power", "")
+        mine = {p.value for c in cards for p in view_for(state, c).powers}
+        assert {c["value"] for c in got} == mine, ("/act power offers", who, got)
+        power = rnd.choice(list(Power))
+        got = await who.autocomplete(self.channel, "act", "target", "", power=power.value)
+        holding = [c for c in living if power in view_for(state, c).powers]
+        expected: set[int] = set()
+        if holding and power not in rules_for(state).untargeted_powers:
+            at = Instant(to_ms(self.t.env.now()))
+            expected = {int(s) for s in valid_targets(state, holding[0], power, at)}
+        assert {c["value"] for c in got} == expected, ("/act target offers", who, power, got)
+        votes = await who.autocomplete(self.channel, "vote", "target", "")
+        if not living:
+            assert votes == [], ("/vote offers a list to someone without a vote", who, votes)
+        for choice in [*got, *votes]:
+            assert not excess(str(choice["name"])), ("a secret in autocomplete", choice)
+        self.cap.autocompletes += 3
+
+    async def mod_pending(self, state: GameState) -> None:
+        """A moderator who plays asks /mod pending: it names no power holder they may not know."""
+        mod = self.mod_player
+        assert mod is not None
+        cards = state.seats_of(str(mod.id))
+        if not cards:
+            return  # not in this game: a moderator's view is theirs to have
+        known = set(cards)
+        for card in cards:
+            known |= set(view_for(state, card).teammates)
+        result = await self.slash(mod, "mod pending")
+        await self.answer(result, own=cards[0])
+        for text in answer_texts(result):
+            for line in text.split("\n"):
+                if line.startswith(PREFIXES["pending_powers"]):
+                    named = {int(a or b) for a, b in SEAT.findall(line + " ")}
+                    assert named <= {int(s) for s in known}, ("/mod pending names", line)
+        self.cap.mod_pendings += 1
 
     async def answer(self, result: InteractionResult, own: Seat | None = None) -> None:
         states = await self.cap.states()
@@ -249,6 +366,9 @@ class Game:
             await self.answer(await self.slash(who, "game status"))
         else:
             await self.answer(await self.slash(self.t.outside, "role"))
+        await self.autocompletes(state)
+        if self.mod_player:
+            await self.mod_pending(state)
 
     async def night(self, state: GameState) -> None:
         rules = rules_for(state)
@@ -258,6 +378,8 @@ class Game:
             if not powers or self.rnd.random() < 0.1:
                 continue
             power = self.rnd.choice(powers)
+            if self.mod_player and self.rnd.random() < 0.2:  # asked in the middle of the night
+                await self.mod_pending(await self.state())
             member = self.member(state, seat)
             cards = state.seats_of(state.seat(seat).player)
             card = {"card": int(seat)} if len(cards) > 1 else {}  # 5.0: the card acting
@@ -354,6 +476,10 @@ class Game:
             if state.over:
                 break
             await self.peeks(state)
+            if self.rnd.random() < 0.25:  # another player closes their DMs, at a random moment
+                open_dms = [m for m in self.seated if m.id not in self.blocked]
+                if open_dms:
+                    self.block(self.rnd.choice(open_dms))
             await self.last_words(state)
             if self.rnd.random() < 0.2:
                 await self.override(state)
@@ -395,11 +521,21 @@ async def test_whole_bot_games_keep_their_secrets(
 ) -> None:
     rnd = random.Random(SEED)
     cap = Capture(t=table, caplog=caplog)
+    managers = table.guild.create_role("管理", permissions=discord.Permissions(manage_guild=True))
+    mod_players = [  # moderators who play: the configured role, and Manage Server
+        table.guild.add_member(table.env.create_user("主持玩家"), roles=[table.mod_role]),
+        table.guild.add_member(table.env.create_user("管理玩家"), roles=[managers]),
+    ]
+    await table.env.settle()
     results = []
     for k, (ruleset, n) in enumerate(GAMES, start=1):
         channel = table.guild.create_text_channel(f"game-{k}")
         await table.env.settle()
+        mod_player = (
+            mod_players[k % 2] if k % 4 < 2 else None
+        )  # one holds the role, one Manage Server
         game = Game(t=table, cap=cap, channel=channel, ruleset=ruleset, n=n, rnd=rnd)
+        game.mod_player = mod_player
         final = await game.play(phases=8)
         history = [e for e in final.history if isinstance(e, NightRecord | DayRecord)]
         results.append((ruleset, final.result.reason if final.result else None, len(history)))
@@ -407,9 +543,12 @@ async def test_whole_bot_games_keep_their_secrets(
     assert not list(table.env.errors)
     print(
         f"secrets (bot): {len(GAMES)} games {results}; {cap.public} public messages, "
-        f"{cap.answers} answers ({cap.own_answers} /role to their owner), {cap.logs} log lines"
+        f"{cap.answers} answers ({cap.own_answers} /role to their owner), {cap.logs} log lines, "
+        f"{cap.autocompletes} autocompletes, {cap.mod_pendings} /mod pending by a moderator who "
+        f"plays, {cap.thread_refusals} posts refused in a team thread"
     )
     assert cap.public > 100 and cap.answers > 50 and cap.logs > 0
+    assert cap.autocompletes > 50 and cap.mod_pendings > 0 and cap.thread_refusals > 0
     assert sum(1 for _, reason, _ in results if reason != "win.moderator") >= 2
     # The checker itself sees a role shown in public.
     killer = render("zh-CN", "role.killer")
