@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -28,6 +29,16 @@ from engine.state import GameState
 from engine.view import PlayerView, view_for
 
 CANNOT_DM = 50007
+
+
+def quick_settle(env: Env) -> None:
+    """Settle with a 2 ms poll instead of simcord's 50 ms: while the bot waits on the database's
+    thread, simcord's settling sleeps its idle interval between looks, and at hundreds of steps a
+    game that is most of this test's time (a pair of games takes about half as long). Only how
+    often it looks changes, not when it calls the bot settled (simcord 3.2.1's `_settle_internal`
+    decides that from the bot's pending work)."""
+    settle = env._settle_internal
+    env._settle_internal = functools.partial(settle, idle=0.002)  # type: ignore[method-assign]
 
 
 # -- the deal: recorded (game A) or with two seats' roles swapped (game B) ------------------------
@@ -434,6 +445,7 @@ __all__ = [
     "dealing",
     "delta",
     "first_difference",
+    "quick_settle",
     "same_knowledge",
     "swapped",
 ]

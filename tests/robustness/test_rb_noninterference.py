@@ -36,7 +36,17 @@ from typing import Any
 
 import discord
 import pytest
-from nikit import Observed, Play, Step, dealing, delta, first_difference, same_knowledge, swapped
+from nikit import (
+    Observed,
+    Play,
+    Step,
+    dealing,
+    delta,
+    first_difference,
+    quick_settle,
+    same_knowledge,
+    swapped,
+)
 from rbkit import EnvClock
 
 # isort: split
@@ -120,6 +130,7 @@ class Game:
     async def start(cls, db: Path, n: int) -> Game:
         clock = EnvClock()
         env = Env(make_bot(db, clock, seed=SEED))
+        quick_settle(env)
         clock.bind(env)
         world = build(env, n)
         await env.start()
