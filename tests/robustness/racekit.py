@@ -12,8 +12,9 @@ differ between runs for no fault of the bot, so they are renamed by order of fir
 simcord refuses overlapping actor operations from different tasks (its operation guard), so the
 race launches the *unguarded* actor verbs (`inspect.unwrap`) in tasks of their own; each one emits
 its gateway event and then waits, like the guarded verb, for the bot to settle. Interleavings are
-varied three ways, from a seeded RNG: which input is launched first, `asyncio.sleep(0)` × k before
-each launch, and `asyncio.sleep(0)` × k at every await of the store and of the bot's HTTP client.
+varied, from a seeded RNG: which input is launched first; when the others arrive (after
+`asyncio.sleep(0)` × k, or once the inputs already in flight have made k awaits of the store or
+the HTTP client); and `asyncio.sleep(0)` × k at every await of the store and of the HTTP client.
 """
 
 from __future__ import annotations
@@ -49,12 +50,16 @@ SEED = "race-seed"
 RULESET = "v2"
 PLAYERS = 8
 
-RUNS = max(1, int(os.environ.get("FAGUAN_RACE_RUNS", "2")))
-"""Concurrent runs per race and backend (CI: 2; `FAGUAN_RACE_RUNS=40` for a long hunt)."""
+RUNS = max(1, int(os.environ.get("FAGUAN_RACE_RUNS", "3")))
+"""Concurrent runs per race and backend (CI: 3; `FAGUAN_RACE_RUNS=40` for a long hunt)."""
 MAX_DELAY = 6
 """At most this many `sleep(0)` before an input is launched (few: the inputs must overlap)."""
 MAX_JITTER = 3
 """At most this many `sleep(0)` before each await of the store and of Discord's HTTP client."""
+MAX_DEPTH = 24
+"""An input may wait for the others to reach up to their this-many-th such await."""
+IDLE_YIELDS = 200
+"""…but no longer than this many yields in a row without one (they may be waiting on it)."""
 
 SNOWFLAKE_MIN = 10**15
 _DIGITS = re.compile(r"\d{15,21}")
@@ -299,22 +304,47 @@ async def run_in_order(b: Bench, inputs: Sequence[Input]) -> None:
             b.answers[item.label] = answer
 
 
-async def run_at_once(b: Bench, inputs: Sequence[Input], rng: random.Random) -> list[str]:
-    """The inputs launched together (in a random order, each after a few random yields), with
-    random yields at every await of the store and of the HTTP client; returns the launch order."""
+async def run_at_once(
+    b: Bench, inputs: Sequence[Input], rng: random.Random, run: int = 2
+) -> list[str]:
+    """The inputs launched together, with random yields at every await of the store and of the
+    HTTP client; returns the launch order: as listed in run 0, reversed in run 1 (so that each
+    input goes first on every backend), random after that. The first is launched at once; each
+    other one after a few random yields, or once the inputs already launched have reached their
+    k-th await of the store or HTTP client (so that it arrives deep into their work, too)."""
     order = list(range(len(inputs)))
-    rng.shuffle(order)
-    delays = {i: rng.randint(0, MAX_DELAY) for i in order}
+    if run == 1:
+        order.reverse()
+    elif run > 1:
+        rng.shuffle(order)
+    waits = {
+        i: ("yields", 0)
+        if n == 0
+        else rng.choice([("yields", rng.randint(0, MAX_DELAY)), ("io", rng.randint(1, MAX_DEPTH))])
+        for n, i in enumerate(order)
+    }
     tasks: dict[int, asyncio.Task[Any]] = {}
     arrived_late: list[bool] = []
+    shaker = Jitter(b.bot, rng)
+
+    def others_done(i: int) -> bool:
+        return all(t.done() for j, t in tasks.items() if j != i)
 
     async def launch(i: int) -> Any:
-        for _ in range(delays[i]):
-            await asyncio.sleep(0)
+        kind, k = waits[i]
+        if kind == "yields":
+            for _ in range(k):
+                await asyncio.sleep(0)
+        else:  # until k awaits, the others are done, or nothing has moved for a while
+            seen, still = shaker.awaits, 0
+            while shaker.awaits < k and not others_done(i) and still < IDLE_YIELDS:
+                await asyncio.sleep(0)
+                still = still + 1 if shaker.awaits == seen else 0
+                seen = shaker.awaits
         arrived_late.append(any(t.done() for j, t in tasks.items() if j != i))
         return await inputs[i].run(b)
 
-    with jitter(b.bot, rng):
+    with shaker:
         for i in order:
             tasks[i] = asyncio.create_task(launch(i))
         results = await asyncio.gather(*(tasks[i] for i in order), return_exceptions=True)
@@ -324,19 +354,25 @@ async def run_at_once(b: Bench, inputs: Sequence[Input], rng: random.Random) -> 
             raise result
         b.answers[inputs[i].label] = answer_texts(result)
     b.overlapped = not any(arrived_late)
-    return [inputs[i].label for i in order]
+    return [f"{inputs[i].label} ({waits[i][0]} {waits[i][1]})" for i in order]
 
 
-@contextlib.contextmanager
-def jitter(bot: FaguanBot, rng: random.Random) -> Any:
-    """`sleep(0)` × random k before every await of the store objects and the HTTP client."""
-    patched: list[tuple[Any, str]] = []
+class Jitter:
+    """While entered: `sleep(0)` × random k before every await of the bot's store objects and of
+    its HTTP client, and a count of those awaits (how deep into their work the inputs are)."""
 
-    def wrap(owner: Any, name: str) -> None:
+    def __init__(self, bot: FaguanBot, rng: random.Random) -> None:
+        self.bot = bot
+        self.rng = rng
+        self.awaits = 0
+        self._patched: list[tuple[Any, str]] = []
+
+    def _wrap(self, owner: Any, name: str) -> None:
         original = getattr(owner, name)
 
         async def yielding(*args: Any, **kwargs: Any) -> Any:
-            for _ in range(rng.randint(0, MAX_JITTER)):
+            self.awaits += 1
+            for _ in range(self.rng.randint(0, MAX_JITTER)):
                 await asyncio.sleep(0)
             return await original(*args, **kwargs)
 
@@ -344,19 +380,21 @@ def jitter(bot: FaguanBot, rng: random.Random) -> Any:
             setattr(owner, name, yielding)
         except (AttributeError, dataclasses.FrozenInstanceError):
             return  # a frozen value (the Database pair): nothing of the bot's own to wait on
-        patched.append((owner, name))
+        self._patched.append((owner, name))
 
-    for owner in _store_objects(bot):
-        for name, member in inspect.getmembers(type(owner)):
-            if not name.startswith("__") and inspect.iscoroutinefunction(member):
-                wrap(owner, name)
-    wrap(bot.http, "request")
-    try:
-        yield
-    finally:
-        for owner, name in patched:
+    def __enter__(self) -> Jitter:
+        for owner in _store_objects(self.bot):
+            for name, member in inspect.getmembers(type(owner)):
+                if not name.startswith("__") and inspect.iscoroutinefunction(member):
+                    self._wrap(owner, name)
+        self._wrap(self.bot.http, "request")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name in self._patched:
             with contextlib.suppress(AttributeError):
                 delattr(owner, name)
+        self._patched.clear()
 
 
 def _store_objects(bot: FaguanBot) -> list[Any]:

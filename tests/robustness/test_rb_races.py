@@ -285,12 +285,12 @@ async def _reference(databases: Databases, race: Race, inputs: Sequence[Input]) 
 
 
 async def _at_once(
-    databases: Databases, race: Race, rng: random.Random
+    databases: Databases, race: Race, rng: random.Random, run: int
 ) -> tuple[dict[str, Any], list[str], bool]:
     async with bench(databases) as b:
         await race.setup(b)
         b.seal_setup()
-        order = await run_at_once(b, race.inputs, rng)
+        order = await run_at_once(b, race.inputs, rng, run)
         if race.after is not None:
             await race.after(b)
         return await outcome(b), order, b.overlapped
@@ -331,7 +331,7 @@ async def check_race(databases: Databases, race: Race) -> None:
     rng = random.Random(f"{race.name}/{databases.backend}")
     overlapped_runs = 0
     for run in range(RUNS):
-        result, order, overlapped = await _at_once(databases, race, rng)
+        result, order, overlapped = await _at_once(databases, race, rng, run)
         overlapped_runs += overlapped
         twice = performed_twice(result)
         tried: dict[str, list[str]] = {}
