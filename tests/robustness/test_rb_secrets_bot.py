@@ -24,6 +24,7 @@ from typing import Any
 import discord
 import pytest
 import pytest_asyncio
+from nikit import quick_settle
 from rbkit import LOCALES, EnvClock, count_words, excess_secret_words, secret_words
 
 # isort: split
@@ -507,6 +508,7 @@ async def table(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> AsyncIterat
     caplog.set_level(logging.INFO)
     clock = EnvClock()
     env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
+    quick_settle(env)
     clock.bind(env)
     t = build_table(env, 18)
     await env.start()
