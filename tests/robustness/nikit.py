@@ -32,11 +32,11 @@ CANNOT_DM = 50007
 
 
 def quick_settle(env: Env) -> None:
-    """Settle with a 2 ms poll instead of simcord's 50 ms: while the bot waits on the database's
-    thread, simcord's settling sleeps its idle interval between looks, and at hundreds of steps a
-    game that is most of this test's time (a pair of games takes about half as long). Only how
-    often it looks changes, not when it calls the bot settled (simcord 3.2.1's `_settle_internal`
-    decides that from the bot's pending work)."""
+    """Settle with a 2 ms poll instead of simcord's 50 ms. While the bot waits on the database's
+    thread, simcord's settling sleeps its idle interval between looks; over the hundreds of steps
+    of a game that sleeping was half the wall time. Only how often it looks changes, not when it
+    calls the bot settled (simcord 3.2.1's `_settle_internal` decides that from the bot's pending
+    work)."""
     settle = env._settle_internal
     env._settle_internal = functools.partial(settle, idle=0.002)  # type: ignore[method-assign]
 
