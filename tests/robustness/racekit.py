@@ -129,7 +129,8 @@ class Bench:
     boundary: int = 0
     """The first snowflake after the setup: ids from here on are renamed in outcomes."""
     overlapped: bool = True
-    """Whether every input was launched before any other had been answered."""
+    """Whether every input was launched before any other had been answered, and every closing
+    input was taken up by the bot while the window open at the start still was."""
     game_id: int = 0
     notes: dict[str, str] = field(default_factory=dict)
     """What a setup leaves for the inputs (a vote post's id)."""
@@ -204,9 +205,11 @@ class Input:
     label: str
     run: Run
     closes: bool = False
+    actor: Callable[[Bench], MemberActor] | None = None
+    """Whose interaction it is (None: the deadline job, which the bot enters at once)."""
     """It closes or changes the open window (a lock, a deadline override): it is bound to the
-    window open when it arrives, so arriving while another input closes that window it must be
-    refused (or be a no-op), never act on the window opened after."""
+    window open when the bot takes it up, so taken up while another input closes that window it
+    must be refused (or be a no-op), never act on the window opened after."""
 
 
 def _unguarded(method: Any) -> Any:
@@ -261,6 +264,12 @@ async def deadline_job(b: Bench) -> None:
     job = due[0]
     b.bot.scheduler.cancel(job.id)
     await job.func(*job.args)
+
+
+def window_of(b: Bench) -> Any:
+    """The game's open window as the bot's service holds it (updated as a commit returns)."""
+    state = b.bot.service.cached_state(b.game_id) if b.game_id else None
+    return plain(state.window) if state is not None else None
 
 
 async def tick(b: Bench) -> None:
@@ -326,6 +335,18 @@ async def run_at_once(
     tasks: dict[int, asyncio.Task[Any]] = {}
     arrived_late: list[bool] = []
     shaker = Jitter(b.bot, rng)
+    opened = window_of(b)
+    taken_up: dict[int, Any] = {}
+    """The open window when the bot took each closing input up (its command handler began)."""
+    actors = {i: inputs[i].actor(b).id for i in order if inputs[i].actor is not None}
+    tree = b.bot.tree
+    handle = tree._call
+
+    async def call(interaction: Any) -> None:
+        for i, user in actors.items():
+            if user == interaction.user.id and i not in taken_up:
+                taken_up[i] = window_of(b)
+        await handle(interaction)
 
     def others_done(i: int) -> bool:
         return all(t.done() for j, t in tasks.items() if j != i)
@@ -342,18 +363,25 @@ async def run_at_once(
                 still = still + 1 if shaker.awaits == seen else 0
                 seen = shaker.awaits
         arrived_late.append(any(t.done() for j, t in tasks.items() if j != i))
+        if inputs[i].actor is None:
+            taken_up[i] = window_of(b)
         return await inputs[i].run(b)
 
-    with shaker:
-        for i in order:
-            tasks[i] = asyncio.create_task(launch(i))
-        results = await asyncio.gather(*(tasks[i] for i in order), return_exceptions=True)
-        await b.env.settle()
+    tree._call = call  # type: ignore[method-assign]
+    try:
+        with shaker:
+            for i in order:
+                tasks[i] = asyncio.create_task(launch(i))
+            results = await asyncio.gather(*(tasks[i] for i in order), return_exceptions=True)
+            await b.env.settle()
+    finally:
+        del tree._call
     for i, result in zip(order, results, strict=True):
         if isinstance(result, BaseException):
             raise result
         b.answers[inputs[i].label] = answer_texts(result)
-    b.overlapped = not any(arrived_late)
+    closing = [i for i in order if inputs[i].closes]
+    b.overlapped = not any(arrived_late) and all(taken_up.get(i) == opened for i in closing)
     return [f"{inputs[i].label} ({waits[i][0]} {waits[i][1]})" for i in order]
 
 

@@ -8,10 +8,10 @@ references), then `racekit.RUNS` times at once with the interleavings varied fro
 client), on SQLite and on PostgreSQL.
 
 Inputs that close or change the open window (a lock by the deadline job or `/mod advance`, a
-deadline override) are bound to the window open when they arrive (issue 12): when two of them
-arrive together, the outcome is one of them alone, and the other is refused privately (a job: does
-nothing). Only when one arrived after the other had been answered may the second act on the
-window the first opened, as it would in sequence.
+deadline override, a pause) are bound to the window open when the bot takes them up (issue 12):
+when two of them are taken up together, the outcome is one of them alone, and the other is refused
+privately (a job: does nothing). Only an input taken up after the other's lock or override was
+committed (or after the other was answered) may act on the window then open, as in sequence.
 """
 
 from __future__ import annotations
@@ -134,17 +134,30 @@ def confirm(seat: int) -> Input:
 
 
 def advance(by: str) -> Input:
-    return Input(f"advance:{by}", lambda b: slash(b, _mod(b, by), "mod advance"), closes=True)
+    return Input(
+        f"advance:{by}",
+        lambda b: slash(b, _mod(b, by), "mod advance"),
+        closes=True,
+        actor=lambda b: _mod(b, by),
+    )
 
 
 def extend(by: str) -> Input:
     return Input(
-        f"extend:{by}", lambda b: slash(b, _mod(b, by), "mod extend", minutes=30), closes=True
+        f"extend:{by}",
+        lambda b: slash(b, _mod(b, by), "mod extend", minutes=30),
+        closes=True,
+        actor=lambda b: _mod(b, by),
     )
 
 
 def pause(by: str) -> Input:
-    return Input(f"pause:{by}", lambda b: slash(b, _mod(b, by), "mod pause"), closes=True)
+    return Input(
+        f"pause:{by}",
+        lambda b: slash(b, _mod(b, by), "mod pause"),
+        closes=True,
+        actor=lambda b: _mod(b, by),
+    )
 
 
 JOB = Input("deadline job", deadline_job, closes=True)
@@ -353,7 +366,7 @@ async def check_race(databases: Databases, race: Race) -> None:
         )
         pytest.fail(
             f"{race.name} on {databases.backend}, run {run + 1}/{RUNS} (launched {order}, "
-            f"{'overlapping' if overlapped else 'one after the other'}): the outcome is no "
+            f"{'together' if overlapped else 'one after the other'}): the outcome is no "
             f"sequential order's\n{report}",
             pytrace=False,
         )
