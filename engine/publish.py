@@ -53,7 +53,7 @@ from engine.events import (
     WindowOpened,
 )
 from engine.game import evolve, initial_state
-from engine.model import PhaseKind, Power, Seat
+from engine.model import PhaseKind, Power, Seat, Team
 from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
 from engine.state import GameState, NightRecord, OverrideRecord, SeatState, VotePost
@@ -78,6 +78,7 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
     """Who left the game, and who joined a team (at the deal, or when a role turns)."""
     rules = rules_for(after)
     out: list[Effect] = []
+    joins: list[TeamJoin] = []
     gone: set[str] = set()
     for seat in after.seats:
         old = before.seat(seat.seat) if before is not None else None
@@ -88,7 +89,11 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
                 out.append(SeatLeft(seat=seat.seat))
         team = rules.team_of(seat)
         if team is not None and seat.alive and (old is None or rules.team_of(old) != team):
-            out.append(TeamJoin(team=team, seat=seat.seat))
+            joins.append(TeamJoin(team=team, seat=seat.seat))
+    # Teams in a fixed order, not by their lowest seat: the shell creates a team's thread on its
+    # first join, and the order threads appear in is public.
+    order = list(Team)
+    out.extend(sorted(joins, key=lambda join: (order.index(join.team), int(join.seat))))
     return out
 
 
