@@ -23,6 +23,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import permissions
+from bot.cogs.common import JudgeTree
 from bot.config import Settings
 from bot.discord_effects import DiscordEffects
 from bot.i18n import render
@@ -134,6 +135,7 @@ class FaguanBot(commands.Bot):
         # The bot relays players' words (vote posts, last words, names): it pings nobody unless a
         # message says whom (a player's own notice, the moderators' role when stuck).
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        options.setdefault("tree_cls", JudgeTree)
         super().__init__(command_prefix=commands.when_mentioned, intents=intents, **options)
         self.settings = settings
         self.clock: Clock = clock or SystemClock()

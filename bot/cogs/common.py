@@ -53,6 +53,66 @@ async def find_game(
     raise NoGame("notice.no_game" if not ids else "notice.which_game")
 
 
+class JudgeTree(discord.app_commands.CommandTree):
+    """The command tree, noting as each command arrives which window its game had open."""
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
+        note_arrival(interaction)  # before the first await: nothing can have moved yet
+        return True
+
+
+def note_arrival(interaction: discord.Interaction[Any]) -> None:
+    """Record in `interaction.extras["windows"]` the window open (its index, or None) in each game
+    the interaction may be about, as the bot takes it up — without I/O, so no deadline can lock in
+    between. A clock command is bound to that window (`window_at_arrival`), not to whatever window
+    is open after the awaits of the command's own checks."""
+    bot = interaction.client
+    routes: dict[int, int] = getattr(bot, "channel_games", {})
+    service = getattr(bot, "service", None)
+    if service is None:
+        return
+    games = {routes[c] for c in (interaction.channel_id, _parent_id(interaction)) if c in routes}
+    named = _option(interaction.data, "game_id")
+    if isinstance(named, int):
+        games.add(named)
+    windows: dict[int, int | None] = {}
+    for game_id in games:
+        state = service.cached_state(game_id)
+        if state is not None:
+            windows[game_id] = state.window_index if state.window is not None else None
+    interaction.extras["windows"] = windows
+
+
+def _parent_id(interaction: discord.Interaction[Any]) -> int | None:
+    parent = getattr(interaction.channel, "parent_id", None)
+    return parent if isinstance(parent, int) else None
+
+
+def _option(data: Any, name: str) -> Any:
+    """The value of the option `name` anywhere in a command's (sub)options, if given."""
+    if not isinstance(data, dict):
+        return None
+    for option in data.get("options", ()) or ():
+        if option.get("name") == name and "value" in option:
+            return option["value"]
+        found = _option(option, name)
+        if found is not None:
+            return found
+    return None
+
+
+async def window_at_arrival(
+    bot: FaguanBot, interaction: discord.Interaction[Any], game_id: int
+) -> int | None:
+    """The window the game had open when the interaction arrived (see `note_arrival`); for a game
+    not in memory then, the one open now."""
+    windows = interaction.extras.get("windows", {})
+    if game_id in windows:
+        return windows[game_id]  # type: ignore[no-any-return]
+    state = await bot.service.state(game_id)
+    return state.window_index if state.window is not None else None
+
+
 def is_moderator(bot: FaguanBot, member: discord.abc.User) -> bool:
     """Moderator role (from the config) or Manage Server, on this server. @everyone never
     counts (a configured id that happens to be the server's own id names every member)."""

@@ -12,7 +12,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.app import respond
-from bot.cogs.common import NoGame, find_game, is_moderator, plays_in, text
+from bot.cogs.common import NoGame, find_game, is_moderator, plays_in, text, window_at_arrival
 from bot.render import error_text
 from bot.schedule import from_ms, to_ms
 from engine.commands import (
@@ -85,13 +85,6 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         gid = await find_game(self.bot, interaction, game_id)
         await self.bot.answer_command(interaction, gid, command, name=name)
 
-    async def _window(self, game_id: int) -> int | None:
-        """The window open as the command starts: a clock command names it, so if that window is
-        locked before the command is decided, it is refused (phase.window_locked) and changes
-        nothing — it never acts on the window opened since."""
-        state = await self.bot.service.state(game_id)
-        return state.window_index if state.window is not None else None
-
     async def _timed(
         self,
         interaction: discord.Interaction[Any],
@@ -100,7 +93,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     ) -> None:
         """A clock override (extend, shorten, set-deadline, pause, resume) for the open window."""
         gid = await find_game(self.bot, interaction, game_id)
-        command = build(await self._window(gid))
+        command = build(await window_at_arrival(self.bot, interaction, gid))
         await self.bot.answer_command(interaction, gid, command)
 
     @mod.command(name="extend", description=_("Extend the current deadline"))
@@ -129,7 +122,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
         by, now = str(interaction.user.id), self.bot.now_ms()
         gid = await find_game(self.bot, interaction)
-        window = await self._window(gid)
+        window = await window_at_arrival(self.bot, interaction, gid)
         ctx = await self.bot.context(gid)
         try:
             local = dt.datetime.strptime(time.strip(), "%Y-%m-%d %H:%M").replace(
@@ -145,7 +138,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     @mod.command(name="advance", description=_("Lock the current window now"))
     async def advance(self, interaction: discord.Interaction[Any]) -> None:
         gid = await find_game(self.bot, interaction)
-        window = await self._window(gid)  # this window, not whatever is open once deferred
+        window = await window_at_arrival(self.bot, interaction, gid)  # not one opened since
         await interaction.response.defer(ephemeral=True, thinking=True)
         outcome = await self.bot.lock_due(
             gid, forced=True, by=str(interaction.user.id), window=window
