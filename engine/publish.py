@@ -52,7 +52,7 @@ from engine.events import (
     VotePosted,
     WindowOpened,
 )
-from engine.game import evolve, initial_state
+from engine.evolve import evolve, initial_state
 from engine.model import PhaseKind, Power, Seat, Team
 from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
