@@ -25,9 +25,9 @@ import discord
 from simcord import Env
 
 from bench.report import Row
-from bot.app import FaguanBot, create_bot
 from bot.config import load
-from bot.timing import DeadlineScheduler
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.timing import DeadlineScheduler
 
 GUILD_ID = 1_300_000_000_000_000_777
 PLAYERS = 16

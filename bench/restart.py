@@ -26,8 +26,8 @@ from sqlalchemy import text
 from bench.games import day_commands, night_commands
 from bench.report import Row
 from bench.stores import Bench, Snowflakes, create_game, noop_performer, utcnow
-from bot.schedule import to_ms
-from bot.service import fold
+from bot.runtime.schedule import to_ms
+from bot.runtime.service import fold
 from bot.snapshots import EVERY, SNAPSHOTS
 from bot.store import recover
 from engine.commands import PostVote

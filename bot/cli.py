@@ -14,7 +14,6 @@ from sqlalchemy.engine import URL
 
 from bench.cli import add_arguments as add_bench_arguments
 from bot.config import TOKEN_ENV, ConfigError, Settings, load
-from bot.forum_text import forum_text
 from bot.operator_errors import (
     Exit,
     OperatorError,
@@ -24,7 +23,8 @@ from bot.operator_errors import (
     discord_error,
     silence_voice_warnings,
 )
-from bot.replay import ReplayFileError, replay_file
+from bot.records.forum_text import forum_text
+from bot.records.replay import ReplayFileError, replay_file
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
@@ -109,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
         asyncio.run(upgrade(url))
     except Exception as exc:
         return _fail("faguan run", database_error(exc, url), exc, verbose=args.verbose)
-    from bot.app import create_bot
+    from bot.discord.client import create_bot
 
     bot = create_bot(settings)
     try:

@@ -9,7 +9,7 @@ from typing import Any
 
 from gamebot import Driver, Table, by_role, compare_with_replay
 
-from bot.replay import run
+from bot.records.replay import run
 from engine.model import Seat
 from engine.record import record_of
 from engine.state import DayRecord

@@ -13,9 +13,9 @@ from typing import Any
 import discord
 from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
 
-from bot.app import FaguanBot, create_bot
 from bot.config import load
-from bot.timing import DeadlineScheduler
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.timing import DeadlineScheduler
 from engine.model import Seat
 from engine.record import record_of
 from engine.rulesets import get_ruleset

@@ -10,9 +10,9 @@ import pytest
 from gamebot import Driver, build_table, settings_for
 from simcord import Env
 
-from bot.app import create_bot
 from bot.cli import main
-from bot.timing import DeadlineScheduler, SystemClock
+from bot.discord.client import create_bot
+from bot.runtime.timing import DeadlineScheduler, SystemClock
 from engine.commands import SetDeadline
 from engine.model import Instant
 

@@ -12,7 +12,7 @@ from discord import Locale, app_commands
 from gamebot import Driver, Table, build_table, make_bot
 from simcord import Env
 
-from bot.translator import FaguanTranslator
+from bot.discord.translator import FaguanTranslator
 
 
 @pytest_asyncio.fixture

@@ -16,13 +16,13 @@ from conftest import EnvClock
 from gamebot import Driver, Table, build_table, by_role, make_bot
 from simcord import Env, MemberActor
 
-from bot.app import create_bot
-from bot.authority import warn_missing_moderator_role
 from bot.config import load
-from bot.i18n import render
-from bot.override_log import LOG_CHANNEL
-from bot.timing import DeadlineScheduler
-from bot.views import valid_targets
+from bot.discord.authority import warn_missing_moderator_role
+from bot.discord.client import create_bot
+from bot.discord.override_log import LOG_CHANNEL
+from bot.discord.views import valid_targets
+from bot.records.i18n import render
+from bot.runtime.timing import DeadlineScheduler
 from engine.model import Power, Seat
 
 SEED = "disclosure-seed"

@@ -21,9 +21,9 @@ from discord import AppCommandOptionType, Locale, app_commands
 from gamebot import make_bot
 from simcord import Env
 
-from bot.app import REQUIRED_PERMISSIONS, FaguanBot
 from bot.cli import main
-from bot.translator import FaguanTranslator
+from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot
+from bot.discord.translator import FaguanTranslator
 from engine.rulesets import RULESETS
 
 ROOT = Path(__file__).resolve().parents[2]

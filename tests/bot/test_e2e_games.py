@@ -10,7 +10,7 @@ import pytest_asyncio
 from conftest import EnvClock
 from gamebot import Driver, Table, by_role, compare_with_replay, running_table
 
-from bot.replay import run
+from bot.records.replay import run
 from engine.model import Seat
 from engine.record import record_of
 

@@ -17,8 +17,8 @@ from conftest import EnvClock
 from gamebot import GUILD_ID, Driver, Table, build_table, make_bot, settings_for
 from simcord import Env
 
-from bot.app import FaguanBot, create_bot
-from bot.timing import DeadlineScheduler
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.timing import DeadlineScheduler
 from engine.model import Camp
 from engine.rulesets import rules_for
 

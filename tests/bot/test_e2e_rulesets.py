@@ -13,8 +13,8 @@ import pytest_asyncio
 from conftest import EnvClock
 from gamebot import Driver, Table, by_role, compare_with_replay, running_table
 
-from bot.i18n import catalog
-from bot.replay import run
+from bot.records.i18n import catalog
+from bot.records.replay import run
 
 SEED = "e2e-seed"
 """With this seed the deals are (the tests still find every role by lookup):

@@ -258,7 +258,7 @@ async def test_resuming_games_when_the_database_is_away_is_retried(table: Table,
     deadlines, instead of being left without timers until the next reconnect."""
     from sqlalchemy.exc import OperationalError
 
-    from bot.service import GameService
+    from bot.runtime.service import GameService
 
     d = Driver(table, "v2")
     await d.start()

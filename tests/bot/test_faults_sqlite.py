@@ -22,9 +22,9 @@ from simcord import Env
 from sqlalchemy import event
 
 import bot.store.db
-from bot.app import create_bot
+from bot.discord.client import create_bot
+from bot.runtime.timing import DeadlineScheduler
 from bot.store import Database, open_database, upgrade
-from bot.timing import DeadlineScheduler
 
 SEED = "sqlite-fault-seed"
 HOLD_WRITE_LOCK = (

@@ -12,7 +12,7 @@ import pytest_asyncio
 from conftest import EnvClock
 from gamebot import Driver, Table, by_role, running_table
 
-from bot.game_options import parse_options, suggestions
+from bot.runtime.game_options import parse_options, suggestions
 from engine.errors import SetupError
 from engine.record import record_of
 from engine.rulesets import RULESETS

@@ -28,11 +28,11 @@ from gamebot import Table, build_table
 from pgserver import PgServer
 from simcord import ChannelHandle, Env, MemberActor
 
-from bot.app import FaguanBot, create_bot
 from bot.config import load
-from bot.i18n import render
-from bot.start_effects import role_name
-from bot.timing import DeadlineScheduler
+from bot.discord.client import FaguanBot, create_bot
+from bot.discord.start_effects import role_name
+from bot.records.i18n import render
+from bot.runtime.timing import DeadlineScheduler
 
 SEED = "lobby-races"
 PLAYERS = 12

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.i18n import catalog
+from bot.records.i18n import catalog
 
 BOT = Path(__file__).resolve().parents[2] / "bot"
 KEY = re.compile(r"""["']([a-z_]+\.[a-z_]+)["']""")
@@ -48,10 +48,10 @@ def test_long_game_texts_keep_the_game_terms_in_chinese() -> None:
 def test_long_game_texts_render_completely_in_both_locales() -> None:
     from zoneinfo import ZoneInfo
 
-    from bot.embeds import role_content, role_embed
-    from bot.override_log import log_line
-    from bot.record_html import record_page, with_links
-    from bot.render import Context, render_public
+    from bot.discord.embeds import role_content, role_embed
+    from bot.discord.override_log import log_line
+    from bot.records.record_html import record_page, with_links
+    from bot.records.render import Context, render_public
     from engine.commands import (
         EndGame,
         ExtendDeadline,

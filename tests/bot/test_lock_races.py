@@ -22,8 +22,8 @@ from gamebot import Driver, Table, build_table, by_role, settings_for
 from pgserver import PgServer
 from simcord import Env, MemberActor
 
-from bot.app import FaguanBot, create_bot, fire_deadline
-from bot.timing import DeadlineScheduler
+from bot.discord.client import FaguanBot, create_bot, fire_deadline
+from bot.runtime.timing import DeadlineScheduler
 from engine.model import PhaseKind
 from engine.state import DayRecord, GameState, NightRecord, OverrideRecord
 

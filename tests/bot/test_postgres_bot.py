@@ -14,9 +14,9 @@ from gamebot import Driver, Table, build_table
 from pgserver import ThrowawayServer
 from simcord import Env
 
-from bot.app import create_bot
 from bot.config import load
-from bot.timing import DeadlineScheduler
+from bot.discord.client import create_bot
+from bot.runtime.timing import DeadlineScheduler
 
 SEED = "pg"
 

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.i18n import LOCALES, catalog
-from bot.render import Context, render_private, render_public, render_reply
+from bot.records.i18n import LOCALES, catalog
+from bot.records.render import Context, render_private, render_public, render_reply
 from engine.commands import (
     EndGame,
     ExtendDeadline,

@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.i18n import LOCALES
-from bot.render import Context, render_private, render_public, render_reply
-from bot.replay import replay_file
+from bot.records.i18n import LOCALES
+from bot.records.render import Context, render_private, render_public, render_reply
+from bot.records.replay import replay_file
 from engine.effects import Announce, ClockPost, ReplyToPost, TeamNotice, Whisper, params
 from engine.publish import effects_for
 

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.config import DailyAt, WindowLength
-from bot.schedule import MIN_WINDOW, GameSchedule, next_deadline
+from bot.runtime.schedule import MIN_WINDOW, GameSchedule, next_deadline
 
 NY = ZoneInfo("America/New_York")
 

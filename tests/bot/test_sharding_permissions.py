@@ -9,9 +9,9 @@ from conftest import EnvClock
 from gamebot import settings_for
 from simcord import Env
 
-from bot.app import FaguanBot, create_bot
 from bot.config import load
-from bot.timing import DeadlineScheduler
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.timing import DeadlineScheduler
 
 
 def sharded(db: Path, clock: EnvClock, ids: list[int]) -> FaguanBot:

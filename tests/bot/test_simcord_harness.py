@@ -19,7 +19,7 @@ from discord import app_commands
 from discord.ext import commands
 from simcord import BackendError
 
-from bot.timing import Clock, DeadlineScheduler, window_job_id
+from bot.runtime.timing import Clock, DeadlineScheduler, window_job_id
 
 if TYPE_CHECKING:
     from conftest import EnvClock, World

@@ -16,7 +16,7 @@ from conftest import EnvClock
 from gamebot import GUILD_ID, Driver, Table, build_table, by_role, make_bot
 from simcord import BackendError, ChannelHandle, Env, MemberActor
 
-from bot.app import FaguanBot
+from bot.discord.client import FaguanBot
 from engine.commands import Lock, PostVote
 from engine.effects import ReleaseChannels, SeatLeft
 from engine.game import apply, new_game, replay_events, start_events

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.timing import (
+from bot.runtime.timing import (
     FAKE_EPOCH,
     Clock,
     DeadlineScheduler,

@@ -21,8 +21,8 @@ from typing import Any
 from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberActor
 from simcord.backend.access import channel_accessible
 
-import bot.service
-from bot.app import FaguanBot
+import bot.runtime.service
+from bot.discord.client import FaguanBot
 from engine.events import GameCreated
 from engine.model import Seat
 from engine.state import GameState

@@ -40,10 +40,10 @@ from gamebot import Table, build_table
 from rbkit import EnvClock
 from simcord import Env, InteractionResult, MemberActor, UserHandle
 
-from bot.app import FaguanBot, create_bot, fire_deadline
 from bot.config import load
+from bot.discord.client import FaguanBot, create_bot, fire_deadline
+from bot.runtime.timing import DeadlineScheduler
 from bot.store import open_database, upgrade
-from bot.timing import DeadlineScheduler
 from engine.view import view_for
 
 SEED = "race-seed"

@@ -22,8 +22,8 @@ for _path in (ROOT, BOT_TESTS):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from bot.i18n import catalog  # noqa: E402
-from bot.render import Context  # noqa: E402
+from bot.records.i18n import catalog  # noqa: E402
+from bot.records.render import Context  # noqa: E402
 
 LOCALES = ("zh-CN", "en")
 

@@ -30,12 +30,12 @@ import rbkit  # noqa: F401  (puts tests/bot on sys.path, for gamebot)
 from gamebot import settings_for
 from rbkit import SCALE
 
-from bot.app import FaguanBot
 from bot.config import WindowLength
-from bot.schedule import GameSchedule, to_ms
-from bot.service import GameService, Outcome, PlayerSpec, fold
+from bot.discord.client import FaguanBot
+from bot.runtime.schedule import GameSchedule, to_ms
+from bot.runtime.service import GameService, Outcome, PlayerSpec, fold
+from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import OutboxItem, Repository, open_database, upgrade
-from bot.timing import DeadlineScheduler, SystemClock
 from engine import codec
 from engine.commands import PostVote, SetDeadline
 from engine.effects import ScheduleDeadline

@@ -53,7 +53,7 @@ from rbkit import EnvClock
 from gamebot import GUILD_ID, make_bot
 from simcord import Env
 
-from bot.views import valid_targets
+from bot.discord.views import valid_targets
 from engine.events import GameCreated
 from engine.game import replay_events, start_events
 from engine.model import PhaseKind, Seat

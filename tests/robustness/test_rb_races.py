@@ -49,7 +49,7 @@ from racekit import (
     tick,
 )
 
-from bot.i18n import render
+from bot.records.i18n import render
 
 Step = Callable[[Bench], Awaitable[None]]
 SHM = Path("/dev/shm")

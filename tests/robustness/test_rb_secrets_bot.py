@@ -31,9 +31,9 @@ from rbkit import LOCALES, EnvClock, count_words, excess_secret_words, secret_wo
 from gamebot import Table, build_table, make_bot
 from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberActor
 
-from bot.i18n import catalog, render
-from bot.schedule import to_ms
-from bot.views import valid_targets
+from bot.discord.views import valid_targets
+from bot.records.i18n import catalog, render
+from bot.runtime.schedule import to_ms
 from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat, Team
 from engine.rulesets import RULESETS, rules_for
 from engine.state import DayRecord, GameState, NightRecord

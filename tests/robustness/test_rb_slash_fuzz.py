@@ -29,8 +29,8 @@ from rbkit import EnvClock  # first: it puts tests/bot on sys.path
 from gamebot import Driver, Table, build_table, make_bot
 from simcord import ChannelHandle, Env, InteractionResult, MemberActor, OptionError
 
-from bot.cogs.play import describe_view
-from bot.i18n import render
+from bot.discord.cogs.play import describe_view
+from bot.records.i18n import render
 from engine.rulesets import RULESETS
 from engine.state import GameState
 

@@ -20,9 +20,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.schedule import GameSchedule, from_ms, to_ms
+from bot.runtime.start_steps import start_effects
+from bot.runtime.schedule import GameSchedule, from_ms, to_ms
+from bot.runtime.timing import Clock
 from bot.snapshots import SNAPSHOTS, due
-from bot.start_effects import start_effects
 from bot.store import (
     GameDraft,
     GameInfo,
@@ -36,7 +37,6 @@ from bot.store import (
     deliver,
     recover,
 )
-from bot.timing import Clock
 from engine import codec
 from engine.commands import Command, Lock, ReplacePlayer
 from engine.effects import ReplyToPost, as_posts, params
@@ -173,7 +173,7 @@ class GameService:
         created: Callable[[int, dict[str, Any]], Awaitable[None]] | None = None,
     ) -> int:
         """Deal a sign-up's game: the sign-up is marked started and the game created (with the
-        start's Discord work first in its outbox, ``bot.start_effects``) in one transaction,
+        start's platform steps first in its outbox, ``bot.runtime.start_steps``) in one transaction,
         then the effects are performed. Raises ``LobbyRefused`` (``started``, naming the game,
         for every start but one) or the engine's ``EngineError`` if the players cannot be dealt.
         ``created`` is awaited with the new game and its channels once it is committed, before

@@ -12,11 +12,11 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.app import respond
-from bot.cogs.common import NoGame, dm_notice, find_game, text
-from bot.render import Context, known_seats, public_roster
-from bot.schedule import to_ms
-from bot.views import PASS, valid_targets
+from judge.discord.client import respond
+from judge.discord.interactions import NoGame, dm_notice, find_game, text
+from judge.discord.views import PASS, valid_targets
+from judge.records.render import Context, known_seats, public_roster
+from judge.runtime.schedule import to_ms
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.errors import EngineError
 from engine.events import VotePosted
@@ -28,7 +28,7 @@ from engine.view import PlayerView, view_for
 from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 log = logging.getLogger(__name__)
 ABSTAIN = "abstain"
@@ -85,23 +85,23 @@ class LastWordsModal(discord.ui.Modal):
         custom_id="words",
     )
 
-    def __init__(self, bot: FaguanBot, game_id: int) -> None:
+    def __init__(self, judge: Judge, game_id: int) -> None:
         super().__init__(title="遗言 / Last words", custom_id=f"faguan:lastwords:{game_id}")
-        self.bot = bot
+        self.judge = bot
         self.game_id = game_id
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
         command = GiveLastWords(
-            player=str(interaction.user.id), text=str(self.words.value), at=self.bot.now_ms()
+            player=str(interaction.user.id), text=str(self.words.value), at=self.judge.runtime.now_ms()
         )
-        await self.bot.answer_command(interaction, self.game_id, command)
+        await answer_command(self.judge, interaction, self.game_id, command)
 
 
 class PlayCog(commands.Cog, name="PlayCog"):
     """Everything a player does."""
 
-    def __init__(self, bot: FaguanBot) -> None:
-        self.bot = bot
+    def __init__(self, judge: Judge) -> None:
+        self.judge = bot
         self._edited: set[int] = set()
 
     async def cog_app_command_error(
@@ -109,7 +109,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
     ) -> None:
         original = getattr(error, "original", error)
         if isinstance(original, NoGame):
-            await respond(interaction, text(self.bot, interaction, original.key))
+            await respond(interaction, text(self.judge, interaction, original.key))
             return
         # anything else: the tree's on_error answers and logs it
 
@@ -118,16 +118,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot or message.guild is None:
             return
-        game_id = self.bot.channel_games.get(message.channel.id)
-        if game_id is not None and self.bot.is_vote_channel(game_id, message.channel.id):
+        game_id = self.judge.runtime.routes.channel_games.get(message.channel.id)
+        if game_id is not None and self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
             await self.ingest(game_id, message)
 
     async def ingest(self, game_id: int, message: discord.Message) -> None:
         """Turn a post in the vote channel into a vote (or ignore ordinary chat)."""
-        if not await self.bot.service.is_active(game_id):
+        if not await self.judge.runtime.service.is_active(game_id):
             return
-        state = await self.bot.service.state(game_id)
-        ctx = await self.bot.context(game_id, state)
+        state = await self.judge.runtime.service.state(game_id)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
         names, mentions = seat_maps(state, ctx)
         parsed = parse_vote_post(message.content, names=names, mentions=mentions)
         if isinstance(parsed, NotAVote):
@@ -141,7 +141,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
             at=Instant(to_ms(message.created_at)),
             edited_unseen=message.edited_at is not None,
         )
-        await self.bot.service.submit(game_id, command, message_id=message.id)
+        await self.judge.runtime.service.submit(game_id, command, message_id=message.id)
 
     async def catch_up(self, game_id: int) -> None:
         """Read the vote channel from the opening of the vote window and ingest, in time order.
@@ -149,11 +149,11 @@ class PlayCog(commands.Cog, name="PlayCog"):
         From the opening, not from the last post recorded: a post that failed to be recorded
         (the database was away) must still count when a later one did. Posts already recorded
         are no-ops (their message id is a unique key)."""
-        info = await self.bot.service.info(game_id)
-        channel = self.bot.get_channel(int(info.channels["vote"]))
+        info = await self.judge.runtime.service.info(game_id)
+        channel = self.judge.client.get_channel(int(info.channels["vote"]))
         if not isinstance(channel, discord.TextChannel):
             return
-        repo = self.bot.service.repo
+        repo = self.judge.runtime.service.repo
         start = info.channels.get("votes_from") or await repo.last_message_id(game_id)
         if not start:
             start = discord.utils.time_snowflake(info.created_at)
@@ -164,15 +164,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        game_id = self.bot.channel_games.get(payload.channel_id)
+        game_id = self.judge.runtime.routes.channel_games.get(payload.channel_id)
         if game_id is None or "content" not in payload.data or payload.message_id in self._edited:
             return
-        state = await self.bot.service.state(game_id)
+        state = await self.judge.runtime.service.state(game_id)
         if not any(p.post_id == str(payload.message_id) for p in state.posts):
             return
         self._edited.add(payload.message_id)
-        ctx = await self.bot.context(game_id, state)
-        channel = self.bot.get_channel(payload.channel_id)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
+        channel = self.judge.client.get_channel(payload.channel_id)
         if isinstance(channel, discord.TextChannel):
             await channel.get_partial_message(payload.message_id).reply(
                 ctx.t("vote.edited"), mention_author=False
@@ -183,14 +183,14 @@ class PlayCog(commands.Cog, name="PlayCog"):
     ) -> tuple[GameState, Seat, Context] | None:
         """The game state, seat and rendering context of the player asking (for autocomplete)."""
         try:
-            gid = await find_game(self.bot, interaction)
+            gid = await find_game(self.judge, interaction)
         except NoGame:
             return None
-        state = await self.bot.service.state(gid)
+        state = await self.judge.runtime.service.state(gid)
         seat = state.seat_of(str(interaction.user.id))
         if seat is None:
             return None
-        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        ctx = await self.judge.runtime.contexts.context(gid, state, locale=locale_of(self.judge, interaction))
         return state, seat, ctx
 
     async def _submit_power(
@@ -206,12 +206,12 @@ class PlayCog(commands.Cog, name="PlayCog"):
         """/act and /pass: a power (or an explicit pass) by the player asking. /act without a
         target is no pass: the engine answers whether the power needs one (天下无贼's guard and
         rob take none)."""
-        gid = await find_game(self.bot, interaction, game_id)
+        gid = await find_game(self.judge, interaction, game_id)
         try:
             chosen = Power(power)
         except ValueError:
             await respond(
-                interaction, text(self.bot, interaction, "actor.no_such_power", power=power)
+                interaction, text(self.judge, interaction, "actor.no_such_power", power=power)
             )
             return
         command = SubmitPower(
@@ -219,10 +219,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
             power=chosen,
             target=Seat(target) if target is not None and not passed else None,
             passed=passed,
-            at=self.bot.now_ms(),
+            at=self.judge.runtime.now_ms(),
             seat=Seat(card) if card is not None else None,
         )
-        await self.bot.answer_command(interaction, gid, command)
+        await answer_command(self.judge, interaction, gid, command)
 
     @staticmethod
     def _acting_card(
@@ -244,38 +244,38 @@ class PlayCog(commands.Cog, name="PlayCog"):
     )
     @app_commands.describe(target=_("target"))
     async def vote(self, interaction: discord.Interaction[Any], target: str) -> None:
-        game_id = await find_game(self.bot, interaction)
-        state = await self.bot.service.state(game_id)
-        if not await self.bot.service.is_active(game_id):  # its log takes no more inputs
+        game_id = await find_game(self.judge, interaction)
+        state = await self.judge.runtime.service.state(game_id)
+        if not await self.judge.runtime.service.is_active(game_id):  # its log takes no more inputs
             key = "phase.game_over" if state.over else "notice.no_game"
-            await respond(interaction, text(self.bot, interaction, key))
+            await respond(interaction, text(self.judge, interaction, key))
             return
-        ctx = await self.bot.context(game_id, state, locale=None)
+        ctx = await self.judge.runtime.contexts.context(game_id, state, locale=None)
         abstain = target == ABSTAIN or target in ("弃权",)
         voted: Seat | None = None
         if not abstain:
             if not target.isdecimal():  # isdigit() also takes "²", which int() refuses
                 await respond(
-                    interaction, text(self.bot, interaction, "vote.unknown_target", raw=target)
+                    interaction, text(self.judge, interaction, "vote.unknown_target", raw=target)
                 )
                 return
             voted = Seat(int(target))
-        state = await self.bot.service.state(game_id)  # as it is now: no await until the check
+        state = await self.judge.runtime.service.state(game_id)  # as it is now: no await until the check
         seat = state.seat_of(str(interaction.user.id))
         asked = PostVote(
             player=str(interaction.user.id),
             post_id="",  # not posted yet
             target=voted,
             abstain=abstain,
-            at=self.bot.now_ms(),
+            at=self.judge.runtime.now_ms(),
         )
         refusal = vote_refusal(state, asked)
         if refusal is not None or seat is None:  # nothing is posted for a vote that cannot count
             key, params = refusal or ("actor.not_player", {})
-            await respond(interaction, text(self.bot, interaction, key, **params))
+            await respond(interaction, text(self.judge, interaction, key, **params))
             return
-        info = await self.bot.service.info(game_id)
-        channel = self.bot.get_channel(int(info.channels["vote"]))
+        info = await self.judge.runtime.service.info(game_id)
+        channel = self.judge.client.get_channel(int(info.channels["vote"]))
         assert isinstance(channel, discord.TextChannel)
         line = ctx.t(
             "notice.vote_post",
@@ -291,10 +291,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
             abstain=abstain,
             at=Instant(to_ms(post.created_at)),
         )
-        outcome = await self.bot.service.submit(game_id, command, message_id=post.id)
+        outcome = await self.judge.runtime.service.submit(game_id, command, message_id=post.id)
         if outcome.error is not None:
             await respond(
-                interaction, text(self.bot, interaction, outcome.error.key, **outcome.error.params)
+                interaction, text(self.judge, interaction, outcome.error.key, **outcome.error.params)
             )
         else:
             void = outcome.state and next(
@@ -302,21 +302,21 @@ class PlayCog(commands.Cog, name="PlayCog"):
             )
             key = void.void_reason if void and void.void_reason else "notice.accepted"
             params = dict(void.void_params) if void and void.void_reason else {}
-            await respond(interaction, text(self.bot, interaction, key, **params))
+            await respond(interaction, text(self.judge, interaction, key, **params))
 
     @vote.autocomplete("target")
     async def _vote_targets(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
         try:
-            game_id = await find_game(self.bot, interaction)
+            game_id = await find_game(self.judge, interaction)
         except NoGame:
             return []
-        state = await self.bot.service.state(game_id)
+        state = await self.judge.runtime.service.state(game_id)
         mine_alive = [s for s in state.seats_of(str(interaction.user.id)) if state.seat(s).alive]
         if not mine_alive:
             return []  # no vote to cast: no list (a stranger, a player out of the game)
-        ctx = await self.bot.context(game_id, state, locale=self.bot.locale_of(interaction))
+        ctx = await self.judge.runtime.contexts.context(game_id, state, locale=locale_of(self.judge, interaction))
         choices = [app_commands.Choice(name=ctx.t("notice.abstain"), value=ABSTAIN)]
         pool = (
             state.window.candidates if state.window and state.window.candidates else state.alive()
@@ -334,14 +334,14 @@ class PlayCog(commands.Cog, name="PlayCog"):
         description=_("Your seat, role, powers, teammates and check results (only you see it)"),
     )
     async def role(self, interaction: discord.Interaction[Any], game_id: int | None = None) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
-        state = await self.bot.service.state(gid)
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
         seat = state.seat_of(str(interaction.user.id))
         if seat is None:
-            await respond(interaction, text(self.bot, interaction, "actor.not_player"))
+            await respond(interaction, text(self.judge, interaction, "actor.not_player"))
             return
-        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
-        notice = await dm_notice(self.bot, interaction, gid)  # a DM of theirs failed: say so
+        ctx = await self.judge.runtime.contexts.context(gid, state, locale=locale_of(self.judge, interaction))
+        notice = await dm_notice(self.judge, interaction, gid)  # a DM of theirs failed: say so
         described = describe_view(ctx, state, seat)
         await respond(interaction, f"{described}\n{notice}" if notice else described)
 
@@ -389,7 +389,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
         card = getattr(interaction.namespace, "card", None)
         acting = self._acting_card(state, seat, Power(power), card) or seat
         # what the engine would accept from this card now: nothing for a power it lacks
-        targets = valid_targets(state, acting, Power(power), self.bot.now_ms())
+        targets = valid_targets(state, acting, Power(power), self.judge.runtime.now_ms())
         return [
             app_commands.Choice(name=ctx.seat(s), value=int(s))
             for s in targets
@@ -431,24 +431,24 @@ class PlayCog(commands.Cog, name="PlayCog"):
     async def lastwords(
         self, interaction: discord.Interaction[Any], game_id: int | None = None
     ) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
-        state = await self.bot.service.state(gid)
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
         mine = state.seats_of(str(interaction.user.id))  # 5.0: the last card out has them
         if not any(seat in state.last_words_open for seat in mine):
-            await respond(interaction, text(self.bot, interaction, "lastwords.not_entitled"))
+            await respond(interaction, text(self.judge, interaction, "lastwords.not_entitled"))
             return
-        await interaction.response.send_modal(LastWordsModal(self.bot, gid))
+        await interaction.response.send_modal(LastWordsModal(self.judge, gid))
 
     @app_commands.command(name="choose", description=_("Pick who leaves among the tied players"))
     @app_commands.describe(target=_("target"))
     async def choose(
         self, interaction: discord.Interaction[Any], target: int, game_id: int | None = None
     ) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
+        gid = await find_game(self.judge, interaction, game_id)
         command = ChooseTied(
-            player=str(interaction.user.id), target=Seat(target), at=self.bot.now_ms()
+            player=str(interaction.user.id), target=Seat(target), at=self.judge.runtime.now_ms()
         )
-        await self.bot.answer_command(interaction, gid, command)
+        await answer_command(self.judge, interaction, gid, command)
 
 
 def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.i18n import render
+from bot.records.i18n import render
 
 SEP = "、"
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot import permissions
-from bot.render import render_posts, render_private, render_reply
-from bot.start_effects import perform as perform_start
-from bot.start_effects import start_step
-from bot.store import OutboxItem
+from judge.discord import permissions
+from judge.discord.start_effects import perform as perform_start
+from judge.runtime.start_steps import start_step
+from judge.records.render import render_posts, render_private, render_reply
+from judge.store import OutboxItem
 from engine import codec
 from engine.effects import (
     Announce,
@@ -41,7 +41,7 @@ from engine.model import Seat, Team
 from engine.state import GameState
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 log = logging.getLogger(__name__)
 
@@ -52,28 +52,28 @@ RECENT = 30
 class DiscordEffects:
     """Performs one outbox item on Discord."""
 
-    def __init__(self, bot: FaguanBot) -> None:
-        self.bot = bot
+    def __init__(self, judge: Judge) -> None:
+        self.judge = bot
         self.recovering = False
 
     async def __call__(self, item: OutboxItem) -> None:
         if (step := start_step(item.payload)) is not None:  # the shell's own: the start's work
-            await perform_start(self.bot, item.game_id, step)
+            await perform_start(self.judge, item.game_id, step)
             return
         effect = codec.load(item.payload)
         game_id = item.game_id
-        state = await self.bot.service.state(game_id)
+        state = await self.judge.runtime.service.state(game_id)
         again = self.recovering or item.attempts > 0
         match effect:
             case Announce() | ClockPost() | Bulletin():
-                ctx = await self.bot.context(game_id, state)
+                ctx = await self.judge.runtime.contexts.context(game_id, state)
                 channel = await self._channel(game_id, "game")
                 for text in render_posts(ctx, effect):
                     await self._send(channel, text, again)
             case Whisper():
                 await self._whisper(game_id, state, effect, again)
             case TeamNotice():
-                ctx = await self.bot.context(game_id, state)
+                ctx = await self.judge.runtime.contexts.context(game_id, state)
                 thread = await self._team_thread(game_id, effect.team)
                 await self._send(thread, render_private(ctx, effect), again)
             case ReplyToPost():
@@ -90,21 +90,21 @@ class DiscordEffects:
             case SeatHandover():
                 await self._handover(game_id, state, effect)
             case ScheduleDeadline():
-                self.bot.schedule_deadline(game_id, effect.deadline)
+                self.judge.runtime.deadlines.schedule_deadline(game_id, effect.deadline)
             case OverrideLogged():
                 await self._override_log(game_id, state, effect, again)
             case UpdateStandings():
                 await self._standings(game_id, state)
             case ReleaseChannels():
-                await permissions.release(self.bot, game_id, state)
+                await permissions.release(self.judge, game_id, state)
             case _:
                 log.warning("game %s: no performer for %s", game_id, type(effect).__name__)
 
     # -- channels ------------------------------------------------------------------------------
     async def _channel(self, game_id: int, name: str) -> discord.abc.Messageable:
-        info = await self.bot.service.info(game_id)
+        info = await self.judge.runtime.service.info(game_id)
         channel_id = int(info.channels[name])
-        channel = self.bot.get_channel(channel_id) or await self.bot.fetch_channel(channel_id)
+        channel = self.judge.client.get_channel(channel_id) or await self.judge.client.fetch_channel(channel_id)
         assert isinstance(channel, discord.abc.Messageable)
         return channel
 
@@ -114,8 +114,8 @@ class DiscordEffects:
         if again:
             async for message in channel.history(limit=RECENT):
                 if (
-                    self.bot.user
-                    and message.author.id == self.bot.user.id
+                    self.judge.client.user
+                    and message.author.id == self.judge.client.user.id
                     and message.content == content
                 ):
                     return message  # sent before the crash or failure: do not post twice
@@ -123,10 +123,10 @@ class DiscordEffects:
 
     async def _set_open(self, game_id: int, open_: bool) -> None:
         if open_:  # a vote window opens: catch-up reads the vote channel from here
-            start = discord.utils.time_snowflake(self.bot.clock.now()) - 1
-            await self.bot.service.set_channels(game_id, {"votes_from": str(start)})
-        info = await self.bot.service.info(game_id)
-        guild = self.bot.get_guild(info.server_id)
+            start = discord.utils.time_snowflake(self.judge.runtime.clock.now()) - 1
+            await self.judge.runtime.service.set_channels(game_id, {"votes_from": str(start)})
+        info = await self.judge.runtime.service.info(game_id)
+        guild = self.judge.client.get_guild(info.server_id)
         role_id = info.channels.get("players_role")
         if guild is None or role_id is None:
             return
@@ -141,21 +141,21 @@ class DiscordEffects:
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread
         of them (the team threads), and leaves the team threads."""
-        await permissions.sync_players(self.bot, game_id, state, [state.seat(seat).player])
+        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
 
     async def _member_posting(self, game_id: int, state: GameState, seat: Seat) -> None:
         """森林老人's silence: the player may not post in the discussion channel for the day
         (votes still count through /vote); lifted at the day's end. Set from the state now, so a
         player out of the game stays closed and a late `Silence` silences nobody."""
-        await permissions.sync_players(self.bot, game_id, state, [state.seat(seat).player])
+        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
 
     async def _team_thread(self, game_id: int, team: Team) -> discord.Thread:
-        info = await self.bot.service.info(game_id)
+        info = await self.judge.runtime.service.info(game_id)
         key = f"thread_{team.value}"
         if key in info.channels:
-            thread = self.bot.get_channel(int(info.channels[key]))
+            thread = self.judge.client.get_channel(int(info.channels[key]))
             if thread is None:
-                thread = await self.bot.fetch_channel(int(info.channels[key]))
+                thread = await self.judge.client.fetch_channel(int(info.channels[key]))
             assert isinstance(thread, discord.Thread)
             return thread
         parent = await self._channel(game_id, "game")
@@ -171,25 +171,25 @@ class DiscordEffects:
             type=discord.ChannelType.private_thread,
             invitable=False,
         )
-        await self.bot.service.set_channels(game_id, {key: str(thread.id)})
+        await self.judge.runtime.service.set_channels(game_id, {key: str(thread.id)})
         return thread
 
     # -- private messages --------------------------------------------------------------------------
     async def _whisper(self, game_id: int, state: GameState, effect: Whisper, again: bool) -> None:
-        from bot.views import views_for_whisper
+        from judge.discord.views import views_for_whisper
 
-        ctx = await self.bot.context(game_id, state)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
         user_id = int(state.seat(effect.seat).player)
         text = render_private(ctx, effect)
         view = views_for_whisper(game_id, state, effect, ctx)
         extra: dict[str, Any] = {} if view is None else {"view": view}
         if effect.key == "role.dealt":  # the role message is an embed (with the confirm button)
-            from bot.embeds import role_content, role_embed
+            from judge.discord.embeds import role_content, role_embed
 
             text = role_content(ctx, game_id, int(effect.seat))
             extra["embed"] = role_embed(ctx, game_id, effect)
         try:
-            user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
+            user = self.judge.client.get_user(user_id) or await self.judge.client.fetch_user(user_id)
             dm = user.dm_channel or await user.create_dm()
             await self._send(dm, text, again, **extra)
         except discord.Forbidden as exc:
@@ -205,19 +205,19 @@ class DiscordEffects:
         message, is said in the game channel. Any other goes to the moderators of the game (by
         DM; never one who plays in it) and to the player with their next answer from the bot
         (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
-        from bot.cogs.common import DM_UNSEEN, moderators_of
+        from judge.discord.interactions import DM_UNSEEN, moderators_of
 
-        info = await self.bot.service.info(game_id)
+        info = await self.judge.runtime.service.info(game_id)
         key = f"dm_blocked:{int(seat)}"
         if info.channels.get(key) or int(seat) in info.channels.get("dm_blocked", []):
             return
         marks: dict[str, Any] = {key: True}
         if not dealt:
             marks[f"{DM_UNSEEN}{int(seat)}"] = True
-        await self.bot.service.set_channels(game_id, marks)
+        await self.judge.runtime.service.set_channels(game_id, marks)
         log.warning("game %s: a player does not accept DMs", game_id)
         log.debug("game %s: seat %s does not accept DMs", game_id, seat)
-        ctx = await self.bot.context(game_id, state)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
         mention = f"<@{state.seat(seat).player}>"
         if dealt:
             channel = await self._channel(game_id, "game")
@@ -228,7 +228,7 @@ class DiscordEffects:
             )
             return
         notice = ctx.t("notice.dm_blocked_mod", game=game_id, seat=ctx.seat(seat), mention=mention)
-        for moderator in await moderators_of(self.bot, game_id):
+        for moderator in await moderators_of(self.judge, game_id):
             try:
                 await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
             except discord.HTTPException:  # a moderator's closed DMs stop nothing
@@ -237,7 +237,7 @@ class DiscordEffects:
     async def _reply(
         self, game_id: int, state: GameState, effect: ReplyToPost, again: bool
     ) -> None:
-        ctx = await self.bot.context(game_id, state)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
         channel = await self._channel(game_id, "vote")
         assert isinstance(channel, discord.TextChannel)
         message = channel.get_partial_message(int(effect.post_id))
@@ -266,13 +266,13 @@ class DiscordEffects:
         self, game_id: int, state: GameState, effect: OverrideLogged, again: bool
     ) -> None:
         """Who did what, when: a line in the server's override log channel, if one is set."""
-        from bot.override_log import log_channel, log_line
+        from judge.discord.override_log import log_channel, log_line
 
-        info = await self.bot.service.info(game_id)
-        channel = await log_channel(self.bot, info.server_id)
+        info = await self.judge.runtime.service.info(game_id)
+        channel = await log_channel(self.judge, info.server_id)
         if channel is None:
             return
-        ctx = await self.bot.context(game_id, state)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
         try:
             await self._send(
                 channel,
@@ -285,15 +285,15 @@ class DiscordEffects:
 
     async def _standings(self, game_id: int, state: GameState) -> None:
         """Add the finished game's scores to the season (once: the repository keeps count)."""
-        from bot.standings import apply_game
+        from judge.runtime.standings import apply_game
 
-        info = await self.bot.service.info(game_id)
-        await apply_game(self.bot.service.repo, game_id, info.server_id, state)
+        info = await self.judge.runtime.service.info(game_id)
+        await apply_game(self.judge.runtime.service.repo, game_id, info.server_id, state)
 
     async def _handover(self, game_id: int, state: GameState, effect: SeatHandover) -> None:
         # The substitute must confirm their role again: their term has no confirmation row yet.
-        info = await self.bot.service.info(game_id)
-        guild = self.bot.get_guild(info.server_id)
+        info = await self.judge.runtime.service.info(game_id)
+        guild = self.judge.client.get_guild(info.server_id)
         if guild is None:
             return
         role_id = info.channels.get("players_role")
@@ -306,10 +306,10 @@ class DiscordEffects:
                     await old_member.remove_roles(role)
                 new_member = guild.get_member(new) or await guild.fetch_member(new)
                 await new_member.add_roles(role)
-        rules_team = self.bot.team_of(state, effect.seat)
+        rules_team = self.judge.runtime.team_of(state, effect.seat)
         if rules_team is not None:
             thread = await self._team_thread(game_id, rules_team)
             await thread.remove_user(discord.Object(old))
             await thread.add_user(discord.Object(new))
         # the seat's standing (森林老人's silence) goes with it; the old player keeps none
-        await permissions.sync_players(self.bot, game_id, state, [str(old), str(new)])
+        await permissions.sync_players(self.judge, game_id, state, [str(old), str(new)])

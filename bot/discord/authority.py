@@ -9,39 +9,39 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.i18n import render
+from judge.records.i18n import render
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 log = logging.getLogger(__name__)
 
 
-def has_moderator_role(bot: FaguanBot, guild: discord.Guild) -> bool:
+def has_moderator_role(judge: Judge, guild: discord.Guild) -> bool:
     """Whether the configured moderator role is one of this server's roles (never @everyone)."""
-    wanted = bot.settings.discord.moderator_role
+    wanted = judge.runtime.settings.discord.moderator_role
     return any(wanted.matches(r.id, r.name) for r in guild.roles if not r.is_default())
 
 
-async def warn_missing_moderator_role(bot: FaguanBot, guild: discord.Guild) -> bool:
+async def warn_missing_moderator_role(judge: Judge, guild: discord.Guild) -> bool:
     """Warn when the moderator role is missing here (then only Manage Server moderates); True
     if a warning was given. The override log line is best effort: the log line always stands."""
-    if has_moderator_role(bot, guild):
+    if has_moderator_role(judge, guild):
         return False
-    wanted = bot.settings.discord.moderator_role
+    wanted = judge.runtime.settings.discord.moderator_role
     log.warning(
         "guild %s: the moderator role (discord.moderator_role = %s) is no role of this server; "
         "only members with Manage Server can moderate there",
         guild.id,
         wanted,
     )
-    from bot.override_log import log_channel
+    from judge.discord.override_log import log_channel
 
     try:
-        channel = await log_channel(bot, guild.id)
+        channel = await log_channel(judge, guild.id)
         if channel is not None:
             text = render(
-                bot.settings.game.language, "log.no_moderator_role", {"role": str(wanted)}
+                judge.runtime.settings.game.language, "log.no_moderator_role", {"role": str(wanted)}
             )
             await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
     except Exception as exc:  # the database or the channel away: the log line stands

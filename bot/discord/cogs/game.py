@@ -12,14 +12,14 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.app import respond
-from bot.cogs.common import NoGame, dm_notice, find_game, is_moderator, text
-from bot.config import parse_deadline_rule
-from bot.game_options import check_deal, check_options, parse_options, suggestions
-from bot.record_html import record_page, with_links
-from bot.render import Context, deadline_text, public_roster
-from bot.schedule import GameSchedule
-from bot.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
+from judge.config import parse_deadline_rule
+from judge.discord.client import respond
+from judge.discord.interactions import NoGame, dm_notice, find_game, is_moderator, text
+from judge.records.record_html import record_page, with_links
+from judge.records.render import Context, deadline_text, public_roster
+from judge.runtime.game_options import check_deal, check_options, parse_options, suggestions
+from judge.runtime.schedule import GameSchedule
+from judge.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
 from engine.errors import EngineError
 from engine.model import Seat
 from engine.record import record_of
@@ -29,7 +29,7 @@ from engine.view import view_for
 from engine.votes import tally
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 TIES = ["lots", "revote", "none", "victim_choice"]
 
@@ -47,15 +47,15 @@ class GameCog(commands.Cog, name="GameCog"):
         name="game", description=_("Games of 杀人游戏 judged by the bot"), guild_only=True
     )
 
-    def __init__(self, bot: FaguanBot) -> None:
-        self.bot = bot
+    def __init__(self, judge: Judge) -> None:
+        self.judge = bot
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
         original = getattr(error, "original", error)
         if isinstance(original, NoGame):
-            await respond(interaction, text(self.bot, interaction, original.key))
+            await respond(interaction, text(self.judge, interaction, original.key))
             return
         # anything else: the tree's on_error answers and logs it
 
@@ -63,7 +63,7 @@ class GameCog(commands.Cog, name="GameCog"):
         """The sign-up of this channel: the newest one opened here, unless it was cancelled
         (a started one is kept, so a late join or start is told which game it became)."""
         assert interaction.channel is not None
-        lobby = await self.bot.service.repo.lobbies.newest(interaction.channel.id)
+        lobby = await self.judge.runtime.service.repo.lobbies.newest(interaction.channel.id)
         return None if lobby is None or lobby.status is LobbyStatus.CANCELLED else lobby
 
     async def _refused(self, interaction: discord.Interaction[Any], err: LobbyRefused) -> None:
@@ -78,22 +78,22 @@ class GameCog(commands.Cog, name="GameCog"):
             key, params = f"notice.{err.reason}", {}
         else:  # cancelled: replaced by a new sign-up meanwhile
             key, params = "notice.no_lobby", {}
-        await respond(interaction, text(self.bot, interaction, key, **params))
+        await respond(interaction, text(self.judge, interaction, key, **params))
 
     def _held_text(self, interaction: discord.Interaction[Any], held: ChannelHeld) -> str:
         """"#game-1 is held by game 7" (or by the sign-up in another channel)."""
         if held.game_id is None and held.lobby_channel_id is None:  # released meanwhile
-            return text(self.bot, interaction, "notice.try_again")
+            return text(self.judge, interaction, "notice.try_again")
         if held.game_id is not None:
             return text(
-                self.bot,
+                self.judge,
                 interaction,
                 "notice.channel_held",
                 channel=f"<#{held.channel_id}>",
                 game=held.game_id,
             )
         return text(
-            self.bot,
+            self.judge,
             interaction,
             "notice.channel_held_lobby",
             channel=f"<#{held.channel_id}>",
@@ -125,18 +125,18 @@ class GameCog(commands.Cog, name="GameCog"):
         language: str | None = None,
         options: str | None = None,
     ) -> None:
-        if not is_moderator(self.bot, interaction.user):
-            await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
+        if not is_moderator(self.judge, interaction.user):
+            await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
             return
         assert interaction.channel is not None
-        running = self.bot.channel_games.get(interaction.channel.id)
-        if running is not None and await self.bot.service.is_active(running):
-            await respond(interaction, text(self.bot, interaction, "notice.game_running"))
+        running = self.judge.runtime.routes.channel_games.get(interaction.channel.id)
+        if running is not None and await self.judge.runtime.service.is_active(running):
+            await respond(interaction, text(self.judge, interaction, "notice.game_running"))
             return
         try:
             rules = get_ruleset(ruleset)
         except EngineError as err:
-            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
         low = min_players or rules.min_players
         high = max_players or rules.max_players
@@ -144,7 +144,7 @@ class GameCog(commands.Cog, name="GameCog"):
             await respond(
                 interaction,
                 text(
-                    self.bot,
+                    self.judge,
                     interaction,
                     "setup.player_count",
                     ruleset=ruleset,
@@ -158,9 +158,9 @@ class GameCog(commands.Cog, name="GameCog"):
             chosen = parse_options(options)
             check_options(rules, tie, chosen)
         except EngineError as err:
-            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
-        defaults = self.bot.settings.game
+        defaults = self.judge.runtime.settings.game
         try:
             power = (
                 parse_deadline_rule(power_deadline) if power_deadline else defaults.schedule.power
@@ -168,19 +168,19 @@ class GameCog(commands.Cog, name="GameCog"):
             vote = parse_deadline_rule(vote_deadline) if vote_deadline else defaults.schedule.vote
         except ValueError as err:
             await respond(
-                interaction, text(self.bot, interaction, "notice.bad_deadline", problem=str(err))
+                interaction, text(self.judge, interaction, "notice.bad_deadline", problem=str(err))
             )
             return
         lang = language or defaults.language
         if lang not in ("zh-CN", "en"):
             await respond(
-                interaction, text(self.bot, interaction, "notice.bad_language", value=lang)
+                interaction, text(self.judge, interaction, "notice.bad_language", value=lang)
             )
             return
         schedule = GameSchedule(power=power, vote=vote, timezone=defaults.timezone)
         assert interaction.guild is not None
         try:  # both channels are bound to the sign-up by the database, or it is refused
-            await self.bot.service.repo.lobbies.open(
+            await self.judge.runtime.service.repo.lobbies.open(
                 server_id=interaction.guild.id,
                 channel_id=interaction.channel.id,
                 vote_channel_id=(vote_channel or interaction.channel).id,
@@ -199,7 +199,7 @@ class GameCog(commands.Cog, name="GameCog"):
             return
         shown = " ".join([ruleset, rules.name_zh, *(f"{k}={v}" for k, v in chosen.items())])
         await interaction.response.send_message(
-            self.bot.render(
+            say(
                 lang,
                 "notice.lobby_open",
                 ruleset=shown,
@@ -235,16 +235,16 @@ class GameCog(commands.Cog, name="GameCog"):
     async def join(self, interaction: discord.Interaction[Any]) -> None:
         lobby = await self._lobby(interaction)
         if lobby is None:
-            await respond(interaction, text(self.bot, interaction, "notice.no_lobby"))
+            await respond(interaction, text(self.judge, interaction, "notice.no_lobby"))
             return
         name = interaction.user.display_name
         try:
-            joined = await self.bot.service.repo.lobbies.join(lobby.id, interaction.user.id, name)
+            joined = await self.judge.runtime.service.repo.lobbies.join(lobby.id, interaction.user.id, name)
         except LobbyRefused as err:
             await self._refused(interaction, err)
             return
         await interaction.response.send_message(
-            self.bot.render(
+            say(
                 str(lobby.settings["language"]),
                 "notice.joined",
                 seat=joined.seat,
@@ -258,15 +258,15 @@ class GameCog(commands.Cog, name="GameCog"):
     async def leave(self, interaction: discord.Interaction[Any]) -> None:
         lobby = await self._lobby(interaction)
         if lobby is None:
-            await respond(interaction, text(self.bot, interaction, "notice.not_joined"))
+            await respond(interaction, text(self.judge, interaction, "notice.not_joined"))
             return
         try:
-            left = await self.bot.service.repo.lobbies.leave(lobby.id, interaction.user.id)
+            left = await self.judge.runtime.service.repo.lobbies.leave(lobby.id, interaction.user.id)
         except LobbyRefused as err:
             await self._refused(interaction, err)
             return
         await interaction.response.send_message(
-            self.bot.render(
+            say(
                 str(lobby.settings["language"]),
                 "notice.left_lobby",
                 name=interaction.user.display_name,
@@ -277,12 +277,12 @@ class GameCog(commands.Cog, name="GameCog"):
 
     @game.command(name="start", description=_("Deal the roles and start (moderators)"))
     async def start(self, interaction: discord.Interaction[Any]) -> None:
-        if not is_moderator(self.bot, interaction.user):
-            await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
+        if not is_moderator(self.judge, interaction.user):
+            await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
             return
         lobby = await self._lobby(interaction)
         if lobby is None:
-            await respond(interaction, text(self.bot, interaction, "notice.no_lobby"))
+            await respond(interaction, text(self.judge, interaction, "notice.no_lobby"))
             return
         if lobby.status is LobbyStatus.STARTED:
             started = LobbyRefused(lobby.id, "started", game_id=lobby.game_id)
@@ -292,37 +292,37 @@ class GameCog(commands.Cog, name="GameCog"):
         if count < lobby.min_players:  # checked again when the start is recorded
             await respond(
                 interaction,
-                text(self.bot, interaction, "notice.too_few", count=count, min=lobby.min_players),
+                text(self.judge, interaction, "notice.too_few", count=count, min=lobby.min_players),
             )
             return
         try:
             check_deal(lobby_options(lobby))  # before anything is recorded or done on Discord
         except EngineError as err:
-            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
 
         async def recorded(_game_id: int) -> None:  # dealt: the role DMs take a while
             await interaction.response.defer(thinking=True)
 
         try:
-            game_id = await self.bot.start_game(lobby, recorded)
+            game_id = await self.judge.runtime.start_game(lobby, recorded)
         except LobbyRefused as err:  # another start (or a leave) came first: told privately
             await self._refused(interaction, err)
             return
         except EngineError as err:  # the players changed since the check: nothing recorded
-            await respond(interaction, text(self.bot, interaction, err.key, **err.params))
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
         await interaction.followup.send(
-            self.bot.render(str(lobby.settings["language"]), "notice.started", game=game_id)
+            say(str(lobby.settings["language"]), "notice.started", game=game_id)
         )
 
     @game.command(name="status", description=_("Phase, deadline, who is in, who has voted"))
     async def status(
         self, interaction: discord.Interaction[Any], game_id: int | None = None
     ) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
-        state = await self.bot.service.state(gid)
-        ctx = await self.bot.context(gid, state, locale=self.bot.locale_of(interaction))
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
+        ctx = await self.judge.runtime.contexts.context(gid, state, locale=locale_of(self.judge, interaction))
         view = view_for(state, None)
         phase = (
             ctx.t("notice.phase_over")
@@ -357,20 +357,20 @@ class GameCog(commands.Cog, name="GameCog"):
             mine = state.seats_of(str(interaction.user.id))
             if mine:  # to a player only: the seat their vote counts for now
                 lines.append(your_vote(ctx, state, mine))
-        notice = await dm_notice(self.bot, interaction, gid)
+        notice = await dm_notice(self.judge, interaction, gid)
         await respond(interaction, "\n".join([*lines, notice] if notice else lines))
 
     @game.command(name="record", description=_("The record and the seed of a finished game"))
     async def record(
         self, interaction: discord.Interaction[Any], game_id: int | None = None
     ) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
-        state = await self.bot.service.state(gid)
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
         if not state.over:
-            await respond(interaction, text(self.bot, interaction, "notice.not_over"))
+            await respond(interaction, text(self.judge, interaction, "notice.not_over"))
             return
-        ctx = await self.bot.context(gid, state)
-        info = await self.bot.service.info(gid)
+        ctx = await self.judge.runtime.contexts.context(gid, state)
+        info = await self.judge.runtime.service.info(gid)
         data = with_links(
             record_of(state, names={Seat(k): v for k, v in ctx.names.items()}),
             info.server_id,
@@ -380,7 +380,7 @@ class GameCog(commands.Cog, name="GameCog"):
         page = record_page(data, ctx.locale, title=ctx.t("html.game_title", game=gid)).encode()
         await interaction.response.send_message(
             text(
-                self.bot, interaction, "notice.record", seed=state.seed, commitment=state.commitment
+                self.judge, interaction, "notice.record", seed=state.seed, commitment=state.commitment
             ),
             files=[
                 discord.File(io.BytesIO(blob), filename=f"faguan-game-{gid}.json"),

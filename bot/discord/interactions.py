@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.i18n import render
-from bot.store import GameNotFound, GameStatus
+from judge.records.i18n import render
+from judge.store import GameNotFound, GameStatus
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 
 class NoGame(Exception):
@@ -22,12 +22,12 @@ class NoGame(Exception):
 
 
 async def find_game(
-    bot: FaguanBot, interaction: discord.Interaction[Any], game_id: int | None = None
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int | None = None
 ) -> int:
     """The game of this channel (or thread), or the user's only active game in a DM."""
     if game_id is not None:
         try:
-            info = await bot.service.info(game_id)
+            info = await judge.runtime.service.info(game_id)
         except GameNotFound:
             raise NoGame("notice.no_game") from None
         # A game is reached from its own server, or from a DM by one of its players.
@@ -35,7 +35,7 @@ async def find_game(
             if info.server_id != interaction.guild.id:
                 raise NoGame("notice.no_game")
         else:
-            repo = bot.service.repo
+            repo = judge.runtime.service.repo
             held = await repo.games_of_user(interaction.user.id, statuses=tuple(GameStatus))
             if all(game != game_id for game, _seat in held):
                 raise NoGame("notice.no_game")
@@ -43,53 +43,53 @@ async def find_game(
     channel = interaction.channel
     if channel is not None:
         for cid in (channel.id, getattr(channel, "parent_id", None)):
-            if cid is not None and cid in bot.channel_games:
-                return bot.channel_games[cid]
+            if cid is not None and cid in judge.runtime.routes.channel_games:
+                return judge.runtime.routes.channel_games[cid]
     ids = sorted(
-        {game for game, _seat in await bot.service.repo.games_of_user(interaction.user.id)}
+        {game for game, _seat in await judge.runtime.service.repo.games_of_user(interaction.user.id)}
     )
     if len(ids) == 1:
         return int(ids[0])
     raise NoGame("notice.no_game" if not ids else "notice.which_game")
 
 
-def is_moderator(bot: FaguanBot, member: discord.abc.User) -> bool:
+def is_moderator(judge: Judge, member: discord.abc.User) -> bool:
     """Moderator role (from the config) or Manage Server, on this server. @everyone never
     counts (a configured id that happens to be the server's own id names every member)."""
     if not isinstance(member, discord.Member) or member.bot:
         return False
     if member.guild_permissions.manage_guild:
         return True
-    wanted = bot.settings.discord.moderator_role
+    wanted = judge.runtime.settings.discord.moderator_role
     return any(
         wanted.matches(role.id, role.name) for role in member.roles if not role.is_default()
     )
 
 
-async def plays_in(bot: FaguanBot, game_id: int, user_id: int) -> bool:
+async def plays_in(judge: Judge, game_id: int, user_id: int) -> bool:
     """Whether the user holds, or held, a seat of this game (any term: a replaced player too)."""
-    return any(term.user_id == user_id for term in await bot.service.repo.seats(game_id))
+    return any(term.user_id == user_id for term in await judge.runtime.service.repo.seats(game_id))
 
 
-async def is_moderator_of(bot: FaguanBot, member: discord.abc.User, game_id: int) -> bool:
+async def is_moderator_of(judge: Judge, member: discord.abc.User, game_id: int) -> bool:
     """A moderator for this game: a moderator of the server who holds no seat in it. A
     moderator who plays is a plain player of that game and sees only what a player sees."""
-    return is_moderator(bot, member) and not await plays_in(bot, game_id, member.id)
+    return is_moderator(judge, member) and not await plays_in(judge, game_id, member.id)
 
 
-async def moderators_of(bot: FaguanBot, game_id: int) -> list[discord.Member]:
+async def moderators_of(judge: Judge, game_id: int) -> list[discord.Member]:
     """The members who moderate this game: never one who plays in it. Listed from Discord (the
     member cache holds only the members the bot has met), else from the cache."""
-    info = await bot.service.info(game_id)
-    guild = bot.get_guild(info.server_id)
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
     if guild is None:
         return []
     try:
         members = [m async for m in guild.fetch_members(limit=None)]
     except discord.HTTPException:
         members = list(guild.members)
-    players = {term.user_id for term in await bot.service.repo.seats(game_id)}
-    return [m for m in members if m.id not in players and is_moderator(bot, m)]
+    players = {term.user_id for term in await judge.runtime.service.repo.seats(game_id)}
+    return [m for m in members if m.id not in players and is_moderator(judge, m)]
 
 
 DM_UNSEEN = "dm_unseen:"
@@ -97,13 +97,13 @@ DM_UNSEEN = "dm_unseen:"
 telling one never rewrites another's mark)."""
 
 
-async def dm_notice(bot: FaguanBot, interaction: discord.Interaction[Any], game_id: int) -> str:
+async def dm_notice(judge: Judge, interaction: discord.Interaction[Any], game_id: int) -> str:
     """The line telling the player asking that the bot could not DM them ("" if nothing is
     due), said once: the private side of a failed DM (only a failure at the deal is public)."""
-    info = await bot.service.info(game_id)
+    info = await judge.runtime.service.info(game_id)
     if not any(key.startswith(DM_UNSEEN) for key in info.channels):
         return ""
-    state = await bot.service.state(game_id)
+    state = await judge.runtime.service.state(game_id)
     due = [
         f"{DM_UNSEEN}{int(seat)}"
         for seat in state.seats_of(str(interaction.user.id))
@@ -111,10 +111,10 @@ async def dm_notice(bot: FaguanBot, interaction: discord.Interaction[Any], game_
     ]
     if not due:
         return ""
-    await bot.service.set_channels(game_id, dict.fromkeys(due))  # None: the mark is removed
-    return text(bot, interaction, "notice.dm_closed_you", game=game_id)
+    await judge.runtime.service.set_channels(game_id, dict.fromkeys(due))  # None: the mark is removed
+    return text(judge, interaction, "notice.dm_closed_you", game=game_id)
 
 
-def text(bot: FaguanBot, interaction: discord.Interaction[Any], key: str, **params: object) -> str:
+def text(judge: Judge, interaction: discord.Interaction[Any], key: str, **params: object) -> str:
     """A catalog text in the language of the person asking."""
-    return render(bot.locale_of(interaction), key, params)
+    return render(locale_of(judge, interaction), key, params)

@@ -24,7 +24,8 @@ def catalog(locale: str) -> Mapping[str, str]:
     """The flat `section.key → text` catalog of a locale."""
     if locale not in LOCALES:
         raise ValueError(f"unknown locale {locale!r}; known: {', '.join(LOCALES)}")
-    raw = tomllib.loads(resources.files("bot.locale").joinpath(f"{locale}.toml").read_text("utf-8"))
+    source = resources.files("bot.records.locale").joinpath(f"{locale}.toml")
+    raw = tomllib.loads(source.read_text("utf-8"))
     flat: dict[str, str] = {}
     for section, entries in raw.items():
         for key, text in entries.items():

@@ -10,23 +10,23 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.render import Context, deadline_text
+from judge.records.render import Context, deadline_text
 from engine.effects import OverrideLogged
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 LOG_CHANNEL = "override_log"
 """Server settings key: the override log channel's id."""
 
 
-async def log_channel(bot: FaguanBot, server_id: int) -> discord.abc.Messageable | None:
+async def log_channel(judge: Judge, server_id: int) -> discord.abc.Messageable | None:
     """The server's override log channel, if one is set and still there."""
-    settings = await bot.service.repo.get_settings(server_id)
+    settings = await judge.runtime.service.repo.get_settings(server_id)
     channel_id = settings.get(LOG_CHANNEL)
     if not channel_id:
         return None
-    channel = bot.get_channel(int(channel_id))
+    channel = judge.client.get_channel(int(channel_id))
     return channel if isinstance(channel, discord.abc.Messageable) else None
 
 

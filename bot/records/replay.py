@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.i18n import render
+from bot.records.i18n import render
 from engine.commands import (
     ChooseTied,
     Command,

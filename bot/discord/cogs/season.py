@@ -9,13 +9,13 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.app import respond
-from bot.cogs.common import text
-from bot.reminders import REMIND_OFF
-from bot.standings import current_season
+from judge.discord.client import respond
+from judge.discord.interactions import text
+from judge.runtime.reminders import REMIND_OFF
+from judge.runtime.standings import current_season
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 
 SHOWN = 30
@@ -25,8 +25,8 @@ SHOWN = 30
 class SeasonCog(commands.Cog, name="SeasonCog"):
     """The long game: standings across games, and reminders."""
 
-    def __init__(self, bot: FaguanBot) -> None:
-        self.bot = bot
+    def __init__(self, judge: Judge) -> None:
+        self.judge = bot
 
     @app_commands.command(
         name="standings", description=_("The season standings: rank, player, games, wins, points")
@@ -37,14 +37,14 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
     ) -> None:
         guild = interaction.guild
         assert guild is not None
-        repo = self.bot.service.repo
+        repo = self.judge.runtime.service.repo
         name = season or await current_season(repo, guild.id)
         rows = await repo.standings(guild.id, name)
-        locale = self.bot.locale_of(interaction)
-        lines = [self.bot.render(locale, "standings.title", season=name)]
+        locale = locale_of(self.judge, interaction)
+        lines = [say(locale, "standings.title", season=name)]
         if not rows:
-            lines.append(self.bot.render(locale, "standings.empty"))
-        lines.append(self.bot.render(locale, "standings.header"))
+            lines.append(say(locale, "standings.empty"))
+        lines.append(say(locale, "standings.header"))
         for rank, row in enumerate(rows[:SHOWN], 1):
             member = guild.get_member(row.user_id)
             if member is None:
@@ -54,7 +54,7 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
                     member = None
             player = member.display_name if member else str(row.user_id)
             lines.append(
-                self.bot.render(
+                say(
                     locale,
                     "standings.line",
                     rank=rank,
@@ -79,12 +79,12 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
         ]
     )
     async def remind(self, interaction: discord.Interaction[Any], state: str) -> None:
-        repo = self.bot.service.repo
+        repo = self.judge.runtime.service.repo
         if interaction.guild is not None:
             servers = {interaction.guild.id}
         else:  # in a DM: every server where this player is in a game
             games = {g for g, _seat in await repo.games_of_user(interaction.user.id)}
-            servers = {(await self.bot.service.info(g)).server_id for g in games}
+            servers = {(await self.judge.runtime.service.info(g)).server_id for g in games}
         for server in servers:
             settings = await repo.get_settings(server)
             off = {int(u) for u in settings.get(REMIND_OFF, [])}
@@ -94,4 +94,4 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
                 off.discard(interaction.user.id)
             await repo.update_settings(server, {REMIND_OFF: sorted(off)})
         key = "remind.off" if state == "off" else "remind.on"
-        await respond(interaction, text(self.bot, interaction, key))
+        await respond(interaction, text(self.judge, interaction, key))

@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from bot.render import deadline_text
+from judge.records.render import deadline_text
 from engine.pending import pending
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 
-async def pending_text(bot: FaguanBot, game_id: int, locale: str) -> str:
+async def pending_text(judge: Judge, game_id: int, locale: str) -> str:
     """The pending report for one game, in `locale`."""
-    state = await bot.service.state(game_id)
-    ctx = await bot.context(game_id, state, locale=locale)
-    confirmed = await bot.service.repo.lobbies.confirmed_seats(game_id)  # by seat and term
+    state = await judge.runtime.service.state(game_id)
+    ctx = await judge.runtime.contexts.context(game_id, state, locale=locale)
+    confirmed = await judge.runtime.service.repo.lobbies.confirmed_seats(game_id)  # by seat and term
     unconfirmed = [s for s in state.alive() if int(s) not in confirmed]
     todo = pending(state)
     window = state.window

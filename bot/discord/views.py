@@ -20,8 +20,8 @@ from engine.rulesets import rules_for
 from engine.state import GameState
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
-    from bot.render import Context
+    from judge.discord.client import FaguanBot
+    from judge.records.render import Context
 
 PASS = "pass"
 USE = "use"
@@ -78,8 +78,8 @@ class ConfirmButton(
         return cls(int(match["game"]), int(match["seat"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: FaguanBot = interaction.client
-        await bot.confirm_role(interaction, self.game_id, self.seat)
+        judge: Judge = interaction.client
+        await confirm_role(judge, interaction, self.game_id, self.seat)
 
 
 class PowerSelect(
@@ -123,7 +123,7 @@ class PowerSelect(
         return cls(int(match["game"]), int(match["night"]), Power(match["power"]), card=card)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: FaguanBot = interaction.client
+        judge: Judge = interaction.client
         data: dict[str, Any] = dict(interaction.data or {})
         values: list[str] = list(data.get("values", []))
         choice = values[0] if values else PASS
@@ -132,10 +132,10 @@ class PowerSelect(
             power=self.power,
             target=Seat(int(choice)) if choice.isdecimal() else None,
             passed=choice == PASS,
-            at=bot.now_ms(),
+            at=judge.runtime.now_ms(),
             seat=Seat(self.card) if self.card is not None else None,
         )
-        await bot.answer_command(interaction, self.game_id, command)
+        await answer_command(judge, interaction, self.game_id, command)
 
 
 def views_for_whisper(

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from bot.i18n import render
+from bot.records.i18n import render
 
 CSS = """
 body{font-family:"Noto Sans CJK SC","Noto Sans SC","PingFang SC","Microsoft YaHei",

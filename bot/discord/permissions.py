@@ -30,7 +30,7 @@ from engine.model import PhaseKind, Seat
 from engine.state import GameState, NightRecord
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 log = logging.getLogger(__name__)
 
@@ -149,49 +149,49 @@ def _channels(guild: discord.Guild, channels: dict[str, object]) -> list[discord
 
 
 async def _holder(
-    bot: FaguanBot, channel_id: int, game_id: int, state: GameState
+    judge: Judge, channel_id: int, game_id: int, state: GameState
 ) -> tuple[GameState | None, frozenset[str]]:
     """The state of the game holding `channel_id` now (None: no game in play there) and what the
     channel is to it."""
-    holder = bot.channel_games.get(channel_id, game_id)
+    holder = judge.runtime.routes.channel_games.get(channel_id, game_id)
     if holder != game_id:
-        if not await bot.service.is_active(holder):
+        if not await judge.runtime.service.is_active(holder):
             return None, frozenset()
-        state = await bot.service.state(holder)
-    info = await bot.service.info(holder)
+        state = await judge.runtime.service.state(holder)
+    info = await judge.runtime.service.info(holder)
     kinds = frozenset(n for n in CHANNELS if int(str(info.channels[n])) == channel_id)
     return state, kinds
 
 
 async def sync_players(
-    bot: FaguanBot, game_id: int, state: GameState, players: Iterable[str]
+    judge: Judge, game_id: int, state: GameState, players: Iterable[str]
 ) -> None:
     """Bring the players' overwrites in the game's channels in line with the state of the game
     holding each channel, and take a player out of the game out of its team threads."""
-    info = await bot.service.info(game_id)
-    guild = bot.get_guild(info.server_id)
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
     if guild is None:
         return
     players = [p for p in players if p.isdigit()]  # Discord users (a replay's names are not)
     for channel in _channels(guild, info.channels):
-        holding, kinds = await _holder(bot, channel.id, game_id, state)
+        holding, kinds = await _holder(judge, channel.id, game_id, state)
         for player in players:
             deny = denied(holding, player, kinds) if holding is not None else ()
             await set_member(channel, player, deny)
     out = [p for p in players if not state.over and out_of_game(state, p)]
     if out:
-        await _leave_threads(bot, info.channels, out)
+        await _leave_threads(judge, info.channels, out)
 
 
-async def _leave_threads(bot: FaguanBot, channels: dict[str, object], players: list[str]) -> None:
+async def _leave_threads(judge: Judge, channels: dict[str, object], players: list[str]) -> None:
     """Players out of the game leave the team threads (they no longer read the team's plans)."""
     for key, value in channels.items():
         if not key.startswith("thread_"):
             continue
-        thread = bot.get_channel(int(str(value)))
+        thread = judge.client.get_channel(int(str(value)))
         if not isinstance(thread, discord.Thread):
             try:
-                thread = await bot.fetch_channel(int(str(value)))
+                thread = await judge.client.fetch_channel(int(str(value)))
             except discord.NotFound:
                 continue
         if not isinstance(thread, discord.Thread):
@@ -210,30 +210,30 @@ async def set_role_open(channel: discord.TextChannel, role: discord.Role, open_:
         await channel.set_permissions(role, send_messages=wanted)
 
 
-async def reconcile(bot: FaguanBot, game_id: int) -> None:
+async def reconcile(judge: Judge, game_id: int) -> None:
     """Set every permission of a game in play from its state (on resume): each player's
     overwrites and team threads, and the players' role open or closed as the window says."""
-    state = await bot.service.state(game_id)
-    await sync_players(bot, game_id, state, players_of(state))
-    info = await bot.service.info(game_id)
-    guild = bot.get_guild(info.server_id)
+    state = await judge.runtime.service.state(game_id)
+    await sync_players(judge, game_id, state, players_of(state))
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
     role_id = info.channels.get("players_role")
     role = guild.get_role(int(str(role_id))) if guild is not None and role_id else None
     open_ = channels_open(state)
     if guild is None or role is None or open_ is None:
         return
     for channel in _channels(guild, info.channels):
-        if bot.channel_games.get(channel.id, game_id) == game_id:
+        if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id:
             await set_role_open(channel, role, open_)
 
 
-async def release(bot: FaguanBot, game_id: int, state: GameState) -> None:
+async def release(judge: Judge, game_id: int, state: GameState) -> None:
     """The game is over: its players' overwrites follow whatever game holds the channels now
     (none: removed), and the players' role goes, with its overwrites, unless a game in play in
     these channels uses it."""
-    await sync_players(bot, game_id, state, players_of(state))
-    info = await bot.service.info(game_id)
-    guild = bot.get_guild(info.server_id)
+    await sync_players(judge, game_id, state, players_of(state))
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
     role_id = info.channels.get("players_role")
     if guild is None or not role_id:
         return
@@ -242,9 +242,9 @@ async def release(bot: FaguanBot, game_id: int, state: GameState) -> None:
         return  # deleted before (a repeat)
     channels = _channels(guild, info.channels)
     for channel in channels:
-        holder = bot.channel_games.get(channel.id, game_id)
-        if holder != game_id and await bot.service.is_active(holder):
-            other = await bot.service.info(holder)
+        holder = judge.runtime.routes.channel_games.get(channel.id, game_id)
+        if holder != game_id and await judge.runtime.service.is_active(holder):
+            other = await judge.runtime.service.info(holder)
             if str(other.channels.get("players_role")) == str(role_id):
                 return  # reused by the game now in play: it is that game's to release
     for channel in channels:

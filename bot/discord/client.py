@@ -22,17 +22,17 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot import permissions
 from bot.config import Settings
-from bot.discord_effects import DiscordEffects
-from bot.i18n import render
-from bot.render import Context, error_text
-from bot.schedule import from_ms, to_ms
-from bot.service import GameService, Outcome
+from bot.discord import permissions
+from bot.discord.effects import DiscordEffects
+from bot.discord.translator import FaguanTranslator
+from bot.discord.views import ConfirmButton, PowerSelect
+from bot.records.i18n import render
+from bot.records.render import Context, error_text
+from bot.runtime.schedule import from_ms, to_ms
+from bot.runtime.service import GameService, Outcome
+from bot.runtime.timing import Clock, DeadlineScheduler, SystemClock
 from bot.store import Database, LobbyInfo, Repository, open_database, upgrade
-from bot.timing import Clock, DeadlineScheduler, SystemClock
-from bot.translator import FaguanTranslator
-from bot.views import ConfirmButton, PowerSelect
 from engine.commands import Command
 from engine.model import Instant, Seat, Team
 from engine.rulesets import rules_for
@@ -142,7 +142,7 @@ class FaguanBot(commands.Bot):
         self._owns_database = database is None
         self.seed_source = seed_source or (lambda: secrets.token_hex(16))
         self.effects = DiscordEffects(self)
-        from bot.reminders import Reminders
+        from bot.runtime.reminders import Reminders
 
         self.reminders = Reminders(self)
         self.service: GameService
@@ -170,14 +170,14 @@ class FaguanBot(commands.Bot):
         self.service = GameService(repo, self.clock)
         self.service.set_performer(self.effects)
         self.service.on_delivery_failure(self.schedule_retry)
-        from bot.cogs.game import GameCog
-        from bot.cogs.moderator import ModeratorCog
-        from bot.cogs.play import PlayCog
+        from bot.discord.cogs.game import GameCog
+        from bot.discord.cogs.moderator import ModeratorCog
+        from bot.discord.cogs.play import PlayCog
 
         await self.add_cog(GameCog(self))
         await self.add_cog(PlayCog(self))
         await self.add_cog(ModeratorCog(self))
-        from bot.cogs.season import SeasonCog
+        from bot.discord.cogs.season import SeasonCog
 
         await self.add_cog(SeasonCog(self))
         self.add_dynamic_items(ConfirmButton, PowerSelect)
@@ -190,7 +190,7 @@ class FaguanBot(commands.Bot):
     async def on_ready(self) -> None:
         """After every connect: check permissions and the moderator role, then resume the games."""
         self.check_permissions()
-        from bot.authority import warn_missing_moderator_role
+        from bot.discord.authority import warn_missing_moderator_role
 
         for guild in self.guilds:
             if guild.id not in self._role_checked:  # once per server, not at every reconnect
@@ -200,7 +200,7 @@ class FaguanBot(commands.Bot):
 
     async def on_guild_join(self, guild: discord.Guild) -> None:
         """A new server: say if the configured moderator role is not one of its roles."""
-        from bot.authority import warn_missing_moderator_role
+        from bot.discord.authority import warn_missing_moderator_role
 
         await warn_missing_moderator_role(self, guild)
 
@@ -252,7 +252,7 @@ class FaguanBot(commands.Bot):
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
         """An unexpected failure (Discord or the database away): log it, ask to try again."""
-        from bot.cogs.common import NoGame
+        from bot.discord.interactions import NoGame
 
         original = getattr(error, "original", error)
         if isinstance(original, NoGame) or isinstance(error, app_commands.CheckFailure):
@@ -458,7 +458,7 @@ class FaguanBot(commands.Bot):
             text = error_text(ctx, outcome.error.key, outcome.error.params)
         else:
             text = ctx.t("notice.accepted")
-        from bot.cogs.common import dm_notice
+        from bot.discord.interactions import dm_notice
 
         notice = await dm_notice(self, interaction, game_id)  # a DM of theirs failed: say so
         await respond(interaction, f"{text}\n{notice}" if notice else text)

@@ -11,10 +11,10 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.app import respond
-from bot.cogs.common import NoGame, find_game, is_moderator, plays_in, text
-from bot.render import error_text
-from bot.schedule import from_ms, to_ms
+from judge.discord.client import respond
+from judge.discord.interactions import NoGame, find_game, is_moderator, plays_in, text
+from judge.records.render import error_text
+from judge.runtime.schedule import from_ms, to_ms
 from engine.commands import (
     Command,
     EndGame,
@@ -30,7 +30,7 @@ from engine.commands import (
 from engine.model import Camp, Instant, Power, Seat, Team
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 
 SERVER_COMMANDS = frozenset({"log-channel", "new-season"})
@@ -42,24 +42,24 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
 
     mod = app_commands.Group(name="mod", description=_("Moderator tools"), guild_only=True)
 
-    def __init__(self, bot: FaguanBot) -> None:
-        self.bot = bot
+    def __init__(self, judge: Judge) -> None:
+        self.judge = bot
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:  # type: ignore[override]
         """A moderator of the server, and for a game's command one who holds no seat in that
         game: a moderator who plays is a plain player there (no /mod pending, no overrides)."""
-        if not is_moderator(self.bot, interaction.user):
-            await respond(interaction, text(self.bot, interaction, "notice.moderators_only"))
+        if not is_moderator(self.judge, interaction.user):
+            await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
             return False
         command = interaction.command.name if interaction.command else ""
         if command in SERVER_COMMANDS:
             return True
         try:
-            gid = await find_game(self.bot, interaction)
+            gid = await find_game(self.judge, interaction)
         except NoGame:
             return True  # the command itself says there is no game here
-        if await plays_in(self.bot, gid, interaction.user.id):
-            await respond(interaction, text(self.bot, interaction, "notice.mod_plays_here"))
+        if await plays_in(self.judge, gid, interaction.user.id):
+            await respond(interaction, text(self.judge, interaction, "notice.mod_plays_here"))
             return False
         return True
 
@@ -68,7 +68,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     ) -> None:
         original = getattr(error, "original", error)
         if isinstance(original, NoGame):
-            await respond(interaction, text(self.bot, interaction, original.key))
+            await respond(interaction, text(self.judge, interaction, original.key))
             return
         if isinstance(error, app_commands.CheckFailure):
             return
@@ -82,14 +82,14 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         *,
         name: str | None = None,
     ) -> None:
-        gid = await find_game(self.bot, interaction, game_id)
-        await self.bot.answer_command(interaction, gid, command, name=name)
+        gid = await find_game(self.judge, interaction, game_id)
+        await answer_command(self.judge, interaction, gid, command, name=name)
 
     async def _window(self, game_id: int) -> int | None:
         """The window open as the command starts: a clock command names it, so if that window is
         locked before the command is decided, it is refused (phase.window_locked) and changes
         nothing — it never acts on the window opened since."""
-        state = await self.bot.service.state(game_id)
+        state = await self.judge.runtime.service.state(game_id)
         return state.window_index if state.window is not None else None
 
     async def _timed(
@@ -99,15 +99,15 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         game_id: int | None = None,
     ) -> None:
         """A clock override (extend, shorten, set-deadline, pause, resume) for the open window."""
-        gid = await find_game(self.bot, interaction, game_id)
+        gid = await find_game(self.judge, interaction, game_id)
         command = build(await self._window(gid))
-        await self.bot.answer_command(interaction, gid, command)
+        await answer_command(self.judge, interaction, gid, command)
 
     @mod.command(name="extend", description=_("Extend the current deadline"))
     async def extend(
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
-        by, now = str(interaction.user.id), self.bot.now_ms()
+        by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         await self._timed(
             interaction,
             lambda window: ExtendDeadline(delta_ms=minutes * 60_000, by=by, at=now, window=window),
@@ -117,7 +117,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def shorten(
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
-        by, now = str(interaction.user.id), self.bot.now_ms()
+        by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         await self._timed(
             interaction,
             lambda window: ExtendDeadline(delta_ms=-minutes * 60_000, by=by, at=now, window=window),
@@ -127,33 +127,33 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         name="set-deadline", description=_("Set the current deadline (YYYY-MM-DD HH:MM, game time)")
     )
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
-        by, now = str(interaction.user.id), self.bot.now_ms()
-        gid = await find_game(self.bot, interaction)
+        by, now = str(interaction.user.id), self.judge.runtime.now_ms()
+        gid = await find_game(self.judge, interaction)
         window = await self._window(gid)
-        ctx = await self.bot.context(gid)
+        ctx = await self.judge.runtime.contexts.context(gid)
         try:
             local = dt.datetime.strptime(time.strip(), "%Y-%m-%d %H:%M").replace(
                 tzinfo=ctx.timezone
             )
             from_ms(to_ms(local))  # a deadline the scheduler can hold (not at year 1 or 9999)
         except (ValueError, OverflowError):
-            await respond(interaction, text(self.bot, interaction, "notice.bad_time", value=time))
+            await respond(interaction, text(self.judge, interaction, "notice.bad_time", value=time))
             return
         command = SetDeadline(deadline=Instant(to_ms(local)), by=by, at=now, window=window)
-        await self.bot.answer_command(interaction, gid, command)
+        await answer_command(self.judge, interaction, gid, command)
 
     @mod.command(name="advance", description=_("Lock the current window now"))
     async def advance(self, interaction: discord.Interaction[Any]) -> None:
-        gid = await find_game(self.bot, interaction)
+        gid = await find_game(self.judge, interaction)
         window = await self._window(gid)  # this window, not whatever is open once deferred
         await interaction.response.defer(ephemeral=True, thinking=True)
-        outcome = await self.bot.lock_due(
+        outcome = await self.judge.runtime.deadlines.lock_due(
             gid, forced=True, by=str(interaction.user.id), window=window
         )
         if outcome is None:  # the game has ended meanwhile
-            await respond(interaction, text(self.bot, interaction, "phase.game_over"))
+            await respond(interaction, text(self.judge, interaction, "phase.game_over"))
             return
-        ctx = await self.bot.context(gid, locale=self.bot.locale_of(interaction))
+        ctx = await self.judge.runtime.contexts.context(gid, locale=locale_of(self.judge, interaction))
         if outcome.error is not None:
             answer = error_text(ctx, outcome.error.key, outcome.error.params)
         else:
@@ -162,12 +162,12 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
 
     @mod.command(name="pause", description=_("Pause the clock"))
     async def pause(self, interaction: discord.Interaction[Any]) -> None:
-        by, now = str(interaction.user.id), self.bot.now_ms()
+        by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         await self._timed(interaction, lambda window: Pause(at=now, by=by, window=window))
 
     @mod.command(name="resume", description=_("Resume the clock"))
     async def resume(self, interaction: discord.Interaction[Any]) -> None:
-        by, now = str(interaction.user.id), self.bot.now_ms()
+        by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         await self._timed(interaction, lambda window: Resume(at=now, by=by, window=window))
 
     @mod.command(name="replace", description=_("Replace a player with a substitute"))
@@ -180,7 +180,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
                 seat=Seat(seat),
                 new_player=str(member.id),
                 by=str(interaction.user.id),
-                at=self.bot.now_ms(),
+                at=self.judge.runtime.now_ms(),
             ),
             name=member.display_name,  # recorded with the seat: names never come from a cache
         )
@@ -189,7 +189,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def modkill(self, interaction: discord.Interaction[Any], seat: int) -> None:
         await self._do(
             interaction,
-            ModKill(seat=Seat(seat), by=str(interaction.user.id), at=self.bot.now_ms()),
+            ModKill(seat=Seat(seat), by=str(interaction.user.id), at=self.judge.runtime.now_ms()),
         )
 
     @mod.command(name="void", description=_("Void a vote post"))
@@ -202,7 +202,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
                 post_id=message_id.strip(),
                 reason=reason,
                 by=str(interaction.user.id),
-                at=self.bot.now_ms(),
+                at=self.judge.runtime.now_ms(),
             ),
         )
 
@@ -211,7 +211,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def end(self, interaction: discord.Interaction[Any], winner: str) -> None:
         await self._do(
             interaction,
-            EndGame(winner=Camp(winner), by=str(interaction.user.id), at=self.bot.now_ms()),
+            EndGame(winner=Camp(winner), by=str(interaction.user.id), at=self.judge.runtime.now_ms()),
         )
 
     @mod.command(
@@ -239,7 +239,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
                 power=Power(power) if power else None,
                 reason=reason,
                 by=str(interaction.user.id),
-                at=self.bot.now_ms(),
+                at=self.judge.runtime.now_ms(),
             ),
         )
 
@@ -247,11 +247,11 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         name="pending", description=_("Who has not confirmed their role, used a power, or voted")
     )
     async def pending(self, interaction: discord.Interaction[Any]) -> None:
-        from bot.moderation import pending_text
+        from judge.runtime.pending_report import pending_text
 
-        gid = await find_game(self.bot, interaction)
+        gid = await find_game(self.judge, interaction)
         await respond(
-            interaction, await pending_text(self.bot, gid, self.bot.locale_of(interaction))
+            interaction, await pending_text(self.judge, gid, locale_of(self.judge, interaction))
         )
 
     @mod.command(name="log-channel", description=_("Where overrides are logged (empty: nowhere)"))
@@ -259,16 +259,16 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def log_channel(
         self, interaction: discord.Interaction[Any], channel: discord.TextChannel | None = None
     ) -> None:
-        from bot.override_log import LOG_CHANNEL
+        from judge.discord.override_log import LOG_CHANNEL
 
         assert interaction.guild is not None
-        await self.bot.service.repo.update_settings(
+        await self.judge.runtime.service.repo.update_settings(
             interaction.guild.id, {LOG_CHANNEL: str(channel.id) if channel else None}
         )
         key = "log.channel_set" if channel else "log.channel_cleared"
         await respond(
             interaction,
-            text(self.bot, interaction, key, channel=channel.mention if channel else ""),
+            text(self.judge, interaction, key, channel=channel.mention if channel else ""),
         )
 
     @mod.command(name="new-season", description=_("Start a new season of the standings"))
@@ -276,15 +276,15 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def new_season(
         self, interaction: discord.Interaction[Any], name: str | None = None
     ) -> None:
-        from bot.standings import SEASON, current_season, next_season_name
+        from judge.runtime.standings import SEASON, current_season, next_season_name
 
         assert interaction.guild is not None
-        repo = self.bot.service.repo
+        repo = self.judge.runtime.service.repo
         old = await current_season(repo, interaction.guild.id)
         new = (name or next_season_name(old)).strip()[:32]
         await repo.update_settings(interaction.guild.id, {SEASON: new})
         await interaction.response.send_message(
-            self.bot.render(
-                self.bot.locale_of(interaction), "standings.new_season", old=old, new=new
+            say(
+                locale_of(self.judge, interaction), "standings.new_season", old=old, new=new
             )
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from bot.i18n import catalog, render
+from bot.records.i18n import catalog, render
 from engine.effects import (
     Announce,
     Bulletin,

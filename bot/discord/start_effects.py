@@ -5,7 +5,7 @@ not rules. The engine knows nothing of Discord, its effects are what a replay re
 public replay format must not change; so these effects never reach ``engine.codec``. They are
 written in the transaction that creates the game, before its engine effects (the role DMs, the
 night's channel closing, which needs the role), and performed in that order by
-``bot.discord_effects``. Each step is idempotent, so a retry or a restart after a crash finishes
+``bot.discord.effects`` (the steps as data: ``bot.runtime.start_steps``). Each step is idempotent, so a retry or a restart after a crash finishes
 the start without doing anything twice:
 
 - ``overwrites``: the bot's own allow overwrite on the game and vote channels (setting the same
@@ -23,34 +23,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import discord
 
 if TYPE_CHECKING:
-    from bot.app import FaguanBot
+    from judge.discord.client import FaguanBot
 
 log = logging.getLogger(__name__)
-
-TYPE: Final = "faguan.start"
-"""The payload ``type`` of a start step (engine effect types never contain a dot)."""
-STEPS: Final = ("overwrites", "role", "members")
-
-
-def start_effects() -> list[dict[str, Any]]:
-    """The start's steps, as outbox payloads, in the order they must be performed."""
-    return [{"type": TYPE, "step": step} for step in STEPS]
-
-
-def start_step(payload: Mapping[str, Any]) -> str | None:
-    """The start step this payload asks for, or None for an engine effect."""
-    if payload.get("type") != TYPE:
-        return None
-    step = payload.get("step")
-    if step not in STEPS:
-        raise ValueError(f"unknown start step {step!r}")
-    return str(step)
-
 
 def role_name(game_id: int) -> str:
     """The players' role's name: it names the game, so a retry finds the role it made."""
@@ -69,10 +49,10 @@ BOT_ALLOW = {
 players are silenced."""
 
 
-async def perform(bot: FaguanBot, game_id: int, step: str) -> None:
+async def perform(judge: Judge, game_id: int, step: str) -> None:
     """Perform one start step on Discord (idempotent: see the module)."""
-    info = await bot.service.info(game_id)
-    guild = bot.get_guild(info.server_id)
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
     if guild is None:
         raise RuntimeError(f"game {game_id}: its server is not available")
     if step == "overwrites":
@@ -85,15 +65,15 @@ async def perform(bot: FaguanBot, game_id: int, step: str) -> None:
                     log.warning("game %s: cannot set the bot's own overwrite", game_id)
     elif step == "role":
         try:
-            await _role(bot, guild, game_id)
+            await _role(judge, guild, game_id)
         except discord.Forbidden:  # no Manage Roles: the game goes on, its channels stay open
             log.warning("game %s: cannot make the players' role (missing permission)", game_id)
     else:
-        role = await _known_role(bot, guild, game_id)
+        role = await _known_role(judge, guild, game_id)
         if role is None:
             log.warning("game %s: no players' role to add the players to", game_id)
             return
-        for user_id in sorted(await _players(bot, game_id)):
+        for user_id in sorted(await _players(judge, game_id)):
             try:
                 member = guild.get_member(user_id) or await guild.fetch_member(user_id)
                 if all(r.id != role.id for r in member.roles):
@@ -113,15 +93,15 @@ def _channels(guild: discord.Guild, channels: Mapping[str, Any]) -> list[discord
     return found
 
 
-async def _known_role(bot: FaguanBot, guild: discord.Guild, game_id: int) -> discord.Role | None:
+async def _known_role(judge: Judge, guild: discord.Guild, game_id: int) -> discord.Role | None:
     """The role remembered for the game, if it still exists."""
-    role_id = (await bot.service.info(game_id)).channels.get("players_role")
+    role_id = (await judge.runtime.service.info(game_id)).channels.get("players_role")
     return guild.get_role(int(role_id)) if role_id is not None else None
 
 
-async def _role(bot: FaguanBot, guild: discord.Guild, game_id: int) -> None:
+async def _role(judge: Judge, guild: discord.Guild, game_id: int) -> None:
     """Find or make the players' role, and remember its id."""
-    if await _known_role(bot, guild, game_id) is not None:
+    if await _known_role(judge, guild, game_id) is not None:
         return
     name = role_name(game_id)
     role = discord.utils.get(guild.roles, name=name)
@@ -131,10 +111,10 @@ async def _role(bot: FaguanBot, guild: discord.Guild, game_id: int) -> None:
         role = await guild.create_role(name=name, reason="faguan: players of a game")
     else:
         log.info("game %s: reusing the players' role made before a retry", game_id)
-    await bot.service.set_channels(game_id, {"players_role": str(role.id)})
+    await judge.runtime.service.set_channels(game_id, {"players_role": str(role.id)})
 
 
-async def _players(bot: FaguanBot, game_id: int) -> set[int]:
+async def _players(judge: Judge, game_id: int) -> set[int]:
     """The user ids holding the game's seats now."""
-    seats = await bot.service.repo.current_seats(game_id)
+    seats = await judge.runtime.service.repo.current_seats(game_id)
     return {term.user_id for term in seats.values() if term.user_id is not None}
