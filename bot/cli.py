@@ -20,8 +20,6 @@ from bot.operator_errors import (
     check_database_url,
     configure_logging,
     database_error,
-    discord_error,
-    silence_voice_warnings,
 )
 from bot.records.forum_text import forum_text
 from bot.records.replay import ReplayFileError, replay_file
@@ -97,6 +95,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"faguan run: {exc}", file=sys.stderr)
         return Exit.CONFIG
     configure_logging(verbose=args.verbose)
+    from bot.discord.startup import discord_error, silence_voice_warnings  # only `run` needs it
+
     silence_voice_warnings()
     url = resolve_url(settings.database.url)
     try:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from judge.records.i18n import render
+from bot.records.i18n import render
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ async def warn_missing_moderator_role(judge: Judge, guild: discord.Guild) -> boo
         guild.id,
         wanted,
     )
-    from judge.discord.override_log import log_channel
+    from bot.discord.override_log import log_channel
 
     try:
         channel = await log_channel(judge, guild.id)

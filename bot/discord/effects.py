@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from judge.discord import permissions
-from judge.discord.start_effects import perform as perform_start
-from judge.runtime.start_steps import start_step
-from judge.records.render import render_posts, render_private, render_reply
-from judge.store import OutboxItem
+from bot.discord import permissions
+from bot.discord.judge import judge_of
+from bot.discord.start_effects import perform as perform_start
+from bot.records.render import render_posts, render_private, render_reply
+from bot.runtime.start_steps import start_step
+from bot.store import OutboxItem
 from engine import codec
 from engine.effects import (
     Announce,
@@ -41,7 +42,7 @@ from engine.model import Seat, Team
 from engine.state import GameState
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +53,15 @@ RECENT = 30
 class DiscordEffects:
     """Performs one outbox item on Discord."""
 
-    def __init__(self, judge: Judge) -> None:
-        self.judge = bot
+    def __init__(self, client: discord.Client) -> None:
+        self.client = client
         self.recovering = False
+        """Set while recovery performs the outbox's undone effects: each may have been done."""
+
+    @property
+    def judge(self) -> Judge:
+        """The client's judge (built after this performer: the runtime needs its port first)."""
+        return judge_of(self.client)
 
     async def __call__(self, item: OutboxItem) -> None:
         if (step := start_step(item.payload)) is not None:  # the shell's own: the start's work
@@ -104,7 +111,9 @@ class DiscordEffects:
     async def _channel(self, game_id: int, name: str) -> discord.abc.Messageable:
         info = await self.judge.runtime.service.info(game_id)
         channel_id = int(info.channels[name])
-        channel = self.judge.client.get_channel(channel_id) or await self.judge.client.fetch_channel(channel_id)
+        channel = self.judge.client.get_channel(
+            channel_id
+        ) or await self.judge.client.fetch_channel(channel_id)
         assert isinstance(channel, discord.abc.Messageable)
         return channel
 
@@ -176,7 +185,7 @@ class DiscordEffects:
 
     # -- private messages --------------------------------------------------------------------------
     async def _whisper(self, game_id: int, state: GameState, effect: Whisper, again: bool) -> None:
-        from judge.discord.views import views_for_whisper
+        from bot.discord.views import views_for_whisper
 
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         user_id = int(state.seat(effect.seat).player)
@@ -184,12 +193,14 @@ class DiscordEffects:
         view = views_for_whisper(game_id, state, effect, ctx)
         extra: dict[str, Any] = {} if view is None else {"view": view}
         if effect.key == "role.dealt":  # the role message is an embed (with the confirm button)
-            from judge.discord.embeds import role_content, role_embed
+            from bot.discord.embeds import role_content, role_embed
 
             text = role_content(ctx, game_id, int(effect.seat))
             extra["embed"] = role_embed(ctx, game_id, effect)
         try:
-            user = self.judge.client.get_user(user_id) or await self.judge.client.fetch_user(user_id)
+            user = self.judge.client.get_user(user_id) or await self.judge.client.fetch_user(
+                user_id
+            )
             dm = user.dm_channel or await user.create_dm()
             await self._send(dm, text, again, **extra)
         except discord.Forbidden as exc:
@@ -205,7 +216,7 @@ class DiscordEffects:
         message, is said in the game channel. Any other goes to the moderators of the game (by
         DM; never one who plays in it) and to the player with their next answer from the bot
         (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
-        from judge.discord.interactions import DM_UNSEEN, moderators_of
+        from bot.discord.interactions import DM_UNSEEN, moderators_of
 
         info = await self.judge.runtime.service.info(game_id)
         key = f"dm_blocked:{int(seat)}"
@@ -266,7 +277,7 @@ class DiscordEffects:
         self, game_id: int, state: GameState, effect: OverrideLogged, again: bool
     ) -> None:
         """Who did what, when: a line in the server's override log channel, if one is set."""
-        from judge.discord.override_log import log_channel, log_line
+        from bot.discord.override_log import log_channel, log_line
 
         info = await self.judge.runtime.service.info(game_id)
         channel = await log_channel(self.judge, info.server_id)
@@ -285,7 +296,7 @@ class DiscordEffects:
 
     async def _standings(self, game_id: int, state: GameState) -> None:
         """Add the finished game's scores to the season (once: the repository keeps count)."""
-        from judge.runtime.standings import apply_game
+        from bot.runtime.standings import apply_game
 
         info = await self.judge.runtime.service.info(game_id)
         await apply_game(self.judge.runtime.service.repo, game_id, info.server_id, state)

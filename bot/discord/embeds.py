@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 
-from judge.records.render import Context, cards_text, known_seats
+from bot.records.render import Context, cards_text, known_seats
 from engine.effects import Whisper
 
 CAMP_COLOURS = {"killer": 0xB33333, "secret_killer": 0xB33333}

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from judge.records.render import Context, deadline_text
+from bot.records.render import Context, deadline_text
 from engine.effects import OverrideLogged
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 LOG_CHANNEL = "override_log"
 """Server settings key: the override log channel's id."""

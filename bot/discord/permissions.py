@@ -30,7 +30,7 @@ from engine.model import PhaseKind, Seat
 from engine.state import GameState, NightRecord
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,9 @@ not rules. The engine knows nothing of Discord, its effects are what a replay re
 public replay format must not change; so these effects never reach ``engine.codec``. They are
 written in the transaction that creates the game, before its engine effects (the role DMs, the
 night's channel closing, which needs the role), and performed in that order by
-``bot.discord.effects`` (the steps as data: ``bot.runtime.start_steps``). Each step is idempotent, so a retry or a restart after a crash finishes
-the start without doing anything twice:
+``bot.discord.effects`` (the steps as data: ``bot.runtime.start_steps``). Each step is
+idempotent, so a retry or a restart after a crash finishes the start without doing anything
+twice:
 
 - ``overwrites``: the bot's own allow overwrite on the game and vote channels (setting the same
   overwrite again changes nothing);
@@ -28,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 log = logging.getLogger(__name__)
+
 
 def role_name(game_id: int) -> str:
     """The players' role's name: it names the game, so a retry finds the role it made."""

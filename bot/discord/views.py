@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot.discord.interactions import answer_command, confirm_role
+from bot.discord.judge import judge_of
 from engine.commands import SubmitPower
 from engine.effects import Whisper
 from engine.errors import EngineError
@@ -20,8 +22,7 @@ from engine.rulesets import rules_for
 from engine.state import GameState
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
-    from judge.records.render import Context
+    from bot.records.render import Context
 
 PASS = "pass"
 USE = "use"
@@ -78,7 +79,7 @@ class ConfirmButton(
         return cls(int(match["game"]), int(match["seat"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        judge: Judge = interaction.client
+        judge = judge_of(interaction.client)
         await confirm_role(judge, interaction, self.game_id, self.seat)
 
 
@@ -123,7 +124,7 @@ class PowerSelect(
         return cls(int(match["game"]), int(match["night"]), Power(match["power"]), card=card)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        judge: Judge = interaction.client
+        judge = judge_of(interaction.client)
         data: dict[str, Any] = dict(interaction.data or {})
         values: list[str] = list(data.get("values", []))
         choice = values[0] if values else PASS

@@ -6,18 +6,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from judge.records.render import deadline_text
+from bot.records.render import deadline_text
 from engine.pending import pending
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 
 async def pending_text(judge: Judge, game_id: int, locale: str) -> str:
     """The pending report for one game, in `locale`."""
     state = await judge.runtime.service.state(game_id)
     ctx = await judge.runtime.contexts.context(game_id, state, locale=locale)
-    confirmed = await judge.runtime.service.repo.lobbies.confirmed_seats(game_id)  # by seat and term
+    confirmed = await judge.runtime.service.repo.lobbies.confirmed_seats(
+        game_id
+    )  # by seat and term
     unconfirmed = [s for s in state.alive() if int(s) not in confirmed]
     todo = pending(state)
     window = state.window

@@ -59,3 +59,8 @@ class ChatPort(Protocol):
     async def reconcile_permissions(self, game_id: int) -> None:
         """Set who may post in a game's channels from its state."""
         ...
+
+    def recovering(self, on: bool) -> None:
+        """While on, the outbox's undone effects are performed again after a stop: each may have
+        been done before it (the platform looks before sending twice)."""
+        ...

@@ -6,9 +6,9 @@ bot schedules a game's deadline it also schedules `fire_reminder` at `deadline -
 that moment has passed) under the stable job id `game:{id}:remind:{window}`. When it fires, the
 window must still be the open one and the clock running. Each seat reminded is written to the
 game's channels JSON (`reminded: {window: [seats]}`) right after its message is sent, so a restart
-reschedules the job but never reminds a seat twice; the send itself (through the port) first looks
-for the same text in the DM (a crash between the send and the mark). Players turn theirs off with `/remind off`
-(server settings, `remind_off`: user ids).
+reschedules the job but never reminds a seat twice; the send itself (through the port) first
+looks for the same text in the DM (a crash between the send and the mark). Players turn theirs
+off with `/remind off` (server settings, `remind_off`: user ids).
 """
 
 from __future__ import annotations

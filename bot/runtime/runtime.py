@@ -125,7 +125,11 @@ class Runtime:
 
     async def resume_games(self) -> None:
         """Recover, catch up, reconcile deadlines (raises if the database is away)."""
-        stopped = await self.service.recover()
+        self.port.recovering(True)
+        try:
+            stopped = await self.service.recover()
+        finally:
+            self.port.recovering(False)
         for game_id, reason in stopped.items():
             log.error("game %s stopped: %s", game_id, reason)
         for game_id in await self.service.active_games():

@@ -3,7 +3,8 @@
 Theory of operation (DESIGN.md): load the game's state (cached, or rebuilt from its newest
 snapshot and the events after it), let the engine decide, commit the events and their effects to
 the outbox in one transaction, then perform the effects and mark them done. After an input that
-opens a window (or every ``bot.snapshots.EVERY`` events) the new state is stored as a snapshot.
+opens a window (or every ``bot.runtime.snapshots.EVERY`` events) the new state is stored as a
+snapshot.
 A Discord message id makes an input idempotent: a redelivered post returns the first outcome and
 writes nothing. Inputs to one game are serialized by a per-game lock, so effects are performed in
 the order their events happened; inputs to different games recorded at the same time share one
@@ -20,10 +21,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.runtime.start_steps import start_effects
 from bot.runtime.schedule import GameSchedule, from_ms, to_ms
+from bot.runtime.snapshots import SNAPSHOTS, due
+from bot.runtime.start_steps import start_effects
 from bot.runtime.timing import Clock
-from bot.snapshots import SNAPSHOTS, due
 from bot.store import (
     GameDraft,
     GameInfo,

@@ -18,12 +18,12 @@ from engine.state import DayRecord
 async def drain(t: Table) -> None:
     """Let the retries run until the outbox is empty (the fault has cleared)."""
     for _ in range(20):
-        if not await t.bot.service.repo.undone_effects():
+        if not await t.bot.runtime.service.repo.undone_effects():
             return
-        jobs = [j for j in t.bot.scheduler.jobs() if j.id.endswith(":retry")]
+        jobs = [j for j in t.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
         if jobs:
             await t.advance(max(0.0, (min(j.when for j in jobs) - t.env.now()).total_seconds()))
-        await t.bot.scheduler.run_due()
+        await t.bot.runtime.scheduler.run_due()
         await t.env.settle()
     raise AssertionError("effects still undone")
 
@@ -38,7 +38,7 @@ async def play_through_a_fault(table: Table, fault: Callable[[], AbstractContext
     (with a command tried meanwhile) and while day votes are posted. While it lasts, a command is
     answered "try again" and changes nothing, the lock is tried again later, the posts are read
     back from the channel at the lock; the game ends as the same actions replayed without it."""
-    service = table.bot.service
+    service = table.bot.runtime.service
     d = Driver(table, "v2")
     roles = await d.start()
     k1, k2 = by_role(roles, "killer")
@@ -53,7 +53,7 @@ async def play_through_a_fault(table: Table, fault: Callable[[], AbstractContext
         await d.lock()  # the deadline fires but cannot be recorded
         assert not any(p.startswith("【看表】") for p in table.public())
     assert await service.state(d.game_id) == before  # nothing changed
-    assert table.bot.lock_failures[d.game_id] == 1
+    assert table.bot.runtime.deadlines.lock_failures[d.game_id] == 1
     await table.run_deadline()  # tried again now that the database is back
     await drain(table)
     state = await service.state(d.game_id)

@@ -90,7 +90,7 @@ class Table:
 
     async def run_deadline(self) -> list[str]:
         """Move the clock to the game's deadline and fire it through the scheduler."""
-        scheduler = self.bot.scheduler
+        scheduler = self.bot.runtime.scheduler
         jobs = [j for j in scheduler.jobs() if j.id.endswith(":deadline")]  # not reminders
         assert jobs, "no deadline scheduled"
         when = min(j.when for j in jobs)
@@ -205,8 +205,8 @@ class Driver:
         for p in t.players:
             await p.slash(t.channel, "game join")
         await t.moderator.slash(t.channel, "game start")
-        self.game_id = t.bot.channel_games[t.channel.id]
-        state = await t.bot.service.state(self.game_id)
+        self.game_id = t.bot.runtime.routes.channel_games[t.channel.id]
+        state = await t.bot.runtime.service.state(self.game_id)
         return {int(s.seat): s.role.value for s in state.seats}
 
     def name(self, seat: int) -> str:
@@ -231,7 +231,7 @@ class Driver:
     async def _menu(
         self, seat: int, power: str, value: str, target: int | None, used: bool = False
     ) -> Any:
-        state = await self.table.bot.service.state(self.game_id)
+        state = await self.table.bot.runtime.service.state(self.game_id)
         assert state.window is not None
         custom_id = f"faguan:act:{self.game_id}:{state.window.number}:{power}"
         if self.cards > 1:  # the menu of one card

@@ -47,17 +47,17 @@ async def test_a_real_apscheduler_deadline_locks_the_window(tmp_path: Path) -> N
     table = build_table(env, 8)
     await env.start()
     try:
-        assert not bot.scheduler.manual
+        assert not bot.runtime.scheduler.manual
         d = Driver(table, "v2")
         await d.start()
-        soon = Instant(bot.now_ms() + 300)
-        await bot.service.submit(d.game_id, SetDeadline(deadline=soon))
+        soon = Instant(bot.runtime.now_ms() + 300)
+        await bot.runtime.service.submit(d.game_id, SetDeadline(deadline=soon))
         for _ in range(200):  # a short real wait (at most 10 s) for APScheduler to fire
             await asyncio.sleep(0.05)
-            state = await bot.service.state(d.game_id)
+            state = await bot.runtime.service.state(d.game_id)
             if state.phase is not None and state.phase.label() == "day 1":
                 break
-        state = await bot.service.state(d.game_id)
+        state = await bot.runtime.service.state(d.game_id)
         assert state.phase is not None and state.phase.label() == "day 1"
         assert any(p.startswith("【看表】第1夜截止") for p in table.public())
     finally:

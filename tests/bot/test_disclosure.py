@@ -86,7 +86,7 @@ async def test_act_target_autocomplete_lists_only_what_the_engine_accepts_from_t
     # police (and themselves): the police named by the list.
     d = Driver(table, "basic")
     roles = await d.start()
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     killer = by_role(roles, "killer")[0]
     police = by_role(roles, "police")
     civilian = by_role(roles, "civilian")[0]
@@ -156,7 +156,7 @@ async def test_a_failing_dm_after_the_deal_is_told_privately_never_publicly(
     assert len(new) == 1 and f"{police}号" in new[0] and "无法私信" in new[0]
     assert not any("无法私信" in text for text in dm_texts(table, table.player(MOD_PLAYER)))
     # the record of who refuses DMs stays in the game row, not in public posts
-    info = await table.bot.service.info(d.game_id, refresh=True)
+    info = await table.bot.runtime.service.info(d.game_id, refresh=True)
     assert info.channels.get(f"dm_blocked:{police}") is True
     assert f"dm_unseen:{police}" not in info.channels
 
@@ -190,7 +190,7 @@ async def test_a_moderator_who_plays_is_refused_every_mod_command_of_that_game(
     ):
         result = await playing.slash(table.channel, command, **options)
         assert result.ephemeral and answer(result) == refusal, command
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert state.deadline is not None and not state.paused  # nothing changed
     # a moderator who plays in no game keeps the moderator's view
     result = await table.moderator.slash(table.channel, "mod pending")
@@ -210,7 +210,7 @@ async def test_a_nickname_that_is_a_number_cannot_capture_a_vote(table: Table) -
     await d.lock()  # a quiet night: day 1, all alive
     await table.player(2).send(table.channel, "投 @5 他很可疑")
     await table.env.settle()
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     post = state.posts[-1]
     assert (post.seat, post.target, post.void_reason) == (2, 5, None)
     # the voter can check privately which seat their vote counts for
@@ -221,7 +221,7 @@ async def test_a_nickname_that_is_a_number_cannot_capture_a_vote(table: Table) -
     # a real mention still resolves by user id, to the nicknamed player's own seat
     await table.player(3).send(table.channel, f"投 <@{table.player(NICKNAMED).id}>")
     await table.env.settle()
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert (state.posts[-1].seat, state.posts[-1].target) == (3, NICKNAMED)
 
 
@@ -255,7 +255,7 @@ async def test_after_a_restart_with_an_empty_member_cache_posts_show_the_recorde
     dawn = [p for p in table.public() if "昨夜出局" in p]
     assert dawn and f"{victim}号 {table.names[victim - 1]}" in dawn[-1], dawn
     assert str(table.player(victim).id) not in dawn[-1]
-    ctx = await new.context(d.game_id)
+    ctx = await new.runtime.contexts.context(d.game_id)
     assert ctx.names[substituted] == "路人"
 
 
@@ -280,13 +280,13 @@ async def test_a_moderator_role_missing_from_a_server_is_named_in_a_warning(
         for r in caplog.records
     )
     bot = table.bot
-    await bot.service.repo.update_settings(guild.id, {LOG_CHANNEL: str(log_here.id)})
-    assert await warn_missing_moderator_role(bot, joined)
+    await bot.runtime.service.repo.update_settings(guild.id, {LOG_CHANNEL: str(log_here.id)})
+    assert await warn_missing_moderator_role(bot.judge, joined)
     assert [m.content for m in log_here.history()] == [
         render("zh-CN", "log.no_moderator_role", {"role": "name '主持人'"})
     ]
     here = bot.get_guild(table.guild.id)
-    assert here is not None and not await warn_missing_moderator_role(bot, here)
+    assert here is not None and not await warn_missing_moderator_role(bot.judge, here)
 
 
 async def test_at_start_a_moderator_role_missing_from_a_server_is_named(

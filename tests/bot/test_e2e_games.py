@@ -70,7 +70,7 @@ async def test_mifei_12_whole_game(table12: Table) -> None:
         await d.post_vote(seat, f"投 {sk}", sk)
     await d.lock()
 
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert state.result is not None and state.result.winner.value == "good"
     record = record_of(state, names={Seat(i): n for i, n in enumerate(t.names, 1)})
     replayed = run(d.replay_input(roles, SEED)).record
@@ -126,7 +126,7 @@ async def test_v3mt_12_whole_game_with_a_run_off(table12: Table) -> None:
         await d.post_vote(seat, f"投 {sk}", sk)
     await d.lock()
 
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert state.result is not None and state.result.winner.value == "good"
     compare_with_replay(
         record_of(state, names={Seat(i): n for i, n in enumerate(t.names, 1)}),

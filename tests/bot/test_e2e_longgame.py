@@ -115,7 +115,7 @@ async def test_every_override_is_announced_and_logged_without_hidden_information
     await mod.slash(t.channel, "mod modkill", seat=civ[3])
     await mod.slash(t.channel, "mod end", winner="draw")
 
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert state.over and state.result is not None and state.result.winner is Camp.DRAW
     public = overrides(t)
     assert len(public) == 10  # and the end is announced as the game over (【终局】)
@@ -168,7 +168,7 @@ async def test_a_substitute_mid_night_takes_the_seat(table: Table) -> None:
     menu = next(m for m in dms if "行使" in m.content)  # tonight's power menu
     assert menu.components
 
-    info = await t.bot.service.info(d.game_id)
+    info = await t.bot.runtime.service.info(d.game_id)
     thread = t.env.backend.get_channel(int(info.channels["thread_killers"]))
     assert t.outside.user.id in thread.thread_members
     assert old.user.id not in thread.thread_members
@@ -188,7 +188,7 @@ async def test_a_substitute_mid_night_takes_the_seat(table: Table) -> None:
     r = await t.outside.user.click(role_dm, custom_id=f"faguan:confirm:{d.game_id}:{k1}")
     assert r.response is not None
     await d.lock()
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(victim).alive
     assert state.seat(k1).player == str(t.outside.user.id)
     assert state.seat(k1).former_players == (str(old.user.id),)
@@ -198,25 +198,25 @@ async def test_a_pause_across_a_deadline_freezes_the_remaining_time(table: Table
     t = table
     d = Driver(t, "v2")
     await d.start()
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     deadline = state.deadline
     assert deadline is not None
     await t.advance(40 * 60)  # 20 minutes left
     await t.moderator.slash(t.channel, "mod pause")
     await t.advance(3 * 3600)  # far past the old deadline
-    assert await t.bot.scheduler.run_due() == []
+    assert await t.bot.runtime.scheduler.run_due() == []
     status = await t.player(2).slash(t.channel, "game status")
     assert "(paused)" in status.response.content and "Night 1" in status.response.content
     assert "20 min left" in status.response.content
     new = await restart(t, make_bot(t.db, t.clock, seed=SEED))  # type: ignore[attr-defined]
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     assert state.paused and state.phase is not None and state.phase.label() == "night 1"
     await t.moderator.slash(t.channel, "mod resume")
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     now = int(t.env.now().timestamp() * 1000)
     assert state.deadline == now + 20 * 60_000
     await d.lock()
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     assert state.phase is not None and state.phase.label() == "day 1"
     assert any("游戏暂停" in p for p in overrides(t)) and any("游戏继续" in p for p in overrides(t))
 
@@ -261,7 +261,7 @@ async def test_penalty_pending_modkill_and_void(table: Table) -> None:
     votes = next(x for x in text.splitlines() if x.startswith("Not voted"))
     assert f"#{civ[1]} " in votes and f"#{civ[2]} " not in votes and f"#{civ[3]} " not in votes
     await d.lock()
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     day = [r for r in state.history if type(r).__name__ == "DayRecord"][-1]
     assert dict(day.tally) == {k2: 1}
     refused = await t.player(k1).slash(t.channel, "act", power="kill", target=civ[1])
@@ -277,11 +277,11 @@ async def test_reminders_are_sent_once_even_across_a_restart(reminding: Table) -
     k1, _k2 = seats(roles, "killer")
     p1, p2 = seats(roles, "police")
     civ = seats(roles, "civilian")
-    jobs = {j.id for j in t.bot.scheduler.jobs()}
+    jobs = {j.id for j in t.bot.runtime.scheduler.jobs()}
     assert f"game:{d.game_id}:remind:night-1" in jobs
     await d.power_by_menu(k1, "kill", civ[0])  # the killers' team is done
     await t.advance(30 * 60)
-    fired = await t.bot.scheduler.run_due()
+    fired = await t.bot.runtime.scheduler.run_due()
     await t.env.settle()
     assert fired == [f"game:{d.game_id}:remind:night-1"]
 
@@ -290,8 +290,8 @@ async def test_reminders_are_sent_once_even_across_a_restart(reminding: Table) -
 
     assert [reminded(s) for s in range(1, 9)] == [1 if s in (p1, p2) else 0 for s in range(1, 9)]
     new = await restart(t, reminder_bot(t.db, t.clock))  # type: ignore[attr-defined]
-    assert f"game:{d.game_id}:remind:night-1" in {j.id for j in new.scheduler.jobs()}
-    await new.scheduler.run_due()
+    assert f"game:{d.game_id}:remind:night-1" in {j.id for j in new.runtime.scheduler.jobs()}
+    await new.runtime.scheduler.run_due()
     await t.env.settle()
     assert [reminded(s) for s in range(1, 9)] == [1 if s in (p1, p2) else 0 for s in range(1, 9)]
 
@@ -301,7 +301,7 @@ async def test_reminders_are_sent_once_even_across_a_restart(reminding: Table) -
     await d.lock()
     await d.post_vote(civ[1], f"投 {k1}号", k1)
     await t.advance(30 * 60)
-    assert await new.scheduler.run_due() == [f"game:{d.game_id}:remind:day-1"]
+    assert await new.runtime.scheduler.run_due() == [f"game:{d.game_id}:remind:day-1"]
     await t.env.settle()
     expected = {s: 1 for s in range(1, 9)}
     expected.update({p1: 2, p2: 1, civ[0]: 0, civ[1]: 0})
@@ -315,7 +315,7 @@ async def _natural_good_win(t: Table, d: Driver, roles: dict[int, str]) -> None:
     killers = seats(roles, "killer")
     for killer in killers:
         await d.lock()  # the night: nobody acts
-        state = await t.bot.service.state(d.game_id)
+        state = await t.bot.runtime.service.state(d.game_id)
         for seat in state.alive():
             if seat != killer:
                 await d.post_vote(seat, f"投 {killer}号", killer)
@@ -335,7 +335,7 @@ async def test_standings_over_three_games(table: Table) -> None:
             await _natural_good_win(t, d, roles)
         else:
             await t.moderator.slash(t.channel, "mod end", winner=end)
-        state = await t.bot.service.state(d.game_id)
+        state = await t.bot.runtime.service.state(d.game_id)
         assert state.result is not None
         results.append(state.result.winner.value)
         rules = rules_for(state)
@@ -361,7 +361,7 @@ async def test_standings_over_three_games(table: Table) -> None:
         assert by_name[t.names[i]] == tuple(expected[member.user.id]), t.names[i]
     points = [p for *_, p in rows]
     assert points == sorted(points, reverse=True) and [r[0] for r in rows] == list(range(1, 9))
-    stored = await new.service.repo.standings(GUILD_ID, "1")
+    stored = await new.runtime.service.repo.standings(GUILD_ID, "1")
     assert sum(row.games for row in stored) == 24  # recovery never counts a game twice
 
     refused = await t.player(1).slash(t.channel, "mod new-season")

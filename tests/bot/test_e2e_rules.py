@@ -73,7 +73,7 @@ async def test_vote_posts_change_abstain_edit_delete_late_dead_and_strangers(tab
     victim, a, b, c = civ[0], civ[1], civ[2], civ[3]
     await d.power_by_menu(killer, "kill", victim)
     await d.lock()
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     deadline = dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC)  # type: ignore[operator]
 
     first = await d.post_vote(a, f"投 {b}号", b)
@@ -94,7 +94,7 @@ async def test_vote_posts_change_abstain_edit_delete_late_dead_and_strangers(tab
     assert on_time.created_at == deadline and late.created_at > deadline
     await table.run_deadline()
 
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     day = last_day(state)
     votes = dict(day.votes)
     assert votes[a] == c and votes[b] == a and votes[c] is None and votes[killer] == a
@@ -166,7 +166,7 @@ async def test_player_with_blocked_dms_plays_by_slash_commands(table: Table) -> 
     for seat in (s for s in range(1, 9) if s not in (c1, c2, k1)):
         await d.slash_vote(seat, k2)
     await d.lock()
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert state.result is not None and state.result.winner.value == "good"
     assert any(text.startswith("【终局】") for text in table.public())
 
@@ -178,23 +178,23 @@ async def test_moderator_overrides_and_refusal(table: Table) -> None:
     assert (
         r.ephemeral and "Only moderators" in r.response.content
     )  # in the asker's language (en-US)
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     before = state.deadline
     await table.moderator.slash(table.channel, "mod extend", minutes=30)
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert state.deadline == before + 30 * 60_000  # type: ignore[operator]
     await table.moderator.slash(table.channel, "mod pause")
-    state = await table.bot.service.state(d.game_id)
-    assert state.paused and not table.bot.scheduler.jobs()
+    state = await table.bot.runtime.service.state(d.game_id)
+    assert state.paused and not table.bot.runtime.scheduler.jobs()
     await table.advance(3 * 3600)
     await table.moderator.slash(table.channel, "mod resume")
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert not state.paused and state.deadline is not None
     await table.moderator.slash(table.channel, "mod set-deadline", time="2026-01-02 20:00")
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert state.deadline == int(dt.datetime(2026, 1, 2, 12, 0, tzinfo=dt.UTC).timestamp() * 1000)
     await table.moderator.slash(table.channel, "mod advance")
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert state.phase is not None and state.phase.label() == "day 1"
     overrides = [p for p in table.public() if p.startswith("【管理】")]
     assert len(overrides) == 5  # extend, pause, resume, set-deadline, advance
@@ -214,10 +214,10 @@ async def test_restart_mid_window_counts_posts_made_while_down(table: Table) -> 
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
     await table.env.settle()
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     assert len([p for p in state.posts if p.void_reason is None]) == 4
     await table.run_deadline()
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     assert dict(last_day(state).tally) == {killer: 4}
     posts = table.public()
     assert len([p for p in posts if p.startswith("【开局】")]) == 1
@@ -241,12 +241,12 @@ async def test_restart_mid_resolution_performs_the_rest_once(table: Table) -> No
     )
     await d.lock()
     table.env._errors_acknowledged = len(table.env.errors)
-    undone = await table.bot.service.repo.undone_effects(d.game_id)
+    undone = await table.bot.runtime.service.repo.undone_effects(d.game_id)
     assert undone
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
     await table.env.settle()
-    assert not await new.service.repo.undone_effects(d.game_id)
+    assert not await new.runtime.service.repo.undone_effects(d.game_id)
     posts = table.public()
     assert len([p for p in posts if p.startswith("【看表】第1夜")]) == 1
     assert len([p for p in posts if "昨夜出局" in p]) == 1

@@ -55,7 +55,7 @@ def answer(result: object) -> str:
 async def finish(d: Driver, winner: str, rejected: tuple[int, ...] = ()) -> None:
     """The game is over with `winner`, the bot's record is `faguan replay`'s, and the replay
     refused exactly the steps `rejected` (numbered from 1)."""
-    state = await d.table.bot.service.state(d.game_id)
+    state = await d.table.bot.runtime.service.state(d.game_id)
     assert state.result is not None and state.result.winner.value == winner
     roles = {int(s.seat): s.original_role.value for s in state.seats}
     replayed = run(d.replay_input(roles, SEED)).record
@@ -151,13 +151,13 @@ async def test_v5_a_player_names_the_card_acting_and_sees_both_cards(table7: Tab
     assert refused.startswith(f"Card {killer} does not hold execute (处决)")
     refused = answer(await holder.slash(t.channel, "act", power="kill", target=12, card=3))
     assert refused == "Card 3 is not yours."
-    assert (await t.bot.service.state(d.game_id)).submissions == ()
+    assert (await t.bot.runtime.service.state(d.game_id)).submissions == ()
     assert (
         answer(await holder.slash(t.channel, "act", power="kill", target=12, card=killer))
         == "Received."
     )
     assert answer(await holder.slash(t.channel, "act", power="execute", target=13)) == "Received."
-    subs = (await t.bot.service.state(d.game_id)).submissions
+    subs = (await t.bot.runtime.service.state(d.game_id)).submissions
     assert [(s.seat, s.power.value, s.target) for s in subs] == [
         (killer, "kill", 12),
         (sp, "execute", 13),
@@ -225,11 +225,11 @@ async def test_tianxia_12_whole_game(table12: Table) -> None:
     await d.power_by_menu(b3, "kill", p1)
     await d.lock()
     assert any("天亮了。昨夜平安，无人出局。" in text for text in t.public())
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert state.counter("knife_marks") == 1
     assert any("恶贼" in m.content and "验人结果" in m.content for m in t.dms(d.member(p1)))
     thread = t.bot.get_channel(
-        int((await t.bot.service.info(d.game_id)).channels["thread_good_thieves"])
+        int((await t.bot.runtime.service.info(d.game_id)).channels["thread_good_thieves"])
     )
     assert thread is not None and "义贼" in thread.name
     notes = [m.content async for m in thread.history(limit=50)]
@@ -254,7 +254,7 @@ async def test_tianxia_12_whole_game(table12: Table) -> None:
     await d.power_by_menu(p2, "check", c2)
     await d.use_by_menu(p3, "guard")
     await d.lock()
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     (dead,) = [g for g in (g1, g2, g3) if not state.seat(g).alive]
 
     # Day 2: the second bad thief is voted out.
@@ -273,7 +273,7 @@ async def test_tianxia_12_whole_game(table12: Table) -> None:
     await d.last_words(c1, "我是平民")
 
     # Day 3: the bad thieves are all out while 傻根 lives: the good thieves win.
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     for seat in state.alive():
         await d.post_vote(seat, f"投 {p1 if seat == b3 else b3}", p1 if seat == b3 else b3)
     await d.lock()
@@ -296,13 +296,13 @@ async def test_tianxia_a_target_given_or_missing_where_it_should_not_be(table12:
     )
     refused = answer(await d.member(bad).slash(t.channel, "act", power="rob", target=police))
     assert refused.startswith("rob 傻根 (杀傻根) takes no target")
-    assert (await t.bot.service.state(d.game_id)).submissions == ()
+    assert (await t.bot.runtime.service.state(d.game_id)).submissions == ()
     # no seat is offered for guarding 傻根; a check offers the living non-police
     assert await member.autocomplete(t.channel, "act", "target", "", power="guard") == []
     # /pass stays the explicit pass; /act guard is no pass
     assert answer(await member.slash(t.channel, "pass", power="guard")) == "Received."
     assert answer(await member.slash(t.channel, "act", power="guard")) == "Received."
-    *_, sub = (await t.bot.service.state(d.game_id)).submissions  # the last one counts
+    *_, sub = (await t.bot.runtime.service.state(d.game_id)).submissions  # the last one counts
     assert (sub.power.value, sub.target, sub.untargeted) == ("guard", None, True)
     assert "保护傻根" in t.dms(member)[-1].content and "不行使" not in t.dms(member)[-1].content
     text = answer(await member.slash(t.channel, "role"))

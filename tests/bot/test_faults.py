@@ -60,7 +60,7 @@ async def play(d: Driver, roles: dict[int, str], between: Any = None) -> dict[st
     for seat in (s for s in range(1, 9) if s not in (c1, c2, k1)):
         await d.post_vote(seat, f"投 {k2}", k2)
     await d.lock()
-    state = await d.table.bot.service.state(d.game_id)
+    state = await d.table.bot.runtime.service.state(d.game_id)
     return record_of(state, names={Seat(i): n for i, n in enumerate(d.table.names, 1)})
 
 
@@ -78,7 +78,7 @@ async def test_discord_5xx_and_429_are_retried_and_the_game_ends_the_same(table:
 
     faulty = await play(d, roles, between=lock_and_drain)
     await drain(table)
-    assert not await table.bot.service.repo.undone_effects()
+    assert not await table.bot.runtime.service.repo.undone_effects()
     # The same game without faults (the engine's verdict on the same actions) gives the same record.
     assert_same_game(faulty, d, roles, SEED)
     posts = table.public()
@@ -115,15 +115,15 @@ async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None
     table.env.inject_error("PUT", f"/channels/{table.channel.id}/permissions/*", status=500, code=0, message="down", times=8)
     await d.lock()
     for _ in range(8):
-        jobs = [j for j in table.bot.scheduler.jobs() if j.id.endswith(":retry")]
+        jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
         if not jobs:
             break
         await table.advance(max(0.0, (min(j.when for j in jobs) - table.env.now()).total_seconds()))
-        await table.bot.scheduler.run_due()
+        await table.bot.runtime.scheduler.run_due()
         await table.env.settle()
     assert any("法官暂时无法完成操作" in p for p in table.public())
     await drain(table)
-    assert not await table.bot.service.repo.undone_effects()
+    assert not await table.bot.runtime.service.repo.undone_effects()
 
 
 async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Table) -> None:
@@ -132,7 +132,7 @@ async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Ta
     await d.lock()  # day 1
     k1 = by_role(roles, "killer")[0]
     others = [s for s in range(1, 9) if s != k1]
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     deadline = dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC)  # type: ignore[operator]
     first = await d.post_vote(others[0], f"投 {k1}", k1)
     await table.bot.ws.close()  # the bot is down for an hour of game time
@@ -146,7 +146,7 @@ async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Ta
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
     await table.env.settle()
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     day = [r for r in state.history if isinstance(r, DayRecord)][-1]
     # posts made before the deadline count (a deleted one too); the one edited before the judge
     # could read it is void (its original is unknown); the one after the deadline is void
@@ -166,7 +166,7 @@ async def test_database_away_while_votes_are_posted(table: Table) -> None:
     await d.lock()  # day 1
     k1 = by_role(roles, "killer")[0]
     voters = [s for s in range(1, 9) if s != k1]
-    repo = table.bot.service.repo
+    repo = table.bot.runtime.service.repo
     original = repo.record
 
     async def away(*args: Any, **kwargs: Any) -> Any:
@@ -179,7 +179,7 @@ async def test_database_away_while_votes_are_posted(table: Table) -> None:
     repo.record = original  # type: ignore[method-assign]
     await d.post_vote(voters[3], f"投 {k1}", k1)  # recorded: it is now the last post recorded
     await table.run_deadline()
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     day = [r for r in state.history if isinstance(r, DayRecord)][-1]
     assert dict(day.tally) == {k1: 4}
 
@@ -190,18 +190,18 @@ async def test_a_command_while_the_database_is_away_is_answered_and_changes_noth
     d = Driver(table, "v2")
     roles = await d.start()
     killer = by_role(roles, "killer")[0]
-    repo = table.bot.service.repo
+    repo = table.bot.runtime.service.repo
     original = repo.record
 
     async def away(*args: Any, **kwargs: Any) -> Any:
         raise OperationalError("INSERT", {}, Exception("server closed the connection"))
 
     repo.record = away  # type: ignore[method-assign]
-    before = await table.bot.service.state(d.game_id)
+    before = await table.bot.runtime.service.state(d.game_id)
     r = await table.player(killer).slash(table.channel, "act", power="kill", target=5 if killer != 5 else 6)
     repo.record = original  # type: ignore[method-assign]
     assert r.ephemeral and "try again" in r.response.content, table.env.errors
-    assert await table.bot.service.state(d.game_id) == before
+    assert await table.bot.runtime.service.state(d.game_id) == before
 
 
 async def test_history_reads_failing_are_retried_and_no_post_is_lost(table: Table) -> None:
@@ -220,13 +220,13 @@ async def test_history_reads_failing_are_retried_and_no_post_is_lost(table: Tabl
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)  # its catch-up at startup fails
     await table.env.settle()
-    assert len((await new.service.state(d.game_id)).posts) == 1
+    assert len((await new.runtime.service.state(d.game_id)).posts) == 1
     await table.run_deadline()  # the lock's sweep of the channel fails too: tried again later
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     assert state.phase is not None and state.phase.label() == "day 1"
-    assert new.lock_failures[d.game_id] == 1
+    assert new.runtime.deadlines.lock_failures[d.game_id] == 1
     await table.run_deadline()
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     day = [r for r in state.history if isinstance(r, DayRecord)][-1]
     assert dict(day.tally) == {k1: 4}
 
@@ -245,10 +245,10 @@ async def test_an_overdue_lock_that_fails_at_startup_is_retried(table: Table) ->
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
     await table.env.settle()
-    assert (await new.service.state(d.game_id)).phase.label() == "day 1"  # type: ignore[union-attr]
-    assert new.lock_failures[d.game_id] == 1
+    assert (await new.runtime.service.state(d.game_id)).phase.label() == "day 1"  # type: ignore[union-attr]
+    assert new.runtime.deadlines.lock_failures[d.game_id] == 1
     await table.run_deadline()  # the retry
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     day = [r for r in state.history if isinstance(r, DayRecord)][-1]
     assert dict(day.tally) == {k1: 5}
 
@@ -275,15 +275,15 @@ async def test_resuming_games_when_the_database_is_away_is_retried(table: Table,
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
     await table.env.settle()
-    jobs = {j.id for j in new.scheduler.jobs()}
+    jobs = {j.id for j in new.runtime.scheduler.jobs()}
     assert f"game:{d.game_id}:deadline" not in jobs and "faguan:resume" in jobs
     for _ in range(2):
-        when = next(j.when for j in new.scheduler.jobs() if j.id == "faguan:resume")
+        when = next(j.when for j in new.runtime.scheduler.jobs() if j.id == "faguan:resume")
         await table.advance((when - table.env.now()).total_seconds())
-        await new.scheduler.run_due()
+        await new.runtime.scheduler.run_due()
         await table.env.settle()
     assert fails["left"] == 0
-    assert f"game:{d.game_id}:deadline" in {j.id for j in new.scheduler.jobs()}
+    assert f"game:{d.game_id}:deadline" in {j.id for j in new.runtime.scheduler.jobs()}
     await d.lock()
-    state = await new.service.state(d.game_id)
+    state = await new.runtime.service.state(d.game_id)
     assert state.phase is not None and state.phase.label() == "day 1"

@@ -32,7 +32,7 @@ async def test_a_ruleset_option_reaches_the_game_and_its_record(table: Table) ->
     assert by_role(roles, "mine")
     lobby_post = table.public()[0]
     assert "v2_mine" in lobby_post and "mine=killers" in lobby_post
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert dict(state.options.extras) == {"mine": "killers"}
     assert record_of(state)["options"]["mine"] == "killers"
 
@@ -41,7 +41,7 @@ async def test_basic_with_its_advanced_roles(table: Table) -> None:
     d = Driver(table, "basic", options="sniper=yes doctor=yes police_special=sheriff")
     roles = await d.start()
     assert {"sniper", "doctor", "sheriff"} <= set(roles.values())
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert dict(state.options.extras) == {"sniper": "yes", "doctor": "yes", "butterfly": "no", "police_special": "sheriff"}
 
 
@@ -58,7 +58,7 @@ async def test_bad_options_are_named_and_open_no_lobby(table: Table) -> None:
         r = await mod.slash(table.channel, "game new", ruleset="v2_mine", options=typed)
         assert r.ephemeral and expected in r.response.content, (typed, r.response.content)
     joined = await table.player(1).slash(table.channel, "game join")
-    assert joined.ephemeral and table.bot.channel_games.get(table.channel.id) is None
+    assert joined.ephemeral and table.bot.runtime.routes.channel_games.get(table.channel.id) is None
     assert not [p for p in table.public() if "v2_mine" in p]  # no lobby was announced
 
 
@@ -72,7 +72,7 @@ async def test_a_game_that_cannot_be_dealt_is_refused_before_anything_happens(tm
         started = await t.moderator.slash(t.channel, "game start")
         assert started.ephemeral and "advanced roles of basic need at least 6 civilians" in started.response.content
         assert set(t.guild.roles) == roles_before  # no players' role made
-        assert t.bot.channel_games.get(t.channel.id) is None
+        assert t.bot.runtime.routes.channel_games.get(t.channel.id) is None
         again = await t.player(1).slash(t.channel, "game leave")  # the lobby is still open
         assert not again.ephemeral and "7" in again.response.content  # 7 of the 8 still signed up
 

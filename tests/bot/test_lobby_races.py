@@ -123,10 +123,10 @@ async def test_two_starts_at_once_deal_one_game(table: Table) -> None:
         at_once(second_moderator(t), t.channel, "game start"),
     )
     await t.env.settle()
-    games = await t.bot.service.repo.list_games()
+    games = await t.bot.runtime.service.repo.list_games()
     assert len(games) == 1, [g.id for g in games]
     game_id = games[0].id
-    assert t.bot.channel_games[t.channel.id] == game_id
+    assert t.bot.runtime.routes.channel_games[t.channel.id] == game_id
     for p in t.players[:8]:
         assert len(role_dms(t, p)) == 1, p.user.name  # one deal, one role DM
     said = sorted([answers(first)[-1], answers(second)[-1]])
@@ -161,7 +161,7 @@ async def test_joins_at_once_seat_everyone(table: Table, joining: int) -> None:
         told[p.user.id] = (int(found[1]), int(found[3]))
     assert sorted(seat for seat, _ in told.values()) == list(range(1, joining + 1))
     assert all(seat == count for seat, count in told.values())  # the count as of their join
-    lobby = await t.bot.service.repo.lobbies.newest(t.channel.id)
+    lobby = await t.bot.runtime.service.repo.lobbies.newest(t.channel.id)
     assert lobby is not None
     assert [told[p.user_id][0] for p in lobby.players] == list(range(1, joining + 1))
 
@@ -170,8 +170,8 @@ async def test_eight_confirms_at_once_are_all_stored(table: Table) -> None:
     t = table
     await open_and_join(t, 8)
     await t.moderator.slash(t.channel, "game start")
-    game_id = t.bot.channel_games[t.channel.id]
-    state = await t.bot.service.state(game_id)
+    game_id = t.bot.runtime.routes.channel_games[t.channel.id]
+    state = await t.bot.runtime.service.state(game_id)
     clicks = []
     for seat in state.seats:
         member = next(p for p in t.players if str(p.user.id) == seat.player)
@@ -185,21 +185,21 @@ async def test_eight_confirms_at_once_are_all_stored(table: Table) -> None:
     pending = await t.moderator.slash(t.channel, "mod pending")
     nobody = render("en", "pending.unconfirmed", {"seats": render("en", "pending.nobody", {})})
     assert nobody in pending.response.content, pending.response.content
-    assert await t.bot.service.repo.lobbies.confirmed_seats(game_id) == set(range(1, 9))
+    assert await t.bot.runtime.service.repo.lobbies.confirmed_seats(game_id) == set(range(1, 9))
 
 
 async def test_a_running_games_channel_cannot_be_taken(table: Table) -> None:
     t = table
     await open_and_join(t, 8)
     await t.moderator.slash(t.channel, "game start")
-    game_id = t.bot.channel_games[t.channel.id]
+    game_id = t.bot.runtime.routes.channel_games[t.channel.id]
     elsewhere = t.guild.create_text_channel("game-2")
     r = await t.moderator.slash(elsewhere, "game new", ruleset="v2", vote_channel=t.channel)
     held = render("en", "notice.channel_held", {"channel": f"<#{t.channel.id}>", "game": game_id})
     assert r.ephemeral and r.response.content == held
-    assert await t.bot.service.repo.lobbies.newest(elsewhere.id) is None
+    assert await t.bot.runtime.service.repo.lobbies.newest(elsewhere.id) is None
     # game 1's channel still routes to game 1
-    assert t.bot.channel_games[t.channel.id] == game_id
+    assert t.bot.runtime.routes.channel_games[t.channel.id] == game_id
     status = await t.players[0].slash(t.channel, "game status")
     assert f"Game {game_id}" in status.response.content, status.response.content
     # two sign-ups at once naming one free vote channel: one holds it, the other is told
@@ -226,7 +226,7 @@ async def test_a_start_cut_off_half_way_is_finished_once_after_a_restart(table: 
     (no second role), adds the players, and sends each role DM once."""
     t = table
     await open_and_join(t, 8)
-    service = t.bot.service
+    service = t.bot.runtime.service
     original = service.set_channels
     failed: list[dict[str, Any]] = []
 
@@ -241,17 +241,17 @@ async def test_a_start_cut_off_half_way_is_finished_once_after_a_restart(table: 
     await t.env.settle()
     assert failed
     t.env._errors_acknowledged = len(t.env.errors)
-    game_id = t.bot.channel_games[t.channel.id]
+    game_id = t.bot.runtime.routes.channel_games[t.channel.id]
     assert all(not role_dms(t, p) for p in t.players[:8])  # the DMs wait behind the role
     assert await service.repo.undone_effects(game_id)
 
     new = _bot(t.url, t.clock)  # type: ignore[attr-defined]
     await t.env.restart_bot(new)
     await t.env.settle()
-    assert not await new.service.repo.undone_effects(game_id)
+    assert not await new.runtime.service.repo.undone_effects(game_id)
     roles = [r for r in new.get_guild(t.guild.id).roles if r.name == role_name(game_id)]
     assert len(roles) == 1
-    info = await new.service.info(game_id, refresh=True)
+    info = await new.runtime.service.info(game_id, refresh=True)
     assert int(info.channels["players_role"]) == roles[0].id
     assert holders(t, roles[0].id) == sorted(p.user.id for p in t.players[:8])
     for p in t.players[:8]:
@@ -281,11 +281,11 @@ async def test_a_crash_between_the_starts_effects_is_recovered_once(
             raise Crash(kind)
         await performer(item)
 
-    t.bot.service.set_performer(dying)
+    t.bot.runtime.service.set_performer(dying)
     with contextlib.suppress(Crash, Exception):
         await t.moderator.slash(t.channel, "game start")
     t.env._errors_acknowledged = len(t.env.errors)
-    (game,) = await t.bot.service.repo.list_games()
+    (game,) = await t.bot.runtime.service.repo.list_games()
     assert all(not role_dms(t, p) for p in t.players[:8])  # it died before any role DM
     role_id = int(game.channels["players_role"])  # the role step was done before it died
     added = holders(t, role_id)
@@ -295,7 +295,7 @@ async def test_a_crash_between_the_starts_effects_is_recovered_once(
     new = _bot(t.url, t.clock)  # type: ignore[attr-defined]
     await t.env.restart_bot(new)
     await t.env.settle()
-    assert not await new.service.repo.undone_effects(game.id)
+    assert not await new.runtime.service.repo.undone_effects(game.id)
     roles = [r for r in new.get_guild(t.guild.id).roles if r.name == role_name(game.id)]
     assert len(roles) == 1
     assert holders(t, roles[0].id) == sorted(p.user.id for p in t.players[:8])

@@ -22,7 +22,8 @@ from gamebot import Driver, Table, build_table, by_role, settings_for
 from pgserver import PgServer
 from simcord import Env, MemberActor
 
-from bot.discord.client import FaguanBot, create_bot, fire_deadline
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.deadlines import fire_deadline
 from bot.runtime.timing import DeadlineScheduler
 from engine.model import PhaseKind
 from engine.state import DayRecord, GameState, NightRecord, OverrideRecord
@@ -80,7 +81,8 @@ def issued_together(bot: FaguanBot, yields: tuple[int, ...]) -> None:
     """Hold every `lock_due` (the deadline job's, each `/mod advance`'s) until all len(yields) of
     them have started — so each was issued while the same window was open, as when they come
     at the same moment — then let the k-th to arrive go on after yields[k] turns of the loop."""
-    original = bot.lock_due
+    runner = bot.runtime.deadlines
+    original = runner.lock_due
     arrived: list[int] = []
     everyone = asyncio.Event()
 
@@ -94,7 +96,7 @@ def issued_together(bot: FaguanBot, yields: tuple[int, ...]) -> None:
             await asyncio.sleep(0)
         return await original(game_id, **options)
 
-    bot.lock_due = held  # type: ignore[method-assign]
+    runner.lock_due = held  # type: ignore[method-assign]
 
 
 def answer(result: Any) -> str:
@@ -110,7 +112,7 @@ async def day_one(d: Driver) -> tuple[dict[int, str], GameState]:
     """A started game moved to day 1 by its own deadline job (a quiet night)."""
     roles = await d.start()
     await d.lock()
-    state = await d.table.bot.service.state(d.game_id)
+    state = await d.table.bot.runtime.service.state(d.game_id)
     assert state.window is not None and state.window.kind is PhaseKind.DAY
     return roles, state
 
@@ -141,11 +143,11 @@ async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(
     await table.env.advance_time((state.deadline - table.env.now().timestamp() * 1000) / 1000)
     issued_together(table.bot, yields)
     fired, advanced = await asyncio.gather(
-        table.bot.scheduler.run_due(), slash_at_once(table.moderator, table, "mod advance")
+        table.bot.runtime.scheduler.run_due(), slash_at_once(table.moderator, table, "mod advance")
     )
     await table.env.settle()
     assert any(job.endswith(":deadline") for job in fired)
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert_day_one_locked_once(state)
     day = next(r for r in state.history if isinstance(r, DayRecord))
     assert dict(day.votes)[civilians[0]] == civilians[1]  # the vote counted, once
@@ -153,7 +155,7 @@ async def test_the_deadline_job_and_mod_advance_at_once_lock_the_day_once(
     said = answer(advanced)
     assert (ACCEPTED in said) if advances(state) else (ALREADY in said), said
     # night 2's own deadline job is still there, for night 2
-    jobs = [j for j in table.bot.scheduler.jobs() if j.id.endswith(":deadline")]
+    jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":deadline")]
     assert len(jobs) == 1 and jobs[0].when.timestamp() * 1000 == state.deadline
     assert sum("第2夜" in p and "无人" in p for p in table.public()) == 0
 
@@ -173,7 +175,7 @@ async def test_two_mod_advance_at_once_lock_once_and_the_second_is_told(
         slash_at_once(second, table, "mod advance"),
     )
     await table.env.settle()
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     assert_day_one_locked_once(state)
     assert len(advances(state)) == 1  # one recorded (and announced) override
     said = sorted([answer(first_said), answer(second_said)], key=lambda s: ALREADY in s)
@@ -194,14 +196,14 @@ async def test_a_retried_deadline_job_and_recovery_at_once_lock_once(
     bot = table.bot
     issued_together(bot, yields)
     await asyncio.gather(
-        fire_deadline(id(bot), d.game_id),
-        fire_deadline(id(bot), d.game_id),
-        bot.reconcile(d.game_id),
+        fire_deadline(bot.runtime.deadlines.key, d.game_id),
+        fire_deadline(bot.runtime.deadlines.key, d.game_id),
+        bot.runtime.deadlines.reconcile(d.game_id),
     )
     await table.env.settle()
-    state = await bot.service.state(d.game_id)
+    state = await bot.runtime.service.state(d.game_id)
     assert_day_one_locked_once(state)
-    assert not bot.lock_failures
+    assert not bot.runtime.deadlines.lock_failures
     assert advances(state) == []
 
 
@@ -221,7 +223,7 @@ async def test_a_deadline_moved_into_the_past_is_refused_and_the_votes_count(
         shown = next(m for m in table.channel.history() if m.id == post.id)
         assert any(str(r.emoji) == "✅" for r in shown.reactions)
     await table.env.advance_time(10 * 60)  # now 09:30 Beijing time; the deadline is 10:00
-    before = await table.bot.service.state(d.game_id)
+    before = await table.bot.runtime.service.state(d.game_id)
     past = (opened + dt.timedelta(minutes=10)).astimezone(dt.timezone(dt.timedelta(hours=8)))
     refused = await table.moderator.slash(
         table.channel, "mod set-deadline", time=past.strftime("%Y-%m-%d %H:%M")
@@ -235,11 +237,11 @@ async def test_a_deadline_moved_into_the_past_is_refused_and_the_votes_count(
     assert "/mod advance" in answer(shortened) and now_local.strftime("%H:%M:%S") in answer(
         shortened
     )
-    after = await table.bot.service.state(d.game_id)
+    after = await table.bot.runtime.service.state(d.game_id)
     assert after.deadline == before.deadline and after.history == before.history  # unchanged
     assert not [p for p in table.public() if p.startswith("【管理】")]
     await table.run_deadline()  # the real deadline, 10:00
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     day = next(r for r in state.history if isinstance(r, DayRecord))
     assert dict(day.votes) == {civilians[0]: civilians[1], civilians[2]: civilians[1]}
     assert not day.void_posts

@@ -67,9 +67,9 @@ async def test_a_game_on_postgresql_survives_dropped_connections(
     name = table.url.rsplit("/", 1)[1]  # type: ignore[attr-defined]
     assert await own_pg_server.drop_connections(name) >= 1
     await d.lock()
-    state = await bot.service.state(d.game_id)
+    state = await bot.runtime.service.state(d.game_id)
     assert not state.seat(victim).alive and state.phase is not None and state.phase.label() == "day 1"
-    assert not await bot.service.repo.undone_effects(d.game_id)
+    assert not await bot.runtime.service.repo.undone_effects(d.game_id)
 
 
 async def test_a_game_on_postgresql_survives_the_server_restarting(

@@ -51,12 +51,12 @@ async def test_each_shard_owns_only_its_guilds_games_and_timers(tmp_path: Path) 
     try:
         mine = await _open_game(env, 0, "甲服")
         theirs = await _open_game(env, 1, "乙服")
-        assert {mine, theirs} <= set(both.channel_games)
+        assert {mine, theirs} <= set(both.runtime.routes.channel_games)
         shard0 = sharded(tmp_path / "g.db", clock, [0])
         await env.restart_bot(shard0)
         await env.settle()
-        assert mine in shard0.channel_games and theirs not in shard0.channel_games
-        assert [job.id for job in shard0.scheduler.jobs()] == [f"game:{shard0.channel_games[mine]}:deadline"]
+        assert mine in shard0.runtime.routes.channel_games and theirs not in shard0.runtime.routes.channel_games
+        assert [job.id for job in shard0.runtime.scheduler.jobs()] == [f"game:{shard0.runtime.routes.channel_games[mine]}:deadline"]
     finally:
         await env.shutdown()
 
@@ -94,7 +94,7 @@ async def test_a_game_id_from_another_server_is_not_reachable(tmp_path: Path) ->
     await env.start()
     try:
         mine = await _open_game(env, 0, "甲服")
-        game_id = bot.channel_games[mine]
+        game_id = bot.runtime.routes.channel_games[mine]
         other = env.create_guild("乙服")
         channel = other.create_text_channel("game")
         stranger = other.add_member(env.create_user("乙服的人"))

@@ -42,7 +42,7 @@ async def test_elder_silence_lasts_one_day(table: Table) -> None:
     assert r.response is not None and "Received" in r.response.content
     await d.lock()  # night 2
     await d.lock()  # day 2: the silence is over
-    state = await table.bot.service.state(d.game_id)
+    state = await table.bot.runtime.service.state(d.game_id)
     if state.seat(quiet).alive and state.result is None:
         message = await table.player(quiet).send(table.channel, "今天我能说话了")
         assert message.content == "今天我能说话了"

@@ -104,12 +104,12 @@ async def test_a_dead_killer_loses_the_team_thread_and_a_restart_gives_nothing_b
     d = Driver(t, "v2")
     roles = await d.start()
     k1, k2 = by_role(roles, "killer")
-    info = await t.bot.service.info(d.game_id)
+    info = await t.bot.runtime.service.info(d.game_id)
     thread = thread_of(t, "thread_killers", info.channels)
     await t.player(k1).send(thread, "今晚刀谁？")  # the living killers talk at night
     await d.lock()  # a quiet night
     await vote_out(d, k1, [s for s in range(1, 9) if s != k1])
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(k1).alive and state.result is None
     await cannot_post(t.player(k1), thread, "我死了也要说")
     await cannot_post(t.player(k1), t.channel, "诈尸")
@@ -161,7 +161,7 @@ async def test_a_restart_closes_the_channel_at_night_and_keeps_the_elders_silenc
     roles = await d.start()
     elder = by_role(roles, "elder")[0]
     quiet, other = by_role(roles, "civilian")[:2]
-    info = await t.bot.service.info(d.game_id)
+    info = await t.bot.runtime.service.info(d.game_id)
     role = guild(t).get_role(int(info.channels["players_role"]))
     assert role is not None
     await game_channel(t).set_permissions(role, overwrite=None)  # night, yet open: a lost edit
@@ -170,7 +170,7 @@ async def test_a_restart_closes_the_channel_at_night_and_keeps_the_elders_silenc
     await cannot_post(t.player(other), t.channel, "天黑了")
     await d.power_by_menu(elder, "silence", quiet)
     await d.lock()  # day 1: the silenced player may not talk
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert state.seat(quiet).alive and state.seat(other).alive
     await game_channel(t).set_permissions(await member(t, t.player(quiet)), overwrite=None)
     await t.env.settle()
@@ -180,7 +180,7 @@ async def test_a_restart_closes_the_channel_at_night_and_keeps_the_elders_silenc
     await d.lock()  # night 2 lifts the silence
     await d.lock()  # day 2
     await restart(t)
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     if state.seat(quiet).alive and state.result is None:
         await t.player(quiet).send(t.channel, "今天我能说话了")
     else:  # voted out on day 1: stays closed
@@ -213,13 +213,13 @@ async def test_vote_refuses_privately_and_posts_nothing(table: Table) -> None:
     assert stranger.ephemeral and stranger.response is not None
     assert stranger.response.content == "You are not a player in this game."
     assert posted(t) == before
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert state.posts == ()
 
     ok = await t.player(voter).slash(t.channel, "vote", target=str(killer))  # the living still do
     assert ok.response is not None and ok.response.content == "Received."
     assert posted(t) == before + 1
-    state = await t.bot.service.state(d.game_id)
+    state = await t.bot.runtime.service.state(d.game_id)
     assert [(p.seat, p.target, p.void_reason) for p in state.posts] == [(voter, killer, None)]
 
 
@@ -233,7 +233,7 @@ async def test_the_end_leaves_no_overwrite_nor_role_and_the_dead_vote_next_game(
     victim = by_role(roles, "civilian")[0]
     await d.power_by_menu(killer, "kill", victim)
     await d.lock()  # day 1: the victim is out
-    info = await t.bot.service.info(d.game_id)
+    info = await t.bot.runtime.service.info(d.game_id)
     role_id = int(info.channels["players_role"])
     assert overwrite(t, t.player(victim)).send_messages is False
     ended = await t.moderator.slash(t.channel, "mod end", winner="draw")
@@ -256,7 +256,7 @@ async def test_the_end_leaves_no_overwrite_nor_role_and_the_dead_vote_next_game(
     await t.player(victim).send(t.channel, "上一局我死了，这局我还在")
     target = next(s for s in by_role(roles2, "killer") if s != victim)
     await d2.post_vote(victim, f"投 {target}", target)
-    state = await t.bot.service.state(d2.game_id)
+    state = await t.bot.runtime.service.state(d2.game_id)
     assert [(p.seat, p.target, p.void_reason) for p in state.posts] == [(victim, target, None)]
 
 
@@ -286,7 +286,7 @@ async def test_the_stuck_notice_pings_the_moderators_role_only(table: Table) -> 
     t = table
     d = Driver(t, "v2")
     await d.start()
-    await t.bot.tell_stuck(d.game_id, 99)
+    await t.bot.runtime.deadlines.tell_stuck(d.game_id, 99)
     store = t.env.backend.messages[t.channel.id]
     notice = next(m for m in reversed(store.values()) if "法官暂时无法完成操作" in m.content)
     assert notice.ping_role_ids == [t.mod_role.id] and not notice.mention_everyone

@@ -17,8 +17,8 @@ from sqlalchemy import func, select, text, update
 from bot.config import WindowLength
 from bot.runtime.schedule import GameSchedule, to_ms
 from bot.runtime.service import GameService, PlayerSpec, fold
+from bot.runtime.snapshots import EVERY, SNAPSHOTS
 from bot.runtime.timing import FakeClock
-from bot.snapshots import EVERY, SNAPSHOTS
 from bot.store.db import Database
 from bot.store.models import Snapshot
 from bot.store.repository import Loaded, OutboxItem, Repository

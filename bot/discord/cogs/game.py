@@ -12,14 +12,22 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from judge.config import parse_deadline_rule
-from judge.discord.client import respond
-from judge.discord.interactions import NoGame, dm_notice, find_game, is_moderator, text
-from judge.records.record_html import record_page, with_links
-from judge.records.render import Context, deadline_text, public_roster
-from judge.runtime.game_options import check_deal, check_options, parse_options, suggestions
-from judge.runtime.schedule import GameSchedule
-from judge.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
+from bot.config import parse_deadline_rule
+from bot.discord.interactions import (
+    NoGame,
+    dm_notice,
+    find_game,
+    is_moderator,
+    locale_of,
+    respond,
+    say,
+    text,
+)
+from bot.records.record_html import record_page, with_links
+from bot.records.render import Context, deadline_text, public_roster
+from bot.runtime.game_options import check_deal, check_options, parse_options, suggestions
+from bot.runtime.schedule import GameSchedule
+from bot.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
 from engine.errors import EngineError
 from engine.model import Seat
 from engine.record import record_of
@@ -29,7 +37,7 @@ from engine.view import view_for
 from engine.votes import tally
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 TIES = ["lots", "revote", "none", "victim_choice"]
 
@@ -48,7 +56,7 @@ class GameCog(commands.Cog, name="GameCog"):
     )
 
     def __init__(self, judge: Judge) -> None:
-        self.judge = bot
+        self.judge = judge
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -81,7 +89,7 @@ class GameCog(commands.Cog, name="GameCog"):
         await respond(interaction, text(self.judge, interaction, key, **params))
 
     def _held_text(self, interaction: discord.Interaction[Any], held: ChannelHeld) -> str:
-        """"#game-1 is held by game 7" (or by the sign-up in another channel)."""
+        """ "#game-1 is held by game 7" (or by the sign-up in another channel)."""
         if held.game_id is None and held.lobby_channel_id is None:  # released meanwhile
             return text(self.judge, interaction, "notice.try_again")
         if held.game_id is not None:
@@ -239,7 +247,9 @@ class GameCog(commands.Cog, name="GameCog"):
             return
         name = interaction.user.display_name
         try:
-            joined = await self.judge.runtime.service.repo.lobbies.join(lobby.id, interaction.user.id, name)
+            joined = await self.judge.runtime.service.repo.lobbies.join(
+                lobby.id, interaction.user.id, name
+            )
         except LobbyRefused as err:
             await self._refused(interaction, err)
             return
@@ -261,7 +271,9 @@ class GameCog(commands.Cog, name="GameCog"):
             await respond(interaction, text(self.judge, interaction, "notice.not_joined"))
             return
         try:
-            left = await self.judge.runtime.service.repo.lobbies.leave(lobby.id, interaction.user.id)
+            left = await self.judge.runtime.service.repo.lobbies.leave(
+                lobby.id, interaction.user.id
+            )
         except LobbyRefused as err:
             await self._refused(interaction, err)
             return
@@ -322,7 +334,9 @@ class GameCog(commands.Cog, name="GameCog"):
     ) -> None:
         gid = await find_game(self.judge, interaction, game_id)
         state = await self.judge.runtime.service.state(gid)
-        ctx = await self.judge.runtime.contexts.context(gid, state, locale=locale_of(self.judge, interaction))
+        ctx = await self.judge.runtime.contexts.context(
+            gid, state, locale=locale_of(self.judge, interaction)
+        )
         view = view_for(state, None)
         phase = (
             ctx.t("notice.phase_over")
@@ -380,7 +394,11 @@ class GameCog(commands.Cog, name="GameCog"):
         page = record_page(data, ctx.locale, title=ctx.t("html.game_title", game=gid)).encode()
         await interaction.response.send_message(
             text(
-                self.judge, interaction, "notice.record", seed=state.seed, commitment=state.commitment
+                self.judge,
+                interaction,
+                "notice.record",
+                seed=state.seed,
+                commitment=state.commitment,
             ),
             files=[
                 discord.File(io.BytesIO(blob), filename=f"faguan-game-{gid}.json"),

@@ -11,10 +11,20 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from judge.discord.client import respond
-from judge.discord.interactions import NoGame, find_game, is_moderator, plays_in, text
-from judge.records.render import error_text
-from judge.runtime.schedule import from_ms, to_ms
+from bot.discord.interactions import (
+    NoGame,
+    answer_command,
+    find_game,
+    is_moderator,
+    locale_of,
+    plays_in,
+    respond,
+    say,
+    text,
+    window_at_arrival,
+)
+from bot.records.render import error_text
+from bot.runtime.schedule import from_ms, to_ms
 from engine.commands import (
     Command,
     EndGame,
@@ -30,7 +40,7 @@ from engine.commands import (
 from engine.model import Camp, Instant, Power, Seat, Team
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 
 SERVER_COMMANDS = frozenset({"log-channel", "new-season"})
@@ -43,7 +53,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     mod = app_commands.Group(name="mod", description=_("Moderator tools"), guild_only=True)
 
     def __init__(self, judge: Judge) -> None:
-        self.judge = bot
+        self.judge = judge
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:  # type: ignore[override]
         """A moderator of the server, and for a game's command one who holds no seat in that
@@ -85,13 +95,6 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         gid = await find_game(self.judge, interaction, game_id)
         await answer_command(self.judge, interaction, gid, command, name=name)
 
-    async def _window(self, game_id: int) -> int | None:
-        """The window open as the command starts: a clock command names it, so if that window is
-        locked before the command is decided, it is refused (phase.window_locked) and changes
-        nothing — it never acts on the window opened since."""
-        state = await self.judge.runtime.service.state(game_id)
-        return state.window_index if state.window is not None else None
-
     async def _timed(
         self,
         interaction: discord.Interaction[Any],
@@ -100,7 +103,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     ) -> None:
         """A clock override (extend, shorten, set-deadline, pause, resume) for the open window."""
         gid = await find_game(self.judge, interaction, game_id)
-        command = build(await self._window(gid))
+        command = build(await window_at_arrival(self.judge, interaction, gid))
         await answer_command(self.judge, interaction, gid, command)
 
     @mod.command(name="extend", description=_("Extend the current deadline"))
@@ -129,7 +132,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
         by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         gid = await find_game(self.judge, interaction)
-        window = await self._window(gid)
+        window = await window_at_arrival(self.judge, interaction, gid)
         ctx = await self.judge.runtime.contexts.context(gid)
         try:
             local = dt.datetime.strptime(time.strip(), "%Y-%m-%d %H:%M").replace(
@@ -145,7 +148,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     @mod.command(name="advance", description=_("Lock the current window now"))
     async def advance(self, interaction: discord.Interaction[Any]) -> None:
         gid = await find_game(self.judge, interaction)
-        window = await self._window(gid)  # this window, not whatever is open once deferred
+        window = await window_at_arrival(self.judge, interaction, gid)  # not one opened since
         await interaction.response.defer(ephemeral=True, thinking=True)
         outcome = await self.judge.runtime.deadlines.lock_due(
             gid, forced=True, by=str(interaction.user.id), window=window
@@ -153,7 +156,9 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         if outcome is None:  # the game has ended meanwhile
             await respond(interaction, text(self.judge, interaction, "phase.game_over"))
             return
-        ctx = await self.judge.runtime.contexts.context(gid, locale=locale_of(self.judge, interaction))
+        ctx = await self.judge.runtime.contexts.context(
+            gid, locale=locale_of(self.judge, interaction)
+        )
         if outcome.error is not None:
             answer = error_text(ctx, outcome.error.key, outcome.error.params)
         else:
@@ -211,7 +216,9 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def end(self, interaction: discord.Interaction[Any], winner: str) -> None:
         await self._do(
             interaction,
-            EndGame(winner=Camp(winner), by=str(interaction.user.id), at=self.judge.runtime.now_ms()),
+            EndGame(
+                winner=Camp(winner), by=str(interaction.user.id), at=self.judge.runtime.now_ms()
+            ),
         )
 
     @mod.command(
@@ -247,7 +254,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         name="pending", description=_("Who has not confirmed their role, used a power, or voted")
     )
     async def pending(self, interaction: discord.Interaction[Any]) -> None:
-        from judge.runtime.pending_report import pending_text
+        from bot.runtime.pending_report import pending_text
 
         gid = await find_game(self.judge, interaction)
         await respond(
@@ -259,7 +266,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def log_channel(
         self, interaction: discord.Interaction[Any], channel: discord.TextChannel | None = None
     ) -> None:
-        from judge.discord.override_log import LOG_CHANNEL
+        from bot.discord.override_log import LOG_CHANNEL
 
         assert interaction.guild is not None
         await self.judge.runtime.service.repo.update_settings(
@@ -276,7 +283,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def new_season(
         self, interaction: discord.Interaction[Any], name: str | None = None
     ) -> None:
-        from judge.runtime.standings import SEASON, current_season, next_season_name
+        from bot.runtime.standings import SEASON, current_season, next_season_name
 
         assert interaction.guild is not None
         repo = self.judge.runtime.service.repo
@@ -284,7 +291,5 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         new = (name or next_season_name(old)).strip()[:32]
         await repo.update_settings(interaction.guild.id, {SEASON: new})
         await interaction.response.send_message(
-            say(
-                locale_of(self.judge, interaction), "standings.new_season", old=old, new=new
-            )
+            say(locale_of(self.judge, interaction), "standings.new_season", old=old, new=new)
         )

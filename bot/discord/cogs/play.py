@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,11 +11,19 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from judge.discord.client import respond
-from judge.discord.interactions import NoGame, dm_notice, find_game, text
-from judge.discord.views import PASS, valid_targets
-from judge.records.render import Context, known_seats, public_roster
-from judge.runtime.schedule import to_ms
+from bot.discord.interactions import (
+    NoGame,
+    answer_command,
+    dm_notice,
+    find_game,
+    locale_of,
+    respond,
+    text,
+)
+from bot.discord.port import post_of
+from bot.discord.views import PASS, valid_targets
+from bot.records.render import Context, known_seats, public_roster
+from bot.runtime.schedule import to_ms
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.errors import EngineError
 from engine.events import VotePosted
@@ -25,10 +32,9 @@ from engine.model import Instant, Power, Seat
 from engine.rulesets import rules_for
 from engine.state import GameState
 from engine.view import PlayerView, view_for
-from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 log = logging.getLogger(__name__)
 ABSTAIN = "abstain"
@@ -60,21 +66,6 @@ def vote_refusal(state: GameState, command: PostVote) -> tuple[str, dict[str, An
     return None
 
 
-def seat_maps(state: GameState, ctx: Context) -> tuple[dict[str, int], dict[int, int]]:
-    """Names and mentions that point at seats, for the vote-post parser. A player holding
-    several cards (5.0 双身份) is no vote target by name or mention: a vote names a card."""
-    held = Counter(s.player for s in state.seats)
-    names = {
-        name: seat for seat, name in ctx.names.items() if held[state.seat(Seat(seat)).player] == 1
-    }
-    mentions = {
-        int(s.player): int(s.seat)
-        for s in state.seats
-        if s.player.isdigit() and held[s.player] == 1
-    }
-    return names, mentions
-
-
 class LastWordsModal(discord.ui.Modal):
     """A text box for last words (遗言)."""
 
@@ -87,12 +78,14 @@ class LastWordsModal(discord.ui.Modal):
 
     def __init__(self, judge: Judge, game_id: int) -> None:
         super().__init__(title="遗言 / Last words", custom_id=f"faguan:lastwords:{game_id}")
-        self.judge = bot
+        self.judge = judge
         self.game_id = game_id
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
         command = GiveLastWords(
-            player=str(interaction.user.id), text=str(self.words.value), at=self.judge.runtime.now_ms()
+            player=str(interaction.user.id),
+            text=str(self.words.value),
+            at=self.judge.runtime.now_ms(),
         )
         await answer_command(self.judge, interaction, self.game_id, command)
 
@@ -101,7 +94,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
     """Everything a player does."""
 
     def __init__(self, judge: Judge) -> None:
-        self.judge = bot
+        self.judge = judge
         self._edited: set[int] = set()
 
     async def cog_app_command_error(
@@ -119,48 +112,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if message.author.bot or message.guild is None:
             return
         game_id = self.judge.runtime.routes.channel_games.get(message.channel.id)
-        if game_id is not None and self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
-            await self.ingest(game_id, message)
-
-    async def ingest(self, game_id: int, message: discord.Message) -> None:
-        """Turn a post in the vote channel into a vote (or ignore ordinary chat)."""
-        if not await self.judge.runtime.service.is_active(game_id):
-            return
-        state = await self.judge.runtime.service.state(game_id)
-        ctx = await self.judge.runtime.contexts.context(game_id, state)
-        names, mentions = seat_maps(state, ctx)
-        parsed = parse_vote_post(message.content, names=names, mentions=mentions)
-        if isinstance(parsed, NotAVote):
-            return
-        command = PostVote(
-            player=str(message.author.id),
-            post_id=str(message.id),
-            target=Seat(parsed.seat) if isinstance(parsed, VoteFor) else None,
-            abstain=isinstance(parsed, Abstain),
-            raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
-            at=Instant(to_ms(message.created_at)),
-            edited_unseen=message.edited_at is not None,
-        )
-        await self.judge.runtime.service.submit(game_id, command, message_id=message.id)
-
-    async def catch_up(self, game_id: int) -> None:
-        """Read the vote channel from the opening of the vote window and ingest, in time order.
-
-        From the opening, not from the last post recorded: a post that failed to be recorded
-        (the database was away) must still count when a later one did. Posts already recorded
-        are no-ops (their message id is a unique key)."""
-        info = await self.judge.runtime.service.info(game_id)
-        channel = self.judge.client.get_channel(int(info.channels["vote"]))
-        if not isinstance(channel, discord.TextChannel):
-            return
-        repo = self.judge.runtime.service.repo
-        start = info.channels.get("votes_from") or await repo.last_message_id(game_id)
-        if not start:
-            start = discord.utils.time_snowflake(info.created_at)
-        after = discord.Object(int(start))
-        async for message in channel.history(limit=None, after=after, oldest_first=True):
-            if not message.author.bot:
-                await self.ingest(game_id, message)
+        if game_id is not None and self.judge.runtime.routes.is_vote_channel(
+            game_id, message.channel.id
+        ):
+            await self.judge.runtime.votes.ingest(game_id, post_of(message))
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
@@ -190,7 +145,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
         seat = state.seat_of(str(interaction.user.id))
         if seat is None:
             return None
-        ctx = await self.judge.runtime.contexts.context(gid, state, locale=locale_of(self.judge, interaction))
+        ctx = await self.judge.runtime.contexts.context(
+            gid, state, locale=locale_of(self.judge, interaction)
+        )
         return state, seat, ctx
 
     async def _submit_power(
@@ -260,7 +217,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 )
                 return
             voted = Seat(int(target))
-        state = await self.judge.runtime.service.state(game_id)  # as it is now: no await until the check
+        state = await self.judge.runtime.service.state(
+            game_id
+        )  # as it is now: no await until the check
         seat = state.seat_of(str(interaction.user.id))
         asked = PostVote(
             player=str(interaction.user.id),
@@ -294,7 +253,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
         outcome = await self.judge.runtime.service.submit(game_id, command, message_id=post.id)
         if outcome.error is not None:
             await respond(
-                interaction, text(self.judge, interaction, outcome.error.key, **outcome.error.params)
+                interaction,
+                text(self.judge, interaction, outcome.error.key, **outcome.error.params),
             )
         else:
             void = outcome.state and next(
@@ -316,7 +276,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
         mine_alive = [s for s in state.seats_of(str(interaction.user.id)) if state.seat(s).alive]
         if not mine_alive:
             return []  # no vote to cast: no list (a stranger, a player out of the game)
-        ctx = await self.judge.runtime.contexts.context(game_id, state, locale=locale_of(self.judge, interaction))
+        ctx = await self.judge.runtime.contexts.context(
+            game_id, state, locale=locale_of(self.judge, interaction)
+        )
         choices = [app_commands.Choice(name=ctx.t("notice.abstain"), value=ABSTAIN)]
         pool = (
             state.window.candidates if state.window and state.window.candidates else state.alive()
@@ -340,7 +302,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if seat is None:
             await respond(interaction, text(self.judge, interaction, "actor.not_player"))
             return
-        ctx = await self.judge.runtime.contexts.context(gid, state, locale=locale_of(self.judge, interaction))
+        ctx = await self.judge.runtime.contexts.context(
+            gid, state, locale=locale_of(self.judge, interaction)
+        )
         notice = await dm_notice(self.judge, interaction, gid)  # a DM of theirs failed: say so
         described = describe_view(ctx, state, seat)
         await respond(interaction, f"{described}\n{notice}" if notice else described)

@@ -9,13 +9,12 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from judge.discord.client import respond
-from judge.discord.interactions import text
-from judge.runtime.reminders import REMIND_OFF
-from judge.runtime.standings import current_season
+from bot.discord.interactions import locale_of, respond, say, text
+from bot.runtime.reminders import REMIND_OFF
+from bot.runtime.standings import current_season
 
 if TYPE_CHECKING:
-    from judge.discord.client import FaguanBot
+    from bot.discord.judge import Judge
 
 
 SHOWN = 30
@@ -26,7 +25,7 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
     """The long game: standings across games, and reminders."""
 
     def __init__(self, judge: Judge) -> None:
-        self.judge = bot
+        self.judge = judge
 
     @app_commands.command(
         name="standings", description=_("The season standings: rank, player, games, wins, points")
