@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import rbkit  # noqa: F401  (puts the project and tests/bot on sys.path)
+import rbkit  # noqa: F401  (puts the project and tests/discord on sys.path)
 from gamebot import Table, build_table
 from rbkit import EnvClock
 from simcord import Env, InteractionResult, MemberActor, UserHandle

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import rbkit  # noqa: F401  (puts tests/bot on sys.path, for gamebot)
+import rbkit  # noqa: F401  (puts tests/discord on sys.path, for gamebot)
 from gamebot import settings_for
 from rbkit import SCALE
 

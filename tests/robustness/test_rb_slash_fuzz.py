@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from rbkit import EnvClock  # first: it puts tests/bot on sys.path
+from rbkit import EnvClock  # first: it puts tests/discord on sys.path
 
 # isort: split
 from gamebot import Driver, Table, build_table, make_bot

@@ -96,5 +96,6 @@ async def runtime_on(tmp: Path, port: FakePort | None = None, **game: object) ->
     db = tmp / "runtime.db"
     config = settings(db, **game)
     await upgrade(config.database.url)
-    clock = FakeClock(dt.datetime(2026, 3, 1, 12, tzinfo=dt.UTC))
+    # from now: a catch-up reads from the game's creation, which the database stamps
+    clock = FakeClock(dt.datetime.now(dt.UTC).replace(microsecond=0))
     return await wire(config, open_database(config.database.url), clock, port or FakePort())

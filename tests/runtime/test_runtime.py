@@ -96,7 +96,7 @@ async def test_a_vote_post_counts_once_by_its_own_time_and_chat_is_no_vote(wired
     assert again is not None and again.duplicate
     assert await w.runtime.votes.ingest(game_id, chat) is None
     state = await w.runtime.service.state(game_id)
-    assert [(p.player, p.target, p.at) for p in state.posts] == [
+    assert [(p.author, p.target, p.at) for p in state.posts] == [
         ("1001", Seat(3), to_ms(vote.created_at))
     ]
 
@@ -110,13 +110,17 @@ async def test_catch_up_reads_the_posts_the_port_holds_after_the_window_opened(
     w.clock.advance(30)
     post(w, 1001, "投 4号", n=1)
     post(w, 1002, "投 4号", n=2)
-    post(w, 1001, "改投 5号", n=3)  # a change of vote: the later post counts
+    post(w, 1001, "投 5号", n=3)  # a change of vote (改票): a new post
     await w.runtime.votes.catch_up(game_id)
     await w.runtime.votes.catch_up(game_id)  # twice: nothing more
     state = await w.runtime.service.state(game_id)
     assert len(state.posts) == 3
     assert state.window is not None
-    assert {p.player for p in state.posts} == {"1001", "1002"}
+    assert [(p.author, p.target) for p in state.posts] == [
+        ("1001", Seat(4)),
+        ("1002", Seat(4)),
+        ("1001", Seat(5)),
+    ]
 
 
 async def test_a_lock_closes_the_window_it_names_and_never_the_next(wired: Wired) -> None:

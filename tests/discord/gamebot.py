@@ -49,7 +49,7 @@ async def running_table(
     db: Path, players: int, clock: Any, seed: str = "e2e-seed"
 ) -> AsyncIterator[Table]:
     """A started bot on its own database with a table of `players` (shut down after); `clock`
-    is an unbound `EnvClock` (from tests/bot/conftest.py)."""
+    is an unbound `EnvClock` (from tests/discord/conftest.py)."""
     env = Env(make_bot(db, clock, seed=seed))
     clock.bind(env)
     table = build_table(env, players)

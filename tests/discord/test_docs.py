@@ -1,7 +1,7 @@
 """The docs tell the truth about the code: the README's rulesets and invite permissions, the
 commands of docs/commands.md, and references that stay inside the repository.
 
-`FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/bot/test_docs.py` rewrites the generated reference of
+`FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py` rewrites the generated reference of
 docs/commands.md from the command tree (then the test checks the rest of the page against it).
 """
 
@@ -29,7 +29,7 @@ from engine.rulesets import RULESETS
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text("utf-8")
 COMMANDS_MD = ROOT / "docs" / "commands.md"
-BEGIN = "<!-- BEGIN generated: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/bot/test_docs.py rewrites this -->"
+BEGIN = "<!-- BEGIN generated: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py rewrites this -->"
 END = "<!-- END generated -->"
 
 
@@ -245,7 +245,7 @@ async def test_commands_doc_is_the_command_tree(bot: FaguanBot) -> None:
     if os.environ.get("FAGUAN_WRITE_DOCS") == "1":
         COMMANDS_MD.write_text(head + BEGIN + "\n" + wanted + END + tail, "utf-8")
         generated = wanted
-    assert generated == wanted, "run: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/bot/test_docs.py"
+    assert generated == wanted, "run: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py"
 
 
 async def test_commands_doc_explains_every_command_and_option(bot: FaguanBot) -> None:
