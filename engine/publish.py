@@ -93,7 +93,8 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
     # Teams in a fixed order, not by their lowest seat: the shell creates a team's thread on its
     # first join, and the order threads appear in is public.
     order = list(Team)
-    out.extend(sorted(joins, key=lambda join: (order.index(join.team), int(join.seat))))
+    joins.sort(key=lambda join: (order.index(join.team), int(join.seat)))
+    out.extend(joins)
     return out
 
 
