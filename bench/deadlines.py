@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from bench.ingest import prepare_games, run_ingest
 from bench.report import Row, in_ms
 from bench.stores import SERVER_ID, Bench, Snowflakes, player_specs, schedule
+from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import SeatSpec
-from bot.timing import DeadlineScheduler, SystemClock
 from engine import codec
 from engine.game import new_game, start_events
 from engine.model import Instant

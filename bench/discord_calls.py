@@ -25,9 +25,9 @@ import discord
 from simcord import Env
 
 from bench.report import Row
-from bot.app import FaguanBot, create_bot
 from bot.config import load
-from bot.timing import DeadlineScheduler
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.timing import DeadlineScheduler
 
 GUILD_ID = 1_300_000_000_000_000_777
 PLAYERS = 16
@@ -130,18 +130,18 @@ async def count_calls(*, nights: int = 2) -> tuple[list[PhaseCalls], dict[str, A
         await moderator.slash(channel, "game start")
         await env.settle()
         info["start_calls"] = len(env.http_requests) - start_before
-        game_id = bot.channel_games[channel.id]
+        game_id = bot.runtime.routes.channel_games[channel.id]
         public = {int(channel.id)}
-        game_info = await bot.service.info(game_id)
+        game_info = await bot.runtime.service.info(game_id)
         public |= {int(game_info.channels["vote"]), int(game_info.channels["game"])}
         for night in range(1, nights + 1):
-            state = await bot.service.state(game_id)
+            state = await bot.runtime.service.state(game_id)
             if state.over:
                 break
             await _night_powers(bot, game_id, players, channel)
             phases.append(await _calls_during(env, bot, public, f"night {night} → day {night}",
                                               lambda: _deadline(env, bot)))  # fmt: skip
-            state = await bot.service.state(game_id)
+            state = await bot.runtime.service.state(game_id)
             if state.over:
                 break
             await _votes(bot, game_id, players, channel, env)
@@ -156,17 +156,17 @@ async def count_calls(*, nights: int = 2) -> tuple[list[PhaseCalls], dict[str, A
 
 
 async def _deadline(env: Env, bot: FaguanBot) -> None:
-    jobs = bot.scheduler.jobs()
+    jobs = bot.runtime.scheduler.jobs()
     if not jobs:
         raise RuntimeError("no deadline scheduled")
     when = min(job.when for job in jobs)
     if when > env.now():
         await env.advance_time((when - env.now()).total_seconds())
-    await bot.scheduler.run_due()
+    await bot.runtime.scheduler.run_due()
 
 
 async def _night_powers(bot: FaguanBot, game_id: int, players: Sequence[Any], channel: Any) -> None:
-    state = await bot.service.state(game_id)
+    state = await bot.runtime.service.state(game_id)
     alive = [s for s in state.seats if s.alive]
     killers = [s for s in alive if s.role.value == "killer"]
     others = [s for s in alive if s.role.value not in ("killer",)]
@@ -181,7 +181,7 @@ async def _night_powers(bot: FaguanBot, game_id: int, players: Sequence[Any], ch
 async def _votes(
     bot: FaguanBot, game_id: int, players: Sequence[Any], channel: Any, env: Env
 ) -> None:
-    state = await bot.service.state(game_id)
+    state = await bot.runtime.service.state(game_id)
     alive = [s for s in state.seats if s.alive]
     target = next((s for s in alive if s.role.value == "civilian"), alive[0])
     for seat in alive:

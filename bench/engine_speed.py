@@ -19,7 +19,7 @@ from typing import Any
 
 from bench.games import night_state
 from bench.report import Row, rate
-from bot.replay import load_file, run
+from bot.records.replay import load_file, run
 from engine.commands import Lock
 from engine.game import decide, evolve, replay_events
 from engine.model import Instant

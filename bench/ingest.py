@@ -31,7 +31,7 @@ from sqlalchemy import Table, insert
 
 from bench.report import Row, in_ms, rate
 from bench.stores import Bench, Snowflakes, create_game, lock_now, utcnow
-from bot.schedule import to_ms
+from bot.runtime.schedule import to_ms
 from bot.store.models import Event, Outbox
 from engine import codec
 from engine.commands import PostVote

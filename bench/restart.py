@@ -1,17 +1,16 @@
 """Restart: rebuild K active games the way a starting bot does, against a raw read of the rows.
 
-Each game is a 16-player v2 game played through the bot's own path (`GameService.create_game`,
-then `GameService.submit` for every night power, vote post and lock, all games at once), so its
-events and its snapshots are the ones the bot writes (`bot.snapshots`: after every phase change
-and every `EVERY` events). The game is left in an open window with its commands submitted, as at
-a restart. The full path is what `GameService.recover` runs at start on a fresh service: every
-active game rebuilt by `Repository.load_game` from its newest snapshot and the events after it,
-then the outbox; it is checked to give each game the state the playing service holds. It runs
-once more without snapshots (a full replay of every event), for comparison. The baseline reads
-the same rows (the newest snapshot and the events after it; or every event) with one plain
-SELECT each through the same engine, game by game, and decodes nothing. Full and raw runs
-alternate; each figure is the median of `repeats`.
-"""
+Each game is a 16-player v2 game played through the bot's own path (`GameService.create_game`, then
+`GameService.submit` for every night power, vote post and lock, all games at once), so its events
+and its snapshots are the ones the bot writes (`bot.runtime.snapshots`: after every phase change
+and every `EVERY` events). The game is left in an open window with its commands submitted, as at a
+restart. The full path is what `GameService.recover` runs at start on a fresh service: every active
+game rebuilt by `Repository.load_game` from its newest snapshot and the events after it, then the
+outbox; it is checked to give each game the state the playing service holds. It runs once more
+without snapshots (a full replay of every event), for comparison. The baseline reads the same rows
+(the newest snapshot and the events after it; or every event) with one plain SELECT each through
+the same engine, game by game, and decodes nothing. Full and raw runs alternate; each figure is the
+median of `repeats`. """
 
 from __future__ import annotations
 
@@ -26,9 +25,9 @@ from sqlalchemy import text
 from bench.games import day_commands, night_commands
 from bench.report import Row
 from bench.stores import Bench, Snowflakes, create_game, noop_performer, utcnow
-from bot.schedule import to_ms
-from bot.service import fold
-from bot.snapshots import EVERY, SNAPSHOTS
+from bot.runtime.schedule import to_ms
+from bot.runtime.service import fold
+from bot.runtime.snapshots import EVERY, SNAPSHOTS
 from bot.store import recover
 from engine.commands import PostVote
 from engine.model import PhaseKind

@@ -26,10 +26,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.config import parse_deadline_rule
-from bot.schedule import GameSchedule
-from bot.service import GameService, PlayerSpec
+from bot.runtime.schedule import GameSchedule
+from bot.runtime.service import GameService, PlayerSpec
+from bot.runtime.timing import SystemClock
 from bot.store import Database, OutboxItem, Repository, open_database, upgrade
-from bot.timing import SystemClock
 
 DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 DISCORD_EPOCH_MS = 1_420_070_400_000

@@ -14,17 +14,15 @@ from sqlalchemy.engine import URL
 
 from bench.cli import add_arguments as add_bench_arguments
 from bot.config import TOKEN_ENV, ConfigError, Settings, load
-from bot.forum_text import forum_text
 from bot.operator_errors import (
     Exit,
     OperatorError,
     check_database_url,
     configure_logging,
     database_error,
-    discord_error,
-    silence_voice_warnings,
 )
-from bot.replay import ReplayFileError, replay_file
+from bot.records.forum_text import forum_text
+from bot.records.replay import ReplayFileError, replay_file
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
@@ -97,6 +95,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"faguan run: {exc}", file=sys.stderr)
         return Exit.CONFIG
     configure_logging(verbose=args.verbose)
+    from bot.discord.startup import discord_error, silence_voice_warnings  # only `run` needs it
+
     silence_voice_warnings()
     url = resolve_url(settings.database.url)
     try:
@@ -109,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
         asyncio.run(upgrade(url))
     except Exception as exc:
         return _fail("faguan run", database_error(exc, url), exc, verbose=args.verbose)
-    from bot.app import create_bot
+    from bot.discord.client import create_bot
 
     bot = create_bot(settings)
     try:

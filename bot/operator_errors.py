@@ -20,12 +20,10 @@ import logging
 from collections.abc import Iterator
 from enum import IntEnum
 
-import aiohttp
-import discord
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
 
-from bot.config import TOKEN_ENV, TOKEN_HELP_URL, ConfigError, load
+from bot.config import TOKEN_HELP_URL, ConfigError, load
 from bot.store.db import normalize_url
 from bot.store.migrate import SchemaTooNew
 
@@ -80,7 +78,7 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         )
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -138,45 +136,13 @@ def database_error(exc: BaseException, url: URL) -> OperatorError | None:
         refused = isinstance(sqlstate, str) and sqlstate[:2] in _PG_CONNECT_CLASSES
         if refused or isinstance(item, (OSError, asyncio.TimeoutError)):
             # The server's own words for a refusal; the exception's type for a network failure.
-            reason = str(item).strip() if refused else _describe(item)
+            reason = str(item).strip() if refused else describe(item)
             return OperatorError(
                 Exit.DATABASE_UNREACHABLE,
                 f"cannot connect to the database {where} ({reason}): check that the "
                 "server is running and that the database URL's host, port, user, password and "
                 "database name are right.",
             )
-    return None
-
-
-def discord_error(exc: BaseException) -> OperatorError | None:
-    """The operator error `exc` (raised by discord.py while starting) is, if it is one."""
-    if isinstance(exc, discord.LoginFailure):
-        return OperatorError(
-            Exit.TOKEN_REJECTED,
-            f"Discord rejected the bot token: get a new one at {PORTAL} -> Reset Token, and set "
-            f"it in {TOKEN_ENV} (or discord.token in the config file).",
-        )
-    if isinstance(exc, discord.PrivilegedIntentsRequired):
-        return OperatorError(
-            Exit.INTENTS_DISABLED,
-            "Discord refused the privileged intents this bot needs: enable Server Members Intent "
-            f"and Message Content Intent at {PORTAL} -> Privileged Gateway Intents, save, and "
-            "run again.",
-        )
-    if isinstance(
-        exc,
-        (
-            aiohttp.ClientConnectionError,
-            asyncio.TimeoutError,
-            discord.GatewayNotFound,
-            discord.DiscordServerError,
-        ),
-    ):
-        return OperatorError(
-            Exit.DISCORD_UNREACHABLE,
-            f"cannot reach Discord ({_describe(exc)}): check this machine's network, DNS and "
-            "proxy, then run again (once connected, faguan reconnects by itself).",
-        )
     return None
 
 
@@ -193,7 +159,7 @@ class OneLineExceptions(logging.Formatter):
         saved = record.exc_info, record.exc_text
         record.exc_info, record.exc_text = None, None
         try:
-            return f"{super().format(record)} ({_describe(info[1])})"
+            return f"{super().format(record)} ({describe(info[1])})"
         finally:
             record.exc_info, record.exc_text = saved
 
@@ -204,9 +170,3 @@ def configure_logging(*, verbose: bool) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter(fmt) if verbose else OneLineExceptions(fmt))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
-
-
-def silence_voice_warnings() -> None:
-    """discord.py warns at start that voice needs PyNaCl and davey; the bot has no voice."""
-    discord.VoiceClient.warn_nacl = False
-    discord.VoiceClient.warn_dave = False

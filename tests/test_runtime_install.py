@@ -36,7 +36,7 @@ class Block(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f"{name} is not in the runtime install", name=name)
         return None
 sys.meta_path.insert(0, Block())
-import bot.app
+import bot.discord.client
 from bot.cli import main
 sys.exit(main(sys.argv[2:]))
 """

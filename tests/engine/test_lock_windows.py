@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from gamekit import Game
 
-from bot.replay import run
+from bot.records.replay import run
 from engine import codec
 from engine.commands import ExtendDeadline, Lock, Pause, Resume, SetDeadline
 from engine.errors import ModeratorError, PhaseError

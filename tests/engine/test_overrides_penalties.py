@@ -120,7 +120,7 @@ def test_a_substitute_at_night_gets_the_role_and_the_power_menu() -> None:
 
 
 def test_replay_files_take_a_penalty_step() -> None:
-    from bot.replay import run
+    from bot.records.replay import run
 
     data = {
         "ruleset": "v2",

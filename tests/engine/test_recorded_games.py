@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bot.replay import replay_file
+from bot.records.replay import replay_file
 from engine.rulesets import RULESETS
 
 GAMES = Path(__file__).resolve().parents[1] / "games"

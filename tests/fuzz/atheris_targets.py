@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
 
 with atheris.instrument_imports(include=["engine", "bot"]):
     from bot.config import ConfigError, Settings, load
-    from bot.replay import Replay, ReplayFileError, run
+    from bot.records.replay import Replay, ReplayFileError, run
     from engine.verify import Finding, verify_record
     from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
 

@@ -21,8 +21,8 @@ from typing import Any
 from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberActor
 from simcord.backend.access import channel_accessible
 
-import bot.service
-from bot.app import FaguanBot
+import bot.runtime.service
+from bot.discord.client import FaguanBot
 from engine.events import GameCreated
 from engine.model import Seat
 from engine.state import GameState
@@ -54,9 +54,9 @@ def swapped(created: GameCreated, pair: tuple[int, int]) -> GameCreated:
 
 @contextlib.contextmanager
 def dealing(deals: list[GameCreated], pair: tuple[int, int] | None) -> Iterator[None]:
-    """The bot deals as always (`bot.service` calls `engine.new_game`); the deal is recorded in
+    """The bot deals as always (`bot.runtime.service` calls `engine.new_game`); the deal is recorded in
     `deals`, and with `pair` the two seats' roles are swapped before anything is stored."""
-    real = bot.service.new_game
+    real = bot.runtime.service.new_game
 
     def hooked(**kwargs: Any) -> GameCreated:
         created = real(**kwargs)
@@ -65,11 +65,11 @@ def dealing(deals: list[GameCreated], pair: tuple[int, int] | None) -> Iterator[
         deals.append(created)
         return created
 
-    bot.service.new_game = hooked  # type: ignore[attr-defined]
+    bot.runtime.service.new_game = hooked  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        bot.service.new_game = real  # type: ignore[attr-defined]
+        bot.runtime.service.new_game = real  # type: ignore[attr-defined]
 
 
 # -- steps -----------------------------------------------------------------------------------------
@@ -291,7 +291,7 @@ class Play:
         return bot
 
     async def state(self) -> GameState:
-        return await self.bot.service.state(self.game_id)
+        return await self.bot.runtime.service.state(self.game_id)
 
     def holder(self, state: GameState, seat: int) -> MemberActor:
         user = int(state.seat(Seat(seat)).player)
@@ -368,13 +368,13 @@ class Play:
                 times=None,
             )
         elif step.kind == "lock":
-            jobs = [j for j in self.bot.scheduler.jobs() if j.id.endswith(":deadline")]
+            jobs = [j for j in self.bot.runtime.scheduler.jobs() if j.id.endswith(":deadline")]
             assert jobs, "no deadline scheduled"
             when = min(j.when for j in jobs)
             now = self.env.now()
             if when > now:
                 await self.env.advance_time((when - now).total_seconds())
-            await self.bot.scheduler.run_due()
+            await self.bot.runtime.scheduler.run_due()
             await self.env.settle()
         elif step.kind == "wait":
             await self.env.advance_time(args["seconds"])

@@ -35,15 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import rbkit  # noqa: F401  (puts the project and tests/bot on sys.path)
+import rbkit  # noqa: F401  (puts the project and tests/discord on sys.path)
 from gamebot import Table, build_table
 from rbkit import EnvClock
 from simcord import Env, InteractionResult, MemberActor, UserHandle
 
-from bot.app import FaguanBot, create_bot, fire_deadline
 from bot.config import load
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.deadlines import fire_deadline
+from bot.runtime.timing import DeadlineScheduler
 from bot.store import open_database, upgrade
-from bot.timing import DeadlineScheduler
 from engine.view import view_for
 
 SEED = "race-seed"
@@ -250,25 +251,25 @@ async def click_dm(b: Bench, who: MemberActor, prefix: str) -> InteractionResult
 def deadline_jobs(b: Bench) -> list[Any]:
     """The game's waiting deadline jobs: `bot.app.fire_deadline` for this game."""
     return [
-        job for job in b.bot.scheduler.jobs() if job.func is fire_deadline and b.game_id in job.args
+        job for job in b.bot.runtime.scheduler.jobs() if job.func is fire_deadline and b.game_id in job.args
     ]
 
 
 async def deadline_job(b: Bench) -> None:
     """The game's deadline job, if one is waiting and due: taken off the scheduler and run, as
     `run_due` does (a job cancelled or moved later does not fire)."""
-    now = b.bot.clock.now()
+    now = b.bot.runtime.clock.now()
     due = [job for job in deadline_jobs(b) if job.when <= now]
     if not due:
         return
     job = due[0]
-    b.bot.scheduler.cancel(job.id)
+    b.bot.runtime.scheduler.cancel(job.id)
     await job.func(*job.args)
 
 
 def window_of(b: Bench) -> Any:
     """The game's open window as the bot's service holds it (updated as a commit returns)."""
-    state = b.bot.service.cached_state(b.game_id) if b.game_id else None
+    state = b.bot.runtime.service.cached_state(b.game_id) if b.game_id else None
     return plain(state.window) if state is not None else None
 
 
@@ -429,7 +430,7 @@ def _store_objects(bot: FaguanBot) -> list[Any]:
     """The objects of `bot.store` the bot and its service hold (the repository, and whatever
     store object another part adds)."""
     found: dict[int, Any] = {}
-    for holder in (bot, bot.service):
+    for holder in (bot, bot.runtime.service):
         for value in vars(holder).values():
             if type(value).__module__.startswith("bot.store"):
                 found[id(value)] = value
@@ -457,11 +458,11 @@ def plain(value: Any) -> Any:
 async def outcome(b: Bench) -> dict[str, Any]:
     """Everything the race may have changed, with new snowflakes renamed."""
     bot = b.bot
-    await bot.service.flush()
-    repo = bot.service.repo
+    await bot.runtime.service.flush()
+    repo = bot.runtime.service.repo
     games: list[dict[str, Any]] = []
     for info in await repo.list_games():
-        state = await bot.service.state(info.id)
+        state = await bot.runtime.service.state(info.id)
         outbox = await _outbox(b, info.id)
         games.append(
             {
@@ -494,7 +495,7 @@ async def outcome(b: Bench) -> dict[str, Any]:
         "answers": {k: b.answers[k] for k in sorted(b.answers)},
         "errors": sorted(f"{type(e).__name__}: {e}" for e in b.env.errors),
         "games": games,
-        "scheduler": sorted((j.id, j.when.isoformat()) for j in bot.scheduler.jobs()),
+        "scheduler": sorted((j.id, j.when.isoformat()) for j in bot.runtime.scheduler.jobs()),
         "discord": places,
         "roles": roles,
         "overwrites": _overwrites(b),

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-BOT_TESTS = ROOT / "tests" / "bot"
+BOT_TESTS = ROOT / "tests" / "discord"
 for _path in (ROOT, BOT_TESTS):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from bot.i18n import catalog  # noqa: E402
-from bot.render import Context  # noqa: E402
+from bot.records.i18n import catalog  # noqa: E402
+from bot.records.render import Context  # noqa: E402
 
 LOCALES = ("zh-CN", "en")
 
@@ -37,7 +37,7 @@ def examples(n: int) -> int:
 
 
 class EnvClock:
-    """A `bot.timing.Clock` reading simcord's virtual clock (as tests/bot/conftest.py's)."""
+    """A `bot.timing.Clock` reading simcord's virtual clock (as tests/discord/conftest.py's)."""
 
     def __init__(self) -> None:
         self._env: Any = None

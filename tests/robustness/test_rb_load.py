@@ -3,10 +3,11 @@
 simcord runs one interaction at a time through discord.py's whole stack; starting 200 games there
 (about 2,400 interactions before the first vote) would take minutes, so the load runs one level
 down, on exactly what the bot's vote handler calls: `GameService.submit(PostVote, message_id)` on
-the real `Repository` (SQLite file, WAL, synchronous=FULL). Deadlines go the bot's own way: a
-`FaguanBot` (not connected) whose effect performer schedules each `ScheduleDeadline` with
-`FaguanBot.schedule_deadline` on the real `DeadlineScheduler` (APScheduler, `SystemClock`), whose
-job `fire_deadline` runs `lock_due` — the first night's short window and each day's deadline
+the real `Repository` (SQLite file, WAL, synchronous=FULL). Deadlines go the bot's own way: the
+runtime (no Discord: a port with no platform behind it) whose effect performer schedules each
+`ScheduleDeadline` with `DeadlineRunner.schedule_deadline` on the real `DeadlineScheduler`
+(APScheduler, `SystemClock`), whose job `fire_deadline` runs `lock_due` — the first night's short
+window and each day's deadline
 (moved by a moderator's set-deadline) are locked by that job, never by a forced `Lock`.
 
 Asserted: every post is in exactly one tally (its game's), none twice, a redelivered post is a
@@ -22,20 +23,23 @@ import datetime as dt
 import random
 import statistics
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import rbkit  # noqa: F401  (puts tests/bot on sys.path, for gamebot)
+import rbkit  # noqa: F401  (puts tests/discord on sys.path, for gamebot)
 from gamebot import settings_for
 from rbkit import SCALE
 
-from bot.app import FaguanBot
 from bot.config import WindowLength
-from bot.schedule import GameSchedule, to_ms
-from bot.service import GameService, Outcome, PlayerSpec, fold
+from bot.runtime.deadlines import DeadlineRunner
+from bot.runtime.port import ChannelPost
+from bot.runtime.runtime import Runtime
+from bot.runtime.schedule import GameSchedule, to_ms
+from bot.runtime.service import GameService, Outcome, PlayerSpec, fold
+from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import OutboxItem, Repository, open_database, upgrade
-from bot.timing import DeadlineScheduler, SystemClock
 from engine import codec
 from engine.commands import PostVote, SetDeadline
 from engine.effects import ScheduleDeadline
@@ -56,11 +60,36 @@ SPREAD_S = 4.0
 """Deadlines fall between LEAD_S and LEAD_S + SPREAD_S after the bursts begin."""
 
 
-class TimedBot(FaguanBot):
-    """The bot, not connected: its deadline path as is, timed for the lateness printed below."""
+class NoPlatform:
+    """The runtime's port with no platform behind it: no posts to read, nobody to tell."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def serves(self, server_id: int) -> bool:
+        return True
+
+    def member_name(self, server_id: int, user_id: int) -> str | None:
+        return None
+
+    async def posts_after(self, channel_id: int, after_id: int) -> AsyncIterator[ChannelPost]:
+        for post in ():
+            yield post
+
+    async def send_private(self, user_id: int, text: str) -> bool:
+        return True
+
+    async def tell_stuck(self, game_id: int, attempts: int) -> None:
+        return None
+
+    async def reconcile_permissions(self, game_id: int) -> None:
+        return None
+
+    def recovering(self, on: bool) -> None:
+        return None
+
+
+class Timed:
+    """A runtime's deadline runner, its path as is, timed for the lateness printed below."""
+
+    def __init__(self, runner: DeadlineRunner) -> None:
         self.deadlines: dict[int, int] = {}
         """Game → its day-1 deadline (ms), once set."""
         self.fired: dict[int, float] = {}
@@ -68,12 +97,14 @@ class TimedBot(FaguanBot):
         self.locked: dict[int, float] = {}
         """Game → wall time (ms) its day's lock was committed."""
         self.refused: list[Outcome] = []
+        self._lock_due = runner.lock_due
+        runner.lock_due = self.lock_due  # type: ignore[method-assign]
 
     async def lock_due(self, game_id: int, **kwargs: Any) -> Outcome | None:
         day = game_id in self.deadlines
         if day:
             self.fired.setdefault(game_id, time.time() * 1000)
-        outcome = await super().lock_due(game_id, **kwargs)
+        outcome = await self._lock_due(game_id, **kwargs)
         if outcome is not None and not outcome.ok:
             self.refused.append(outcome)
         elif day and outcome is not None and outcome.events:
@@ -93,17 +124,19 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
     clock = SystemClock()
     scheduler = DeadlineScheduler(clock)
     assert not scheduler.manual  # the real APScheduler
-    bot = TimedBot(settings_for(tmp_path / "load.db"), clock=clock, scheduler=scheduler,
-                   database=database)  # fmt: skip
+    runtime = Runtime(
+        settings_for(tmp_path / "load.db"), port=NoPlatform(), clock=clock, scheduler=scheduler
+    )
     service = GameService(Repository(database.sessions), clock)
-    bot.service = service  # what setup_hook does, without Discord
+    runtime.start(service)  # what the bot's setup_hook does, without Discord
+    bot = Timed(runtime.deadlines)
 
     async def perform(item: OutboxItem) -> None:
         """Discord is not part of this measure: only the deadlines are performed, as the bot's
         DiscordEffects performs them."""
         effect = codec.load(item.payload)
         if isinstance(effect, ScheduleDeadline):
-            bot.schedule_deadline(item.game_id, effect.deadline)
+            runtime.deadlines.schedule_deadline(item.game_id, effect.deadline)
 
     service.set_performer(perform)
     scheduler.start()
@@ -202,10 +235,10 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
 
         # -- every deadline locks its game ------------------------------------------------------
         wait_until = time.monotonic() + 60
-        while len(bot.locked) < len(games) and not bot.lock_failures:
+        while len(bot.locked) < len(games) and not runtime.deadlines.lock_failures:
             assert time.monotonic() < wait_until, f"{len(bot.locked)} of {len(games)} locked"
             await asyncio.sleep(0.05)
-        assert not bot.lock_failures, bot.lock_failures  # no deadline job failed
+        assert not runtime.deadlines.lock_failures, runtime.deadlines.lock_failures  # no deadline job failed
         assert not bot.refused, [o.error for o in bot.refused][:3]
 
         # -- nothing lost, nothing doubled -------------------------------------------------------
@@ -234,7 +267,8 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
         for gid in rnd.sample(games, 10):  # the log rebuilds the games
             assert fold(await service.repo.load_events(gid)) == await service.state(gid)
     finally:
-        await bot.close()  # stops the scheduler; the database is the test's
+        runtime.close()
+        scheduler.shutdown()  # the database is the test's
         await database.dispose()
 
     late_start = [bot.fired[g] - bot.deadlines[g] for g in games]

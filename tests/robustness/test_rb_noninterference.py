@@ -4,7 +4,7 @@ the deal — are played with the same public inputs at the same simulated times 
 /vote, abstentions, last words, the victim's choice, moderator extends, pauses and advances,
 DM closures, the observers' own commands), while the night powers follow the roles (the step
 one seat of the pair makes in game A, the other makes in game B). The swap goes through the
-bot's own deal (a test hook around `engine.new_game` as `bot.service` calls it, nothing else
+bot's own deal (a test hook around `engine.new_game` as `bot.runtime.service` calls it, nothing else
 changed). After every step, what changed in everything a non-privileged observer can see must be
 identical up to ids (so a difference is reported once, at the step that made it):
 
@@ -53,7 +53,7 @@ from rbkit import EnvClock
 from gamebot import GUILD_ID, make_bot
 from simcord import Env
 
-from bot.views import valid_targets
+from bot.discord.views import valid_targets
 from engine.events import GameCreated
 from engine.game import replay_events, start_events
 from engine.model import PhaseKind, Seat
@@ -176,7 +176,7 @@ class Planner:
         await self.play.do(step, answers)
         seen = None
         if not self.play.game_id:  # observed from the step that starts the game
-            self.play.game_id = self.play.bot.channel_games.get(self.play.channel.id, 0)
+            self.play.game_id = self.play.bot.runtime.routes.channel_games.get(self.play.channel.id, 0)
         if self.play.game_id:
             state = await self.play.state()
             seen = await self.play.observe(state, self.seated(state))
@@ -451,7 +451,7 @@ async def replay(game: Game, recorded: list[Recorded], verdict: Verdict) -> None
         if rec.seen is None:
             continue
         if not play.game_id:
-            play.game_id = play.bot.channel_games.get(play.channel.id, 0)
+            play.game_id = play.bot.runtime.routes.channel_games.get(play.channel.id, 0)
         assert play.game_id, "game B did not start"
         state = await play.state()
         seen = await play.observe(state, sorted(rec.seen.views))

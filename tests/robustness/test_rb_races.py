@@ -49,7 +49,7 @@ from racekit import (
     tick,
 )
 
-from bot.i18n import render
+from bot.records.i18n import render
 
 Step = Callable[[Bench], Awaitable[None]]
 SHM = Path("/dev/shm")
@@ -67,7 +67,7 @@ async def lobby(b: Bench, joined: int) -> None:
 
 
 async def _game_id(b: Bench) -> int:
-    games = await b.bot.service.repo.list_games()
+    games = await b.bot.runtime.service.repo.list_games()
     assert games, "no game was started"
     return games[-1].id
 
@@ -96,7 +96,7 @@ async def day1(b: Bench) -> None:
     await night1_due(b)
     await deadline_job(b)
     await b.env.settle()
-    state = await b.bot.service.state(b.game_id)
+    state = await b.bot.runtime.service.state(b.game_id)
     assert state.window is not None and state.window.kind.value == "day"
 
 
@@ -204,7 +204,7 @@ async def start_after(b: Bench) -> None:
     """Epilogue: the moderator starts the game (the seats show who joined, in what order)."""
     result = await b.table.moderator.slash(b.table.channel, "game start")
     b.answers["after:/game start"] = answer_texts(result)
-    games = await b.bot.service.repo.list_games()
+    games = await b.bot.runtime.service.repo.list_games()
     b.game_id = games[-1].id if games else 0
 
 
@@ -270,7 +270,7 @@ async def _replace_act_inputs(databases: Databases) -> tuple[Input, ...]:
     if "deal" not in ROLES_SEEN:
         async with bench(databases) as b:
             await started(b)
-            state = await b.bot.service.state(b.game_id)
+            state = await b.bot.runtime.service.state(b.game_id)
             ROLES_SEEN["deal"] = {int(s.seat): s.role.value for s in state.seats}
     killer, victim = _killer_and_victim(ROLES_SEEN["deal"])
     return (replace(killer), act(killer, victim))

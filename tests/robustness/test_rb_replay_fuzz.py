@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from rbkit import ROOT, examples, toml_document
 
 from bot.cli import main as faguan
-from bot.forum_text import forum_text
-from bot.replay import TOP_KEYS, ReplayFileError, run
+from bot.records.forum_text import forum_text
+from bot.records.replay import TOP_KEYS, ReplayFileError, run
 from engine.model import Camp, Power
 from engine.rulesets import RULESETS
 

@@ -31,9 +31,9 @@ from rbkit import LOCALES, EnvClock, count_words, excess_secret_words, secret_wo
 from gamebot import Table, build_table, make_bot
 from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberActor
 
-from bot.i18n import catalog, render
-from bot.schedule import to_ms
-from bot.views import valid_targets
+from bot.discord.views import valid_targets
+from bot.records.i18n import catalog, render
+from bot.runtime.schedule import to_ms
 from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat, Team
 from engine.rulesets import RULESETS, rules_for
 from engine.state import DayRecord, GameState, NightRecord
@@ -117,7 +117,7 @@ class Capture:
 
     async def states(self) -> dict[int, GameState]:
         bot = self.t.bot
-        return {g: await bot.service.state(g) for g in self.seeds}
+        return {g: await bot.runtime.service.state(g) for g in self.seeds}
 
     def secret_seeds(self, states: dict[int, GameState]) -> list[str]:
         return [seed for g, seed in self.seeds.items() if not states[g].over]
@@ -126,7 +126,7 @@ class Capture:
         """Every new message in every guild channel (as @everyone's client shows it), and every
         new log line."""
         states = await self.states()
-        games = self.t.bot.channel_games
+        games = self.t.bot.runtime.routes.channel_games
         for channel in self.t.guild.channels.values():
             last = channel.last_message
             if last is None or last.id in self.seen:
@@ -230,7 +230,7 @@ class Game:
         return [*self.members, self.mod_player] if self.mod_player else self.members
 
     async def state(self) -> GameState:
-        return await self.t.bot.service.state(self.game_id)
+        return await self.t.bot.runtime.service.state(self.game_id)
 
     def member(self, state: GameState, seat: Seat) -> MemberActor:
         user = int(state.seat(seat).player)
@@ -255,10 +255,10 @@ class Game:
             if joined.ephemeral:
                 await self.slash(self.spares[0], "game join")
         seed = f"{SEED}-{self.channel.name}-{self.rnd.getrandbits(64):016x}"
-        t.bot.seed_source = lambda: seed
+        t.bot.runtime.seed_source = lambda: seed
         self.block(self.rnd.choice(self.members))  # one player does not accept DMs
         await self.slash(t.moderator, "game start")
-        self.game_id = t.bot.channel_games[self.channel.id]
+        self.game_id = t.bot.runtime.routes.channel_games[self.channel.id]
         self.cap.seeds[self.game_id] = seed
 
     def block(self, member: MemberActor) -> None:
@@ -281,7 +281,7 @@ class Game:
     async def check_threads(self, state: GameState) -> None:
         """Each team thread holds only players of that team, and nobody out of the game (dead,
         replaced) can post there."""
-        info = await self.t.bot.service.info(self.game_id)
+        info = await self.t.bot.runtime.service.info(self.game_id)
         rules = rules_for(state)
         handles = {h.id: h for h in self.channel.threads}
         bot_id = self.t.bot.user.id if self.t.bot.user else 0
@@ -457,7 +457,7 @@ class Game:
         elif kind == "replace" and self.spares:
             seat = int(rnd.choice(state.alive()))
             spare = rnd.choice(self.spares)
-            if await self.t.bot.service.repo.games_of_user(spare.id):
+            if await self.t.bot.runtime.service.repo.games_of_user(spare.id):
                 return
             await self.answer(await self.slash(mod, "mod replace", seat=seat, member=spare))
         else:

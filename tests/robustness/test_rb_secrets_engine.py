@@ -24,7 +24,7 @@ from rbkit import (
     secret_words,
 )
 
-from bot.render import render_public, render_reply
+from bot.records.render import render_public, render_reply
 from engine.commands import (
     ChooseTied,
     Command,

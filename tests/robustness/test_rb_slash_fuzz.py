@@ -23,14 +23,14 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from rbkit import EnvClock  # first: it puts tests/bot on sys.path
+from rbkit import EnvClock  # first: it puts tests/discord on sys.path
 
 # isort: split
 from gamebot import Driver, Table, build_table, make_bot
 from simcord import ChannelHandle, Env, InteractionResult, MemberActor, OptionError
 
-from bot.cogs.play import describe_view
-from bot.i18n import render
+from bot.discord.cogs.play import describe_view
+from bot.records.i18n import render
 from engine.rulesets import RULESETS
 from engine.state import GameState
 
@@ -86,13 +86,13 @@ class Fuzz:
     async def states(self) -> dict[int, GameState]:
         bot = self.t.bot
         return {
-            gid: await bot.service.state(gid) for gid in sorted(set(bot.channel_games.values()))
+            gid: await bot.runtime.service.state(gid) for gid in sorted(set(bot.runtime.routes.channel_games.values()))
         }
 
     async def lobbies(self) -> dict[str, Any]:
         """Everything a sign-up is made of: the server's settings and the channel's newest
         sign-up (its status and players), which a refused command must leave as they were."""
-        repo = self.t.bot.service.repo
+        repo = self.t.bot.runtime.service.repo
         return {
             "settings": await repo.get_settings(self.t.guild.id),
             "lobby": await repo.lobbies.newest(self.t.channel.id),
@@ -264,13 +264,13 @@ async def test_every_command_with_hostile_options(fuzz: Fuzz) -> None:
     for _round in range(3):
         for _ in range(60):
             await fuzz.one()
-        state = await fuzz.t.bot.service.state(fuzz.d.game_id)
+        state = await fuzz.t.bot.runtime.service.state(fuzz.d.game_id)
         if not state.over:  # on to the next phase (or further, if a moderator advanced)
             await fuzz.t.moderator.slash(fuzz.t.channel, "mod advance")
     for _ in range(30):
         await fuzz.one(ended=True)
     fuzz.no_errors("at the end")
-    state = await fuzz.t.bot.service.state(fuzz.d.game_id)
+    state = await fuzz.t.bot.runtime.service.state(fuzz.d.game_id)
     print("slash fuzz:", dict(sorted(fuzz.seen.items())), state.phase, state.over, state.alive())
     assert sum(n for k, n in fuzz.seen.items() if k != "refused by simcord") >= 180
     assert any(k.startswith("accepted ") for k in fuzz.seen)
@@ -309,7 +309,7 @@ MOD_COMMANDS: list[tuple[str, dict[str, Any]]] = [
 async def test_only_a_moderator_can_override(day_one: Fuzz) -> None:
     f = day_one
     t = f.t
-    state = await t.bot.service.state(f.d.game_id)
+    state = await t.bot.runtime.service.state(f.d.game_id)
     dead = next(s for s in state.seats if not s.alive)
     alive = next(s for s in state.seats if s.alive)
     people = {
@@ -331,7 +331,7 @@ async def test_the_actor_is_always_the_one_invoking(day_one: Fuzz) -> None:
     f = day_one
     t = f.t
     bot = t.bot
-    state = await bot.service.state(f.d.game_id)
+    state = await bot.runtime.service.state(f.d.game_id)
     # A stranger has no role to read, no vote that counts, no power to use.
     await _refused(f, t.outside, "role", NOT_PLAYER)
     await _refused(f, t.outside, "act", NOT_PLAYER, power="kill", target=1)
@@ -342,7 +342,7 @@ async def test_the_actor_is_always_the_one_invoking(day_one: Fuzz) -> None:
         result = await member.slash(t.channel, "role")
         assert result.ephemeral
         own = [
-            describe_view(await bot.context(f.d.game_id, state, locale=lang), state, seat.seat)
+            describe_view(await bot.runtime.contexts.context(f.d.game_id, state, locale=lang), state, seat.seat)
             for lang in ("zh-CN", "en")
         ]
         assert answer(result) in own
@@ -359,7 +359,7 @@ async def test_the_actor_is_always_the_one_invoking(day_one: Fuzz) -> None:
     result = await t.player(int(civilian.seat)).slash(
         t.channel, "vote", target=str(int(killer.seat))
     )
-    after = await bot.service.state(f.d.game_id)
+    after = await bot.runtime.service.state(f.d.game_id)
     assert after.posts[-1].author == civilian.player and after.posts[-1].seat == civilian.seat
     f.no_errors()
 
@@ -401,7 +401,7 @@ async def test_a_replaced_player_keeps_nothing(day_one: Fuzz) -> None:
     commands are refused, the substitute reads the role."""
     f = day_one
     t = f.t
-    state = await t.bot.service.state(f.d.game_id)
+    state = await t.bot.runtime.service.state(f.d.game_id)
     seat = next(s for s in state.seats if s.alive)
     old = t.player(int(seat.seat))
     confirm = next(
@@ -416,7 +416,7 @@ async def test_a_replaced_player_keeps_nothing(day_one: Fuzz) -> None:
     )
     assert answer(result) in ACCEPTED
     before = await f.states()
-    lobbies = t.bot.service.repo.lobbies
+    lobbies = t.bot.runtime.service.repo.lobbies
     confirmed = await lobbies.confirmed_seats(f.d.game_id)
     assert int(seat.seat) not in confirmed  # the substitute has not confirmed yet
     clicked = await old.user.click(confirm[0], custom_id=confirm[1])
@@ -426,9 +426,9 @@ async def test_a_replaced_player_keeps_nothing(day_one: Fuzz) -> None:
     await _refused(f, old, "act", NOT_PLAYER, power="kill", target=1)
     assert await f.states() == before
     mine = await t.outside.slash(t.channel, "role")
-    state = await t.bot.service.state(f.d.game_id)
+    state = await t.bot.runtime.service.state(f.d.game_id)
     own = [
-        describe_view(await t.bot.context(f.d.game_id, state, locale=lang), state, seat.seat)
+        describe_view(await t.bot.runtime.contexts.context(f.d.game_id, state, locale=lang), state, seat.seat)
         for lang in ("zh-CN", "en")
     ]
     assert answer(mine) in own

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.snapshots import SNAPSHOTS
+from bot.runtime.snapshots import SNAPSHOTS
 from bot.store.repository import SnapshotCodec
 from engine import codec
 from engine.commands import Command, Lock, PostVote, SubmitPower

@@ -15,13 +15,13 @@ import pytest
 from sqlalchemy import func, select, text, update
 
 from bot.config import WindowLength
-from bot.schedule import GameSchedule, to_ms
-from bot.service import GameService, PlayerSpec, fold
-from bot.snapshots import EVERY, SNAPSHOTS
+from bot.runtime.schedule import GameSchedule, to_ms
+from bot.runtime.service import GameService, PlayerSpec, fold
+from bot.runtime.snapshots import EVERY, SNAPSHOTS
+from bot.runtime.timing import FakeClock
 from bot.store.db import Database
 from bot.store.models import Snapshot
 from bot.store.repository import Loaded, OutboxItem, Repository
-from bot.timing import FakeClock
 from engine import codec
 from engine.commands import PostVote, SubmitPower
 from engine.model import Instant, PhaseKind, Power

@@ -1,0 +1,188 @@
+"""The Discord client: `create_bot(settings)` builds it; it wires the parts and forwards events.
+
+The client holds no game logic. It builds the runtime (`bot.runtime`) with a port on itself
+(`bot.discord.port`), opens the database in `setup_hook`, adds the cogs and the persistent views,
+and after every connect checks its permissions and resumes the games: the runtime rebuilds every
+active game, performs what the outbox still holds, reads the channels' history for posts made
+while it was down, locks every window whose deadline has passed and schedules the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.config import Settings
+from bot.discord.authority import warn_missing_moderator_role
+from bot.discord.cogs.game import GameCog
+from bot.discord.cogs.moderator import ModeratorCog
+from bot.discord.cogs.play import PlayCog
+from bot.discord.cogs.season import SeasonCog
+from bot.discord.effects import DiscordEffects
+from bot.discord.interactions import JudgeTree, NoGame, locale_of, respond, say
+from bot.discord.judge import Judge
+from bot.discord.port import DiscordPort
+from bot.discord.translator import FaguanTranslator
+from bot.discord.views import ConfirmButton, PowerSelect
+from bot.runtime import runtime as runtime_jobs
+from bot.runtime.runtime import Runtime
+from bot.runtime.service import GameService
+from bot.runtime.timing import Clock, DeadlineScheduler, SystemClock
+from bot.store import Database, Repository, open_database, upgrade
+
+log = logging.getLogger(__name__)
+
+REQUIRED_PERMISSIONS = (
+    "manage_roles",
+    "manage_channels",
+    "manage_threads",
+    "create_private_threads",
+    "view_channel",
+    "send_messages",
+    "send_messages_in_threads",
+    "read_message_history",
+    "add_reactions",
+)
+"""What the bot does on a server: players' roles and channel overwrites (Manage Roles, Manage
+Channels), the teams' private threads, the lock posts and results, reading vote posts back, the
+✅ on a counted vote. The README's invite list is checked against this
+(tests/discord/test_docs.py)."""
+
+
+class FaguanBot(commands.Bot):
+    """The judge on Discord: the discord.py client, the runtime it serves, and their wiring."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        scheduler: DeadlineScheduler | None = None,
+        database: Database | None = None,
+        seed_source: Any = None,
+        **options: Any,
+    ) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        intents.members = True
+        # The bot relays players' words (vote posts, last words, names): it pings nobody unless a
+        # message says whom (a player's own notice, the moderators' role when stuck).
+        options.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        options.setdefault("tree_cls", JudgeTree)
+        super().__init__(command_prefix=commands.when_mentioned, intents=intents, **options)
+        self.settings = settings
+        clock = clock or SystemClock()
+        self._database = database
+        self._owns_database = database is None
+        self.effects = DiscordEffects(self)
+        self.runtime = Runtime(
+            settings,
+            port=DiscordPort(self, self.effects),
+            clock=clock,
+            scheduler=scheduler or DeadlineScheduler(clock),
+            seed_source=seed_source,
+        )
+        self.judge = Judge(self, self.runtime)
+        self.missing_permissions: dict[int, list[str]] = {}
+        """Per server, the permissions the bot lacks there (checked at every connect)."""
+        self._role_checked: set[int] = set()
+        """Servers whose moderator role was checked since start."""
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    async def setup_hook(self) -> None:
+        """Database, runtime, commands, persistent views."""
+        url = self.settings.database.url
+        if self._database is None:
+            await upgrade(url)
+            self._database = open_database(url)
+        service = GameService(Repository(self._database.sessions), self.runtime.clock)
+        service.set_performer(self.effects)
+        self.runtime.start(service)
+        for cog in (GameCog, PlayCog, ModeratorCog, SeasonCog):
+            await self.add_cog(cog(self.judge))
+        self.add_dynamic_items(ConfirmButton, PowerSelect)
+        self.tree.error(self.on_app_command_error)
+        await self.tree.set_translator(FaguanTranslator())
+        await self.tree.sync()
+        if not self.runtime.scheduler.manual:
+            self.runtime.scheduler.start()
+
+    async def on_ready(self) -> None:
+        """After every connect: check permissions and the moderator role, then resume the games."""
+        self.check_permissions()
+        for guild in self.guilds:
+            if guild.id not in self._role_checked:  # once per server, not at every reconnect
+                self._role_checked.add(guild.id)
+                await warn_missing_moderator_role(self.judge, guild)
+        await runtime_jobs.resume_games(self.runtime.key)
+
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        """A new server: say if the configured moderator role is not one of its roles."""
+        await warn_missing_moderator_role(self.judge, guild)
+
+    async def resume_games(self) -> None:
+        """Recover, catch up, reconcile deadlines (raises if the database is away)."""
+        await self.runtime.resume_games()
+
+    async def close(self) -> None:
+        """Stop timers and the database with the bot."""
+        self.runtime.close()
+        if not self.runtime.scheduler.manual:
+            self.runtime.scheduler.shutdown()
+        await super().close()
+        if self.runtime.started:
+            try:
+                await self.runtime.service.flush()  # the last done marks and snapshots
+            except Exception as exc:  # recovery performs those effects again, idempotently
+                log.warning("closing: the store's last writes failed (%s)", type(exc).__name__)
+        if self._owns_database and self._database is not None:
+            await self._database.dispose()
+
+    async def on_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        """An unexpected failure (Discord or the database away): log it, ask to try again."""
+        original = getattr(error, "original", error)
+        if isinstance(original, NoGame) or isinstance(error, app_commands.CheckFailure):
+            return  # answered by the cog
+        name = interaction.command.qualified_name if interaction.command else "?"
+        log.error("command /%s failed: %s", name, type(original).__name__)
+        log.debug("command /%s failed", name, exc_info=original)
+        with contextlib.suppress(discord.HTTPException):
+            await respond(interaction, say(locale_of(self.judge, interaction), "notice.try_again"))
+
+    def check_permissions(self) -> None:
+        """Say, per guild, which permissions the bot lacks."""
+        for guild in self.guilds:
+            me = guild.me
+            perms = me.guild_permissions if me else discord.Permissions.none()
+            missing = [p for p in REQUIRED_PERMISSIONS if not getattr(perms, p)]
+            if not self.intents.message_content:
+                missing.append("message_content intent")
+            self.missing_permissions[guild.id] = missing
+            if missing:
+                log.warning("guild %s: missing permissions: %s", guild.id, ", ".join(missing))
+
+
+def create_bot(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    scheduler: DeadlineScheduler | None = None,
+    database: Database | None = None,
+    **options: Any,
+) -> FaguanBot:
+    """Build the bot; sharded (AutoShardedBot) when the settings ask for shards."""
+    shards = settings.discord
+    if shards.shard_count is not None:
+        cls: type[FaguanBot] = type("ShardedFaguanBot", (FaguanBot, commands.AutoShardedBot), {})
+        options.setdefault("shard_count", shards.shard_count)
+        if shards.shard_ids is not None:
+            options.setdefault("shard_ids", list(shards.shard_ids))
+        return cls(settings, clock=clock, scheduler=scheduler, database=database, **options)
+    return FaguanBot(settings, clock=clock, scheduler=scheduler, database=database, **options)

@@ -1,0 +1,421 @@
+"""Sign-up and the game's public face: /game new, join, leave, start, status, record."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.config import parse_deadline_rule
+from bot.discord.interactions import (
+    NoGame,
+    dm_notice,
+    find_game,
+    is_moderator,
+    locale_of,
+    respond,
+    say,
+    text,
+)
+from bot.records.record_html import record_page, with_links
+from bot.records.render import Context, deadline_text, public_roster
+from bot.runtime.game_options import check_deal, check_options, parse_options, suggestions
+from bot.runtime.schedule import GameSchedule
+from bot.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
+from engine.errors import EngineError
+from engine.model import Seat
+from engine.record import record_of
+from engine.rulesets import RULESETS, get_ruleset
+from engine.state import GameState
+from engine.view import view_for
+from engine.votes import tally
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+TIES = ["lots", "revote", "none", "victim_choice"]
+
+
+def lobby_options(lobby: LobbyInfo) -> dict[str, Any]:
+    """A sign-up as `bot.game_options.check_deal` reads it (ruleset, options, players)."""
+    players = [[p.user_id, p.name] for p in lobby.players]
+    return {**lobby.settings, "players": players}
+
+
+class GameCog(commands.Cog, name="GameCog"):
+    """/game: sign-up, start, status, record."""
+
+    game = app_commands.Group(
+        name="game", description=_("Games of 杀人游戏 judged by the bot"), guild_only=True
+    )
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        original = getattr(error, "original", error)
+        if isinstance(original, NoGame):
+            await respond(interaction, text(self.judge, interaction, original.key))
+            return
+        # anything else: the tree's on_error answers and logs it
+
+    async def _lobby(self, interaction: discord.Interaction[Any]) -> LobbyInfo | None:
+        """The sign-up of this channel: the newest one opened here, unless it was cancelled
+        (a started one is kept, so a late join or start is told which game it became)."""
+        assert interaction.channel is not None
+        lobby = await self.judge.runtime.service.repo.lobbies.newest(interaction.channel.id)
+        return None if lobby is None or lobby.status is LobbyStatus.CANCELLED else lobby
+
+    async def _refused(self, interaction: discord.Interaction[Any], err: LobbyRefused) -> None:
+        """Tell the person privately why the sign-up did not take their join, leave or start."""
+        if err.reason == "started":
+            key, params = "notice.lobby_started", {"game": err.game_id}
+        elif err.reason == "full":
+            key, params = "notice.lobby_full", {"max": err.limit}
+        elif err.reason == "too_few":
+            key, params = "notice.too_few", {"count": err.count, "min": err.limit}
+        elif err.reason in ("already_joined", "not_joined"):
+            key, params = f"notice.{err.reason}", {}
+        else:  # cancelled: replaced by a new sign-up meanwhile
+            key, params = "notice.no_lobby", {}
+        await respond(interaction, text(self.judge, interaction, key, **params))
+
+    def _held_text(self, interaction: discord.Interaction[Any], held: ChannelHeld) -> str:
+        """ "#game-1 is held by game 7" (or by the sign-up in another channel)."""
+        if held.game_id is None and held.lobby_channel_id is None:  # released meanwhile
+            return text(self.judge, interaction, "notice.try_again")
+        if held.game_id is not None:
+            return text(
+                self.judge,
+                interaction,
+                "notice.channel_held",
+                channel=f"<#{held.channel_id}>",
+                game=held.game_id,
+            )
+        return text(
+            self.judge,
+            interaction,
+            "notice.channel_held_lobby",
+            channel=f"<#{held.channel_id}>",
+            lobby=f"<#{held.lobby_channel_id}>",
+        )
+
+    @game.command(
+        name="new", description=_("Open sign-up for a new game in this channel (moderators)")
+    )
+    @app_commands.describe(
+        ruleset=_("ruleset"),
+        tie=_("tie"),
+        power_deadline=_("power_deadline"),
+        vote_deadline=_("vote_deadline"),
+        vote_channel=_("vote_channel"),
+        options=_("options"),
+    )
+    @app_commands.choices(tie=[app_commands.Choice(name=t, value=t) for t in TIES])
+    async def new(
+        self,
+        interaction: discord.Interaction[Any],
+        ruleset: str,
+        min_players: int | None = None,
+        max_players: int | None = None,
+        tie: str = "lots",
+        power_deadline: str | None = None,
+        vote_deadline: str | None = None,
+        vote_channel: discord.TextChannel | None = None,
+        language: str | None = None,
+        options: str | None = None,
+    ) -> None:
+        if not is_moderator(self.judge, interaction.user):
+            await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
+            return
+        assert interaction.channel is not None
+        running = self.judge.runtime.routes.channel_games.get(interaction.channel.id)
+        if running is not None and await self.judge.runtime.service.is_active(running):
+            await respond(interaction, text(self.judge, interaction, "notice.game_running"))
+            return
+        try:
+            rules = get_ruleset(ruleset)
+        except EngineError as err:
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
+            return
+        low = min_players or rules.min_players
+        high = max_players or rules.max_players
+        if not rules.min_players <= low <= high <= rules.max_players:
+            await respond(
+                interaction,
+                text(
+                    self.judge,
+                    interaction,
+                    "setup.player_count",
+                    ruleset=ruleset,
+                    min=rules.min_players,
+                    max=rules.max_players,
+                    players=f"{low}–{high}",
+                ),
+            )
+            return
+        try:
+            chosen = parse_options(options)
+            check_options(rules, tie, chosen)
+        except EngineError as err:
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
+            return
+        defaults = self.judge.runtime.settings.game
+        try:
+            power = (
+                parse_deadline_rule(power_deadline) if power_deadline else defaults.schedule.power
+            )
+            vote = parse_deadline_rule(vote_deadline) if vote_deadline else defaults.schedule.vote
+        except ValueError as err:
+            await respond(
+                interaction, text(self.judge, interaction, "notice.bad_deadline", problem=str(err))
+            )
+            return
+        lang = language or defaults.language
+        if lang not in ("zh-CN", "en"):
+            await respond(
+                interaction, text(self.judge, interaction, "notice.bad_language", value=lang)
+            )
+            return
+        schedule = GameSchedule(power=power, vote=vote, timezone=defaults.timezone)
+        assert interaction.guild is not None
+        try:  # both channels are bound to the sign-up by the database, or it is refused
+            await self.judge.runtime.service.repo.lobbies.open(
+                server_id=interaction.guild.id,
+                channel_id=interaction.channel.id,
+                vote_channel_id=(vote_channel or interaction.channel).id,
+                min_players=low,
+                max_players=high,
+                settings={
+                    "ruleset": ruleset,
+                    "tie": tie,
+                    "language": lang,
+                    "schedule": schedule.to_json(),
+                    "options": chosen,
+                },
+            )
+        except ChannelHeld as held:
+            await respond(interaction, self._held_text(interaction, held))
+            return
+        shown = " ".join([ruleset, rules.name_zh, *(f"{k}={v}" for k, v in chosen.items())])
+        await interaction.response.send_message(
+            say(
+                lang,
+                "notice.lobby_open",
+                ruleset=shown,
+                min=low,
+                max=high,
+                power=str(power),
+                vote=str(vote),
+            )
+        )
+
+    @new.autocomplete("ruleset")
+    async def _rulesets(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [
+            app_commands.Choice(
+                name=f"{r.id} {r.name_zh} ({r.min_players}–{r.max_players})", value=r.id
+            )
+            for r in RULESETS.values()
+            if current.lower() in f"{r.id} {r.name_zh}".lower()
+        ][:25]
+
+    @new.autocomplete("options")
+    async def _options(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        rules = RULESETS.get(str(getattr(interaction.namespace, "ruleset", "")))
+        if rules is None:
+            return []
+        return [app_commands.Choice(name=s, value=s) for s in suggestions(rules, current)]
+
+    @game.command(name="join", description=_("Join the game being signed up in this channel"))
+    async def join(self, interaction: discord.Interaction[Any]) -> None:
+        lobby = await self._lobby(interaction)
+        if lobby is None:
+            await respond(interaction, text(self.judge, interaction, "notice.no_lobby"))
+            return
+        name = interaction.user.display_name
+        try:
+            joined = await self.judge.runtime.service.repo.lobbies.join(
+                lobby.id, interaction.user.id, name
+            )
+        except LobbyRefused as err:
+            await self._refused(interaction, err)
+            return
+        await interaction.response.send_message(
+            say(
+                str(lobby.settings["language"]),
+                "notice.joined",
+                seat=joined.seat,
+                name=name,
+                count=joined.count,
+                max=joined.max_players,
+            )
+        )
+
+    @game.command(name="leave", description=_("Leave the sign-up"))
+    async def leave(self, interaction: discord.Interaction[Any]) -> None:
+        lobby = await self._lobby(interaction)
+        if lobby is None:
+            await respond(interaction, text(self.judge, interaction, "notice.not_joined"))
+            return
+        try:
+            left = await self.judge.runtime.service.repo.lobbies.leave(
+                lobby.id, interaction.user.id
+            )
+        except LobbyRefused as err:
+            await self._refused(interaction, err)
+            return
+        await interaction.response.send_message(
+            say(
+                str(lobby.settings["language"]),
+                "notice.left_lobby",
+                name=interaction.user.display_name,
+                count=left.count,
+                max=left.max_players,
+            )
+        )
+
+    @game.command(name="start", description=_("Deal the roles and start (moderators)"))
+    async def start(self, interaction: discord.Interaction[Any]) -> None:
+        if not is_moderator(self.judge, interaction.user):
+            await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
+            return
+        lobby = await self._lobby(interaction)
+        if lobby is None:
+            await respond(interaction, text(self.judge, interaction, "notice.no_lobby"))
+            return
+        if lobby.status is LobbyStatus.STARTED:
+            started = LobbyRefused(lobby.id, "started", game_id=lobby.game_id)
+            await self._refused(interaction, started)
+            return
+        count = len(lobby.players)
+        if count < lobby.min_players:  # checked again when the start is recorded
+            await respond(
+                interaction,
+                text(self.judge, interaction, "notice.too_few", count=count, min=lobby.min_players),
+            )
+            return
+        try:
+            check_deal(lobby_options(lobby))  # before anything is recorded or done on Discord
+        except EngineError as err:
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
+            return
+
+        async def recorded(_game_id: int) -> None:  # dealt: the role DMs take a while
+            await interaction.response.defer(thinking=True)
+
+        try:
+            game_id = await self.judge.runtime.start_game(lobby, recorded)
+        except LobbyRefused as err:  # another start (or a leave) came first: told privately
+            await self._refused(interaction, err)
+            return
+        except EngineError as err:  # the players changed since the check: nothing recorded
+            await respond(interaction, text(self.judge, interaction, err.key, **err.params))
+            return
+        await interaction.followup.send(
+            say(str(lobby.settings["language"]), "notice.started", game=game_id)
+        )
+
+    @game.command(name="status", description=_("Phase, deadline, who is in, who has voted"))
+    async def status(
+        self, interaction: discord.Interaction[Any], game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
+        ctx = await self.judge.runtime.contexts.context(
+            gid, state, locale=locale_of(self.judge, interaction)
+        )
+        view = view_for(state, None)
+        phase = (
+            ctx.t("notice.phase_over")
+            if view.over
+            else (
+                ctx.t(f"record.{view.phase_kind.value}", number=view.phase.split()[1])
+                if view.phase and view.phase_kind
+                else "—"
+            )
+        )
+        if view.paused:
+            phase += " " + ctx.t("notice.paused")
+            left = (state.paused_remaining or 0) // 60_000
+            phase += " " + ctx.t("pending.paused_left", minutes=left)
+        alive = ctx.seats(",".join(str(s.seat) for s in view.seats if s.alive))
+        voted = ctx.seats(",".join(str(s) for s in view.voted)) or "—"
+        lines = [
+            ctx.t(
+                "notice.status",
+                game=gid,
+                ruleset=state.ruleset,
+                phase=phase,
+                deadline=deadline_text(ctx, view.deadline),
+            ),
+            ctx.t("notice.alive", names=alive),
+        ]
+        roster = ",".join(f"{i.seat}:{i.public.value}" for i in view.seats if i.public and i.alive)
+        if roster:  # 无间道: everyone's public identity (公开身份), never a hidden role
+            lines.append(ctx.t("role_msg.roster_line", lines=public_roster(ctx, roster)))
+        if view.phase_kind is not None and view.phase_kind.value == "day":
+            lines.append(ctx.t("notice.voted", names=voted))
+            mine = state.seats_of(str(interaction.user.id))
+            if mine:  # to a player only: the seat their vote counts for now
+                lines.append(your_vote(ctx, state, mine))
+        notice = await dm_notice(self.judge, interaction, gid)
+        await respond(interaction, "\n".join([*lines, notice] if notice else lines))
+
+    @game.command(name="record", description=_("The record and the seed of a finished game"))
+    async def record(
+        self, interaction: discord.Interaction[Any], game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
+        if not state.over:
+            await respond(interaction, text(self.judge, interaction, "notice.not_over"))
+            return
+        ctx = await self.judge.runtime.contexts.context(gid, state)
+        info = await self.judge.runtime.service.info(gid)
+        data = with_links(
+            record_of(state, names={Seat(k): v for k, v in ctx.names.items()}),
+            info.server_id,
+            info.channels["vote"],
+        )
+        blob = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+        page = record_page(data, ctx.locale, title=ctx.t("html.game_title", game=gid)).encode()
+        await interaction.response.send_message(
+            text(
+                self.judge,
+                interaction,
+                "notice.record",
+                seed=state.seed,
+                commitment=state.commitment,
+            ),
+            files=[
+                discord.File(io.BytesIO(blob), filename=f"faguan-game-{gid}.json"),
+                discord.File(io.BytesIO(page), filename=f"faguan-game-{gid}.html"),
+            ],
+        )
+
+
+def your_vote(ctx: Context, state: GameState, cards: Sequence[Seat]) -> str:
+    """Which seat the player's vote counts for in the open window, as the lock would count it
+    now (their last valid post): a vote read from a name can always be checked privately."""
+    votes = tally(state, state.posts, None).votes
+    cast = next((card for card in cards if card in votes), None)
+    if cast is None:
+        return ctx.t("notice.your_vote_none")
+    target = votes[cast]
+    return ctx.t(
+        "notice.your_vote",
+        target=ctx.t("notice.abstain") if target is None else ctx.seat(target),
+    )

@@ -1,0 +1,508 @@
+"""Players: vote posts in the vote channel, /vote, /role, /act, /pass, /lastwords, /choose."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.discord.interactions import (
+    NoGame,
+    answer_command,
+    dm_notice,
+    find_game,
+    locale_of,
+    respond,
+    text,
+)
+from bot.discord.port import post_of
+from bot.discord.views import PASS, valid_targets
+from bot.records.render import Context, known_seats, public_roster
+from bot.runtime.schedule import to_ms
+from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
+from engine.errors import EngineError
+from engine.events import VotePosted
+from engine.game import decide
+from engine.model import Instant, Power, Seat
+from engine.rulesets import rules_for
+from engine.state import GameState
+from engine.view import PlayerView, view_for
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
+ABSTAIN = "abstain"
+
+
+VOTER_REFUSED = {
+    "vote.not_player": "actor.not_player",
+    "vote.out_of_game": "vote.out_of_game",
+    "vote.barred_in_runoff": "vote.barred_in_runoff",
+    "vote.after_deadline": "phase.after_deadline",
+}
+"""Void reasons that are about who votes or when, not whom, and what the asker is told: a /vote
+with one of these is not posted. (A vote for a target it cannot take is posted and marked void,
+as a vote post would be: the channel shows what was voted, the voter is told why privately.)"""
+
+
+def vote_refusal(state: GameState, command: PostVote) -> tuple[str, dict[str, Any]] | None:
+    """Why the engine would not take `command` (a /vote, stamped now) from this voter now, if it
+    would not: refused (no vote window, the game over), or void because of the voter (not a
+    player, out of the game, barred from this run-off, past the deadline). The posted vote is
+    still judged by the engine on its own time: a lock in between voids it as usual."""
+    try:
+        events = decide(state, command)
+    except EngineError as error:
+        return error.key, dict(error.params)
+    for event in events:
+        if isinstance(event, VotePosted) and event.post.void_reason in VOTER_REFUSED:
+            return VOTER_REFUSED[event.post.void_reason], dict(event.post.void_params)
+    return None
+
+
+class LastWordsModal(discord.ui.Modal):
+    """A text box for last words (遗言)."""
+
+    words: discord.ui.TextInput[LastWordsModal] = discord.ui.TextInput(
+        label="遗言 / Last words",
+        style=discord.TextStyle.paragraph,
+        max_length=1500,
+        custom_id="words",
+    )
+
+    def __init__(self, judge: Judge, game_id: int) -> None:
+        super().__init__(title="遗言 / Last words", custom_id=f"faguan:lastwords:{game_id}")
+        self.judge = judge
+        self.game_id = game_id
+
+    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        command = GiveLastWords(
+            player=str(interaction.user.id),
+            text=str(self.words.value),
+            at=self.judge.runtime.now_ms(),
+        )
+        await answer_command(self.judge, interaction, self.game_id, command)
+
+
+class PlayCog(commands.Cog, name="PlayCog"):
+    """Everything a player does."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self._edited: set[int] = set()
+
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        original = getattr(error, "original", error)
+        if isinstance(original, NoGame):
+            await respond(interaction, text(self.judge, interaction, original.key))
+            return
+        # anything else: the tree's on_error answers and logs it
+
+    # -- vote posts --------------------------------------------------------------------------------
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or message.guild is None:
+            return
+        game_id = self.judge.runtime.routes.channel_games.get(message.channel.id)
+        if game_id is not None and self.judge.runtime.routes.is_vote_channel(
+            game_id, message.channel.id
+        ):
+            await self.judge.runtime.votes.ingest(game_id, post_of(message))
+
+    @commands.Cog.listener()
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        game_id = self.judge.runtime.routes.channel_games.get(payload.channel_id)
+        if game_id is None or "content" not in payload.data or payload.message_id in self._edited:
+            return
+        state = await self.judge.runtime.service.state(game_id)
+        if not any(p.post_id == str(payload.message_id) for p in state.posts):
+            return
+        self._edited.add(payload.message_id)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
+        channel = self.judge.client.get_channel(payload.channel_id)
+        if isinstance(channel, discord.TextChannel):
+            await channel.get_partial_message(payload.message_id).reply(
+                ctx.t("vote.edited"), mention_author=False
+            )
+
+    async def _asker(
+        self, interaction: discord.Interaction[Any]
+    ) -> tuple[GameState, Seat, Context] | None:
+        """The game state, seat and rendering context of the player asking (for autocomplete)."""
+        try:
+            gid = await find_game(self.judge, interaction)
+        except NoGame:
+            return None
+        state = await self.judge.runtime.service.state(gid)
+        seat = state.seat_of(str(interaction.user.id))
+        if seat is None:
+            return None
+        ctx = await self.judge.runtime.contexts.context(
+            gid, state, locale=locale_of(self.judge, interaction)
+        )
+        return state, seat, ctx
+
+    async def _submit_power(
+        self,
+        interaction: discord.Interaction[Any],
+        power: str,
+        target: int | None,
+        game_id: int | None,
+        *,
+        passed: bool,
+        card: int | None,
+    ) -> None:
+        """/act and /pass: a power (or an explicit pass) by the player asking. /act without a
+        target is no pass: the engine answers whether the power needs one (天下无贼's guard and
+        rob take none)."""
+        gid = await find_game(self.judge, interaction, game_id)
+        try:
+            chosen = Power(power)
+        except ValueError:
+            await respond(
+                interaction, text(self.judge, interaction, "actor.no_such_power", power=power)
+            )
+            return
+        command = SubmitPower(
+            player=str(interaction.user.id),
+            power=chosen,
+            target=Seat(target) if target is not None and not passed else None,
+            passed=passed,
+            at=self.judge.runtime.now_ms(),
+            seat=Seat(card) if card is not None else None,
+        )
+        await answer_command(self.judge, interaction, gid, command)
+
+    @staticmethod
+    def _acting_card(
+        state: GameState, seat: Seat, power: Power | None, card: object
+    ) -> Seat | None:
+        """The card acting for an autocomplete: the one named, else the asker's first living
+        card holding the power (5.0 双身份), else their seat."""
+        mine = state.seats_of(state.seat(seat).player)
+        if isinstance(card, int) and Seat(card) in mine:
+            return Seat(card)
+        if power is None:
+            return seat
+        holding = [s for s in mine if state.seat(s).alive and power in view_for(state, s).powers]
+        return holding[0] if holding else seat
+
+    # -- slash commands ----------------------------------------------------------------------------
+    @app_commands.command(
+        name="vote", description=_("Vote (the bot posts your vote publicly, stamped now)")
+    )
+    @app_commands.describe(target=_("target"))
+    async def vote(self, interaction: discord.Interaction[Any], target: str) -> None:
+        game_id = await find_game(self.judge, interaction)
+        state = await self.judge.runtime.service.state(game_id)
+        if not await self.judge.runtime.service.is_active(game_id):  # its log takes no more inputs
+            key = "phase.game_over" if state.over else "notice.no_game"
+            await respond(interaction, text(self.judge, interaction, key))
+            return
+        ctx = await self.judge.runtime.contexts.context(game_id, state, locale=None)
+        abstain = target == ABSTAIN or target in ("弃权",)
+        voted: Seat | None = None
+        if not abstain:
+            if not target.isdecimal():  # isdigit() also takes "²", which int() refuses
+                await respond(
+                    interaction, text(self.judge, interaction, "vote.unknown_target", raw=target)
+                )
+                return
+            voted = Seat(int(target))
+        state = await self.judge.runtime.service.state(
+            game_id
+        )  # as it is now: no await until the check
+        seat = state.seat_of(str(interaction.user.id))
+        asked = PostVote(
+            player=str(interaction.user.id),
+            post_id="",  # not posted yet
+            target=voted,
+            abstain=abstain,
+            at=self.judge.runtime.now_ms(),
+        )
+        refusal = vote_refusal(state, asked)
+        if refusal is not None or seat is None:  # nothing is posted for a vote that cannot count
+            key, params = refusal or ("actor.not_player", {})
+            await respond(interaction, text(self.judge, interaction, key, **params))
+            return
+        info = await self.judge.runtime.service.info(game_id)
+        channel = self.judge.client.get_channel(int(info.channels["vote"]))
+        assert isinstance(channel, discord.TextChannel)
+        line = ctx.t(
+            "notice.vote_post",
+            who=ctx.seat(seat),
+            target=ctx.t("notice.abstain") if abstain else ctx.seat(voted),
+        )
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        post = await channel.send(line)
+        command = PostVote(
+            player=str(interaction.user.id),
+            post_id=str(post.id),
+            target=voted,
+            abstain=abstain,
+            at=Instant(to_ms(post.created_at)),
+        )
+        outcome = await self.judge.runtime.service.submit(game_id, command, message_id=post.id)
+        if outcome.error is not None:
+            await respond(
+                interaction,
+                text(self.judge, interaction, outcome.error.key, **outcome.error.params),
+            )
+        else:
+            void = outcome.state and next(
+                (p for p in outcome.state.posts if p.post_id == str(post.id)), None
+            )
+            key = void.void_reason if void and void.void_reason else "notice.accepted"
+            params = dict(void.void_params) if void and void.void_reason else {}
+            await respond(interaction, text(self.judge, interaction, key, **params))
+
+    @vote.autocomplete("target")
+    async def _vote_targets(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        try:
+            game_id = await find_game(self.judge, interaction)
+        except NoGame:
+            return []
+        state = await self.judge.runtime.service.state(game_id)
+        mine_alive = [s for s in state.seats_of(str(interaction.user.id)) if state.seat(s).alive]
+        if not mine_alive:
+            return []  # no vote to cast: no list (a stranger, a player out of the game)
+        ctx = await self.judge.runtime.contexts.context(
+            game_id, state, locale=locale_of(self.judge, interaction)
+        )
+        choices = [app_commands.Choice(name=ctx.t("notice.abstain"), value=ABSTAIN)]
+        pool = (
+            state.window.candidates if state.window and state.window.candidates else state.alive()
+        )
+        seat = mine_alive[0]
+        groups = rules_for(state).vote_groups(state)  # 无间道: each faction votes within itself
+        mine = next((g for g in groups if seat in g.voters), None)
+        if mine is not None:
+            pool = tuple(s for s in pool if s in mine.candidates)
+        choices += [app_commands.Choice(name=ctx.seat(s), value=str(s)) for s in pool]
+        return [c for c in choices if current.lower() in c.name.lower()][:25]
+
+    @app_commands.command(
+        name="role",
+        description=_("Your seat, role, powers, teammates and check results (only you see it)"),
+    )
+    async def role(self, interaction: discord.Interaction[Any], game_id: int | None = None) -> None:
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
+        seat = state.seat_of(str(interaction.user.id))
+        if seat is None:
+            await respond(interaction, text(self.judge, interaction, "actor.not_player"))
+            return
+        ctx = await self.judge.runtime.contexts.context(
+            gid, state, locale=locale_of(self.judge, interaction)
+        )
+        notice = await dm_notice(self.judge, interaction, gid)  # a DM of theirs failed: say so
+        described = describe_view(ctx, state, seat)
+        await respond(interaction, f"{described}\n{notice}" if notice else described)
+
+    @app_commands.command(
+        name="act", description=_("Use a power (at night; by day a day power such as veto)")
+    )
+    @app_commands.describe(power=_("power"), target=_("target"), card=_("card"))
+    async def act(
+        self,
+        interaction: discord.Interaction[Any],
+        power: str,
+        target: int | None = None,
+        card: int | None = None,
+        game_id: int | None = None,
+    ) -> None:
+        await self._submit_power(interaction, power, target, game_id, passed=False, card=card)
+
+    @act.autocomplete("power")
+    async def _powers(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        found = await self._asker(interaction)
+        if found is None:
+            return []
+        state, seat, ctx = found
+        card = getattr(interaction.namespace, "card", None)
+        mine = state.seats_of(state.seat(seat).player)
+        cards = [Seat(card)] if isinstance(card, int) and Seat(card) in mine else mine
+        powers = dict.fromkeys(p for c in cards for p in view_for(state, c).powers)
+        return [app_commands.Choice(name=ctx.t(f"power.{p.value}"), value=p.value) for p in powers][
+            :25
+        ]
+
+    @act.autocomplete("target")
+    async def _targets(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[int]]:
+        found = await self._asker(interaction)
+        power = getattr(interaction.namespace, "power", None)
+        if found is None or power not in {p.value for p in Power}:
+            return []
+        state, seat, ctx = found
+        if Power(power) in rules_for(state).untargeted_powers:
+            return []  # 天下无贼: guarding or robbing 傻根 names no seat
+        card = getattr(interaction.namespace, "card", None)
+        acting = self._acting_card(state, seat, Power(power), card) or seat
+        # what the engine would accept from this card now: nothing for a power it lacks
+        targets = valid_targets(state, acting, Power(power), self.judge.runtime.now_ms())
+        return [
+            app_commands.Choice(name=ctx.seat(s), value=int(s))
+            for s in targets
+            if current in ctx.seat(s)
+        ][:25]
+
+    @act.autocomplete("card")
+    async def _cards(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[int]]:
+        """The asker's living cards (5.0 双身份), each with its role (only they see it)."""
+        found = await self._asker(interaction)
+        if found is None:
+            return []
+        state, seat, ctx = found
+        mine = [s for s in state.seats_of(state.seat(seat).player) if state.seat(s).alive]
+        return [
+            app_commands.Choice(
+                name=f"{ctx.seat(s)} {ctx.t(f'role.{state.seat(s).role.value}')}", value=int(s)
+            )
+            for s in mine
+        ][:25]
+
+    @app_commands.command(name="pass", description=_("Explicitly pass on a night power (不行使)"))
+    @app_commands.describe(power=_("power"), card=_("card"))
+    async def pass_(
+        self,
+        interaction: discord.Interaction[Any],
+        power: str,
+        card: int | None = None,
+        game_id: int | None = None,
+    ) -> None:
+        await self._submit_power(interaction, power, None, game_id, passed=True, card=card)
+
+    pass_.autocomplete("power")(_powers)
+    pass_.autocomplete("card")(_cards)
+
+    @app_commands.command(name="lastwords", description=_("Give your last words (遗言)"))
+    async def lastwords(
+        self, interaction: discord.Interaction[Any], game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.judge, interaction, game_id)
+        state = await self.judge.runtime.service.state(gid)
+        mine = state.seats_of(str(interaction.user.id))  # 5.0: the last card out has them
+        if not any(seat in state.last_words_open for seat in mine):
+            await respond(interaction, text(self.judge, interaction, "lastwords.not_entitled"))
+            return
+        await interaction.response.send_modal(LastWordsModal(self.judge, gid))
+
+    @app_commands.command(name="choose", description=_("Pick who leaves among the tied players"))
+    @app_commands.describe(target=_("target"))
+    async def choose(
+        self, interaction: discord.Interaction[Any], target: int, game_id: int | None = None
+    ) -> None:
+        gid = await find_game(self.judge, interaction, game_id)
+        command = ChooseTied(
+            player=str(interaction.user.id), target=Seat(target), at=self.judge.runtime.now_ms()
+        )
+        await answer_command(self.judge, interaction, gid, command)
+
+
+def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
+    """A player's private view as text: seat (or each of their cards), role, powers, whom they
+    know, their public identity where the ruleset has one, checks, submissions."""
+    cards = state.seats_of(state.seat(seat).player)
+    views = [view_for(state, card) for card in cards]
+    view = view_for(state, seat)
+    lines: list[str] = []
+    if len(cards) > 1:  # 5.0 双身份: every card, its role and powers
+        items = [
+            ctx.t(
+                "role_msg.card",
+                seat=ctx.seat(v.viewer),
+                role=ctx.t(f"role.{v.role}"),
+                powers=ctx.t("role_msg.card_powers", powers=_powers_text(ctx, v.powers))
+                if v.powers
+                else "",
+                out="" if state.seat(card).alive else ctx.t("role_msg.card_out"),
+            )
+            for card, v in zip(cards, views, strict=True)
+        ]
+        lines.append(ctx.t("role_msg.cards_line", cards="；".join(items)))
+    else:
+        lines.append(
+            ctx.t(
+                "role_msg.dealt",
+                seat=int(seat),
+                role=ctx.t(f"role.{view.role}"),
+                powers_line="",
+                mates_line="",
+            )
+        )
+        if view.powers:
+            lines.append(ctx.t("role_msg.powers_line", powers=_powers_text(ctx, view.powers)))
+    known = _known(state, cards, views)
+    if known:
+        lines.append(ctx.t("role_msg.mates_line", teammates=known_seats(ctx, *known)))
+    public = view.seats[int(seat) - 1].public
+    if public is not None:  # 无间道: the public identities are everyone's knowledge
+        lines.append(ctx.t("role_msg.public_line", public=ctx.t(f"public.{public.value}")))
+        roster = ",".join(f"{i.seat}:{i.public.value}" for i in view.seats if i.public)
+        lines.append(ctx.t("role_msg.roster_line", lines=public_roster(ctx, roster)))
+    checks = dict.fromkeys(c for v in views for c in v.checks)
+    for night, checked, result in checks:
+        lines.append(
+            ctx.t(
+                "notice.check_line",
+                night=night,
+                target=ctx.seat(checked),
+                result=ctx.t(f"check.{result.value}"),
+            )
+        )
+    submissions = dict.fromkeys(s for v in views for s in v.submissions)
+    for who, power, target in submissions:
+        shown = ctx.seat(target) if target is not None else PASS
+        if target is None and power in rules_for(state).untargeted_powers:
+            used = next(
+                (s for s in reversed(state.submissions) if (s.seat, s.power) == (who, power)),
+                None,
+            )
+            shown = ctx.t("power.use") if used is not None and used.untargeted else PASS
+        lines.append(
+            ctx.t(
+                "notice.submission_line",
+                seat=ctx.seat(who),
+                power=ctx.t(f"power.{power.value}"),
+                target=shown,
+            )
+        )
+    if any(v.last_words_due for v in views):
+        lines.append(ctx.t("lastwords_msg.prompt"))
+    if not any(state.seat(card).alive for card in cards):
+        lines.append(ctx.t("actor.out_of_game"))
+    return "\n".join(lines)
+
+
+def _powers_text(ctx: Context, powers: Sequence[Power]) -> str:
+    return "、".join(ctx.t(f"power.{p.value}") for p in powers)
+
+
+def _known(state: GameState, cards: Sequence[Seat], views: Sequence[PlayerView]) -> tuple[str, str]:
+    """Whom the player knows (teammates, and whoever else the ruleset lets them see while the
+    game is on: 5.0's mole, 无间道's leader), as seat and `seat:role` lists."""
+    roles: dict[Seat, str] = {}
+    for v in views:
+        for info in v.seats:
+            if info.seat in cards or info.role is None:
+                continue
+            if info.seat in v.teammates or (info.alive and not state.over):
+                roles[info.seat] = info.role.value
+    mates = sorted(roles)
+    return ",".join(map(str, mates)), ",".join(f"{s}:{roles[s]}" for s in mates)

@@ -1,0 +1,96 @@
+"""/standings (the season table) and /remind (turn one's deadline reminders on or off)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.discord.interactions import locale_of, respond, say, text
+from bot.runtime.reminders import REMIND_OFF
+from bot.runtime.standings import current_season
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+
+SHOWN = 30
+"""Rows shown by /standings (a Discord message holds 2000 characters)."""
+
+
+class SeasonCog(commands.Cog, name="SeasonCog"):
+    """The long game: standings across games, and reminders."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+
+    @app_commands.command(
+        name="standings", description=_("The season standings: rank, player, games, wins, points")
+    )
+    @app_commands.guild_only()
+    async def standings(
+        self, interaction: discord.Interaction[Any], season: str | None = None
+    ) -> None:
+        guild = interaction.guild
+        assert guild is not None
+        repo = self.judge.runtime.service.repo
+        name = season or await current_season(repo, guild.id)
+        rows = await repo.standings(guild.id, name)
+        locale = locale_of(self.judge, interaction)
+        lines = [say(locale, "standings.title", season=name)]
+        if not rows:
+            lines.append(say(locale, "standings.empty"))
+        lines.append(say(locale, "standings.header"))
+        for rank, row in enumerate(rows[:SHOWN], 1):
+            member = guild.get_member(row.user_id)
+            if member is None:
+                try:
+                    member = await guild.fetch_member(row.user_id)
+                except discord.HTTPException:
+                    member = None
+            player = member.display_name if member else str(row.user_id)
+            lines.append(
+                say(
+                    locale,
+                    "standings.line",
+                    rank=rank,
+                    player=player,
+                    games=row.games,
+                    wins=row.wins,
+                    points=row.points,
+                )
+            )
+        await interaction.response.send_message(
+            "\n".join(lines), allowed_mentions=discord.AllowedMentions.none()
+        )
+
+    @app_commands.command(
+        name="remind", description=_("Turn your private deadline reminders on or off")
+    )
+    @app_commands.describe(state=_("on or off"))
+    @app_commands.choices(
+        state=[
+            app_commands.Choice(name="on", value="on"),
+            app_commands.Choice(name="off", value="off"),
+        ]
+    )
+    async def remind(self, interaction: discord.Interaction[Any], state: str) -> None:
+        repo = self.judge.runtime.service.repo
+        if interaction.guild is not None:
+            servers = {interaction.guild.id}
+        else:  # in a DM: every server where this player is in a game
+            games = {g for g, _seat in await repo.games_of_user(interaction.user.id)}
+            servers = {(await self.judge.runtime.service.info(g)).server_id for g in games}
+        for server in servers:
+            settings = await repo.get_settings(server)
+            off = {int(u) for u in settings.get(REMIND_OFF, [])}
+            if state == "off":
+                off.add(interaction.user.id)
+            else:
+                off.discard(interaction.user.id)
+            await repo.update_settings(server, {REMIND_OFF: sorted(off)})
+        key = "remind.off" if state == "off" else "remind.on"
+        await respond(interaction, text(self.judge, interaction, key))

@@ -1,0 +1,326 @@
+"""The only code that turns engine effects into Discord calls.
+
+Each effect comes from the outbox with an idempotency key. Discord gives no way to make a send
+idempotent, so when an effect is performed again (a retry, or recovery after a crash between the
+send and marking it done), the performer first looks at the bot's recent messages in the target
+channel and skips the send if the same text is already there.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot.discord import permissions
+from bot.discord.judge import judge_of
+from bot.discord.start_effects import perform as perform_start
+from bot.records.render import render_posts, render_private, render_reply
+from bot.runtime.start_steps import start_step
+from bot.store import OutboxItem
+from engine import codec
+from engine.effects import (
+    Announce,
+    Bulletin,
+    ClockPost,
+    OverrideLogged,
+    ReleaseChannels,
+    ReplyToPost,
+    ScheduleDeadline,
+    SeatHandover,
+    SeatLeft,
+    SetChannelsOpen,
+    Silence,
+    TeamJoin,
+    TeamNotice,
+    Unsilence,
+    UpdateStandings,
+    Whisper,
+)
+from engine.model import Seat, Team
+from engine.state import GameState
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
+
+CANNOT_DM = 50007
+RECENT = 30
+
+
+class DiscordEffects:
+    """Performs one outbox item on Discord."""
+
+    def __init__(self, client: discord.Client) -> None:
+        self.client = client
+        self.recovering = False
+        """Set while recovery performs the outbox's undone effects: each may have been done."""
+
+    @property
+    def judge(self) -> Judge:
+        """The client's judge (built after this performer: the runtime needs its port first)."""
+        return judge_of(self.client)
+
+    async def __call__(self, item: OutboxItem) -> None:
+        if (step := start_step(item.payload)) is not None:  # the shell's own: the start's work
+            await perform_start(self.judge, item.game_id, step)
+            return
+        effect = codec.load(item.payload)
+        game_id = item.game_id
+        state = await self.judge.runtime.service.state(game_id)
+        again = self.recovering or item.attempts > 0
+        match effect:
+            case Announce() | ClockPost() | Bulletin():
+                ctx = await self.judge.runtime.contexts.context(game_id, state)
+                channel = await self._channel(game_id, "game")
+                for text in render_posts(ctx, effect):
+                    await self._send(channel, text, again)
+            case Whisper():
+                await self._whisper(game_id, state, effect, again)
+            case TeamNotice():
+                ctx = await self.judge.runtime.contexts.context(game_id, state)
+                thread = await self._team_thread(game_id, effect.team)
+                await self._send(thread, render_private(ctx, effect), again)
+            case ReplyToPost():
+                await self._reply(game_id, state, effect, again)
+            case SetChannelsOpen():
+                await self._set_open(game_id, effect.open)
+            case SeatLeft():
+                await self._silence(game_id, state, effect.seat)
+            case Silence() | Unsilence():
+                await self._member_posting(game_id, state, effect.seat)
+            case TeamJoin():
+                thread = await self._team_thread(game_id, effect.team)
+                await thread.add_user(discord.Object(int(state.seat(effect.seat).player)))
+            case SeatHandover():
+                await self._handover(game_id, state, effect)
+            case ScheduleDeadline():
+                self.judge.runtime.deadlines.schedule_deadline(game_id, effect.deadline)
+            case OverrideLogged():
+                await self._override_log(game_id, state, effect, again)
+            case UpdateStandings():
+                await self._standings(game_id, state)
+            case ReleaseChannels():
+                await permissions.release(self.judge, game_id, state)
+            case _:
+                log.warning("game %s: no performer for %s", game_id, type(effect).__name__)
+
+    # -- channels ------------------------------------------------------------------------------
+    async def _channel(self, game_id: int, name: str) -> discord.abc.Messageable:
+        info = await self.judge.runtime.service.info(game_id)
+        channel_id = int(info.channels[name])
+        channel = self.judge.client.get_channel(
+            channel_id
+        ) or await self.judge.client.fetch_channel(channel_id)
+        assert isinstance(channel, discord.abc.Messageable)
+        return channel
+
+    async def _send(
+        self, channel: discord.abc.Messageable, content: str, again: bool, **kwargs: Any
+    ) -> discord.Message:
+        if again:
+            async for message in channel.history(limit=RECENT):
+                if (
+                    self.judge.client.user
+                    and message.author.id == self.judge.client.user.id
+                    and message.content == content
+                ):
+                    return message  # sent before the crash or failure: do not post twice
+        return await channel.send(content, **kwargs)
+
+    async def _set_open(self, game_id: int, open_: bool) -> None:
+        if open_:  # a vote window opens: catch-up reads the vote channel from here
+            start = discord.utils.time_snowflake(self.judge.runtime.clock.now()) - 1
+            await self.judge.runtime.service.set_channels(game_id, {"votes_from": str(start)})
+        info = await self.judge.runtime.service.info(game_id)
+        guild = self.judge.client.get_guild(info.server_id)
+        role_id = info.channels.get("players_role")
+        if guild is None or role_id is None:
+            return
+        role = guild.get_role(int(role_id))
+        if role is None:
+            return
+        for name in ("game", "vote"):
+            channel = guild.get_channel(int(info.channels[name]))
+            if isinstance(channel, discord.TextChannel):
+                await channel.set_permissions(role, send_messages=None if open_ else False)
+
+    async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
+        """A player out of the game may no longer post in the game channels nor in any thread
+        of them (the team threads), and leaves the team threads."""
+        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
+
+    async def _member_posting(self, game_id: int, state: GameState, seat: Seat) -> None:
+        """森林老人's silence: the player may not post in the discussion channel for the day
+        (votes still count through /vote); lifted at the day's end. Set from the state now, so a
+        player out of the game stays closed and a late `Silence` silences nobody."""
+        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
+
+    async def _team_thread(self, game_id: int, team: Team) -> discord.Thread:
+        info = await self.judge.runtime.service.info(game_id)
+        key = f"thread_{team.value}"
+        if key in info.channels:
+            thread = self.judge.client.get_channel(int(info.channels[key]))
+            if thread is None:
+                thread = await self.judge.client.fetch_channel(int(info.channels[key]))
+            assert isinstance(thread, discord.Thread)
+            return thread
+        parent = await self._channel(game_id, "game")
+        assert isinstance(parent, discord.TextChannel)
+        names = {
+            Team.KILLERS: "杀手",
+            Team.POLICE: "警察",
+            Team.GOOD_THIEVES: "义贼",
+            Team.BAD_THIEVES: "恶贼",
+        }
+        thread = await parent.create_thread(
+            name=f"第{game_id}局·{names.get(team, team.value)}",
+            type=discord.ChannelType.private_thread,
+            invitable=False,
+        )
+        await self.judge.runtime.service.set_channels(game_id, {key: str(thread.id)})
+        return thread
+
+    # -- private messages --------------------------------------------------------------------------
+    async def _whisper(self, game_id: int, state: GameState, effect: Whisper, again: bool) -> None:
+        from bot.discord.views import views_for_whisper
+
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
+        user_id = int(state.seat(effect.seat).player)
+        text = render_private(ctx, effect)
+        view = views_for_whisper(game_id, state, effect, ctx)
+        extra: dict[str, Any] = {} if view is None else {"view": view}
+        if effect.key == "role.dealt":  # the role message is an embed (with the confirm button)
+            from bot.discord.embeds import role_content, role_embed
+
+            text = role_content(ctx, game_id, int(effect.seat))
+            extra["embed"] = role_embed(ctx, game_id, effect)
+        try:
+            user = self.judge.client.get_user(user_id) or await self.judge.client.fetch_user(
+                user_id
+            )
+            dm = user.dm_channel or await user.create_dm()
+            await self._send(dm, text, again, **extra)
+        except discord.Forbidden as exc:
+            if exc.code != CANNOT_DM:
+                raise
+            await self._dm_blocked(game_id, state, effect.seat, dealt=effect.key == "role.dealt")
+
+    async def _dm_blocked(self, game_id: int, state: GameState, seat: Seat, *, dealt: bool) -> None:
+        """Record a player who does not accept DMs, and tell it once per seat.
+
+        Who is DMed when depends on roles (the police's result at dawn, the killers' menu at
+        dusk), so a notice must not: only a failure at the deal, where every player gets a role
+        message, is said in the game channel. Any other goes to the moderators of the game (by
+        DM; never one who plays in it) and to the player with their next answer from the bot
+        (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
+        from bot.discord.interactions import DM_UNSEEN, moderators_of
+
+        info = await self.judge.runtime.service.info(game_id)
+        key = f"dm_blocked:{int(seat)}"
+        if info.channels.get(key) or int(seat) in info.channels.get("dm_blocked", []):
+            return
+        marks: dict[str, Any] = {key: True}
+        if not dealt:
+            marks[f"{DM_UNSEEN}{int(seat)}"] = True
+        await self.judge.runtime.service.set_channels(game_id, marks)
+        log.warning("game %s: a player does not accept DMs", game_id)
+        log.debug("game %s: seat %s does not accept DMs", game_id, seat)
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
+        mention = f"<@{state.seat(seat).player}>"
+        if dealt:
+            channel = await self._channel(game_id, "game")
+            player = discord.Object(int(state.seat(seat).player))  # pings that player only
+            await channel.send(
+                ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention),
+                allowed_mentions=discord.AllowedMentions(users=[player]),
+            )
+            return
+        notice = ctx.t("notice.dm_blocked_mod", game=game_id, seat=ctx.seat(seat), mention=mention)
+        for moderator in await moderators_of(self.judge, game_id):
+            try:
+                await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
+            except discord.HTTPException:  # a moderator's closed DMs stop nothing
+                log.warning("game %s: a moderator does not accept DMs", game_id)
+
+    async def _reply(
+        self, game_id: int, state: GameState, effect: ReplyToPost, again: bool
+    ) -> None:
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
+        channel = await self._channel(game_id, "vote")
+        assert isinstance(channel, discord.TextChannel)
+        message = channel.get_partial_message(int(effect.post_id))
+        text = render_reply(ctx, effect)
+        try:
+            if text is None:
+                await message.add_reaction("✅")
+            else:
+                if again:
+                    async for old in channel.history(limit=RECENT):
+                        if (
+                            old.content == text
+                            and old.reference
+                            and old.reference.message_id == message.id
+                        ):
+                            return
+                await message.reply(text, mention_author=False)
+        except discord.NotFound:
+            log.info("game %s: vote post %s was deleted before the reply", game_id, effect.post_id)
+
+    async def send_once(self, channel: discord.abc.Messageable, content: str) -> None:
+        """Send unless the bot's recent messages there already hold this text (a resend)."""
+        await self._send(channel, content, True)
+
+    async def _override_log(
+        self, game_id: int, state: GameState, effect: OverrideLogged, again: bool
+    ) -> None:
+        """Who did what, when: a line in the server's override log channel, if one is set."""
+        from bot.discord.override_log import log_channel, log_line
+
+        info = await self.judge.runtime.service.info(game_id)
+        channel = await log_channel(self.judge, info.server_id)
+        if channel is None:
+            return
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
+        try:
+            await self._send(
+                channel,
+                log_line(ctx, game_id, effect),
+                again,
+                allowed_mentions=discord.AllowedMentions.none(),
+            )
+        except discord.Forbidden:  # the log is a convenience: a closed channel stops no game
+            log.warning("game %s: cannot write to the override log channel", game_id)
+
+    async def _standings(self, game_id: int, state: GameState) -> None:
+        """Add the finished game's scores to the season (once: the repository keeps count)."""
+        from bot.runtime.standings import apply_game
+
+        info = await self.judge.runtime.service.info(game_id)
+        await apply_game(self.judge.runtime.service.repo, game_id, info.server_id, state)
+
+    async def _handover(self, game_id: int, state: GameState, effect: SeatHandover) -> None:
+        # The substitute must confirm their role again: their term has no confirmation row yet.
+        info = await self.judge.runtime.service.info(game_id)
+        guild = self.judge.client.get_guild(info.server_id)
+        if guild is None:
+            return
+        role_id = info.channels.get("players_role")
+        old, new = int(effect.old_player), int(effect.new_player)
+        if role_id is not None:
+            role = guild.get_role(int(role_id))
+            if role is not None:
+                old_member = guild.get_member(old)
+                if old_member is not None:
+                    await old_member.remove_roles(role)
+                new_member = guild.get_member(new) or await guild.fetch_member(new)
+                await new_member.add_roles(role)
+        rules_team = self.judge.runtime.team_of(state, effect.seat)
+        if rules_team is not None:
+            thread = await self._team_thread(game_id, rules_team)
+            await thread.remove_user(discord.Object(old))
+            await thread.add_user(discord.Object(new))
+        # the seat's standing (森林老人's silence) goes with it; the old player keeps none
+        await permissions.sync_players(self.judge, game_id, state, [str(old), str(new)])

@@ -1,0 +1,250 @@
+"""What the cogs and views share: the game an interaction is about, who may moderate it, the window
+it arrived in, and answers in the asker's language."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot.records.i18n import render
+from bot.records.render import error_text
+from bot.runtime.service import Outcome
+from bot.store import GameNotFound, GameStatus
+from engine.commands import Command
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+
+class NoGame(Exception):
+    """The interaction is not about any game (with the message key saying why)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+async def find_game(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int | None = None
+) -> int:
+    """The game of this channel (or thread), or the user's only active game in a DM."""
+    if game_id is not None:
+        try:
+            info = await judge.runtime.service.info(game_id)
+        except GameNotFound:
+            raise NoGame("notice.no_game") from None
+        # A game is reached from its own server, or from a DM by one of its players.
+        if interaction.guild is not None:
+            if info.server_id != interaction.guild.id:
+                raise NoGame("notice.no_game")
+        else:
+            repo = judge.runtime.service.repo
+            held = await repo.games_of_user(interaction.user.id, statuses=tuple(GameStatus))
+            if all(game != game_id for game, _seat in held):
+                raise NoGame("notice.no_game")
+        return game_id
+    channel = interaction.channel
+    if channel is not None:
+        for cid in (channel.id, getattr(channel, "parent_id", None)):
+            if cid is not None and cid in judge.runtime.routes.channel_games:
+                return judge.runtime.routes.channel_games[cid]
+    ids = sorted(
+        {
+            game
+            for game, _seat in await judge.runtime.service.repo.games_of_user(interaction.user.id)
+        }
+    )
+    if len(ids) == 1:
+        return int(ids[0])
+    raise NoGame("notice.no_game" if not ids else "notice.which_game")
+
+
+def is_moderator(judge: Judge, member: discord.abc.User) -> bool:
+    """Moderator role (from the config) or Manage Server, on this server. @everyone never
+    counts (a configured id that happens to be the server's own id names every member)."""
+    if not isinstance(member, discord.Member) or member.bot:
+        return False
+    if member.guild_permissions.manage_guild:
+        return True
+    wanted = judge.runtime.settings.discord.moderator_role
+    return any(wanted.matches(role.id, role.name) for role in member.roles if not role.is_default())
+
+
+async def plays_in(judge: Judge, game_id: int, user_id: int) -> bool:
+    """Whether the user holds, or held, a seat of this game (any term: a replaced player too)."""
+    return any(term.user_id == user_id for term in await judge.runtime.service.repo.seats(game_id))
+
+
+async def is_moderator_of(judge: Judge, member: discord.abc.User, game_id: int) -> bool:
+    """A moderator for this game: a moderator of the server who holds no seat in it. A
+    moderator who plays is a plain player of that game and sees only what a player sees."""
+    return is_moderator(judge, member) and not await plays_in(judge, game_id, member.id)
+
+
+async def moderators_of(judge: Judge, game_id: int) -> list[discord.Member]:
+    """The members who moderate this game: never one who plays in it. Listed from Discord (the
+    member cache holds only the members the bot has met), else from the cache."""
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
+    if guild is None:
+        return []
+    try:
+        members = [m async for m in guild.fetch_members(limit=None)]
+    except discord.HTTPException:
+        members = list(guild.members)
+    players = {term.user_id for term in await judge.runtime.service.repo.seats(game_id)}
+    return [m for m in members if m.id not in players and is_moderator(judge, m)]
+
+
+DM_UNSEEN = "dm_unseen:"
+"""Game-row key prefix: a seat whose DM failed and who has not been told yet (per seat, so
+telling one never rewrites another's mark)."""
+
+
+async def dm_notice(judge: Judge, interaction: discord.Interaction[Any], game_id: int) -> str:
+    """The line telling the player asking that the bot could not DM them ("" if nothing is
+    due), said once: the private side of a failed DM (only a failure at the deal is public)."""
+    info = await judge.runtime.service.info(game_id)
+    if not any(key.startswith(DM_UNSEEN) for key in info.channels):
+        return ""
+    state = await judge.runtime.service.state(game_id)
+    due = [
+        f"{DM_UNSEEN}{int(seat)}"
+        for seat in state.seats_of(str(interaction.user.id))
+        if info.channels.get(f"{DM_UNSEEN}{int(seat)}")
+    ]
+    if not due:
+        return ""
+    await judge.runtime.service.set_channels(
+        game_id, dict.fromkeys(due)
+    )  # None: the mark is removed
+    return text(judge, interaction, "notice.dm_closed_you", game=game_id)
+
+
+def text(judge: Judge, interaction: discord.Interaction[Any], key: str, **params: object) -> str:
+    """A catalog text in the language of the person asking."""
+    return render(locale_of(judge, interaction), key, params)
+
+
+def say(locale: str, key: str, **params: object) -> str:
+    """A catalog text in `locale`."""
+    return render(locale, key, params)
+
+
+def locale_of(
+    judge: Judge, interaction: discord.Interaction[Any], default: str | None = None
+) -> str:
+    """The language to answer a person in: theirs if we speak it, else the game's."""
+    tag = str(interaction.locale)
+    if tag.startswith("zh"):
+        return "zh-CN"
+    if tag.startswith("en"):
+        return "en"
+    return default or judge.runtime.settings.game.language
+
+
+async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: Any) -> None:
+    """Answer privately (ephemeral in a guild), whether or not the interaction was deferred."""
+    if interaction.response.is_done():
+        await interaction.followup.send(text, ephemeral=True, **kwargs)
+    else:
+        await interaction.response.send_message(text, ephemeral=True, **kwargs)
+
+
+async def answer_command(
+    judge: Judge,
+    interaction: discord.Interaction[Any],
+    game_id: int,
+    command: Command,
+    *,
+    name: str | None = None,
+) -> Outcome:
+    """Submit a person's command and answer them privately: done, or exactly why not
+    (`name`: a substitute's display name, recorded with their seat)."""
+    runtime = judge.runtime
+    outcome = await runtime.service.submit(game_id, command, name=name)
+    ctx = await runtime.contexts.context(game_id, locale=locale_of(judge, interaction))
+    if outcome.error is not None:
+        answer = error_text(ctx, outcome.error.key, outcome.error.params)
+    else:
+        answer = ctx.t("notice.accepted")
+    notice = await dm_notice(judge, interaction, game_id)  # a DM of theirs failed: say so
+    await respond(interaction, f"{answer}\n{notice}" if notice else answer)
+    return outcome
+
+
+async def confirm_role(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int, seat: int
+) -> None:
+    """Record that a player has seen their role: a row per seat and term, written only for the
+    seat's present holder (a replaced player is refused), a repeat changing nothing."""
+    runtime = judge.runtime
+    if not await runtime.service.repo.lobbies.confirm(game_id, seat, interaction.user.id):
+        await respond(interaction, text(judge, interaction, "actor.not_player"))
+        return
+    ctx = await runtime.contexts.context(game_id, locale=locale_of(judge, interaction))
+    await respond(interaction, ctx.t("notice.confirmed"))
+
+
+# -- the window a command arrived in ---------------------------------------------------------------
+
+
+class JudgeTree(discord.app_commands.CommandTree):
+    """The command tree, noting as each command arrives which window its game had open."""
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
+        note_arrival(interaction)  # before the first await: nothing can have moved yet
+        return True
+
+
+def note_arrival(interaction: discord.Interaction[Any]) -> None:
+    """Record in `interaction.extras["windows"]` the window open (its index, or None) in each game
+    the interaction may be about, as the bot takes it up — without I/O, so no deadline can lock in
+    between. A clock command is bound to that window (`window_at_arrival`), not to whatever window
+    is open after the awaits of the command's own checks."""
+    from bot.discord.judge import judge_of
+
+    try:
+        runtime = judge_of(interaction.client).runtime
+    except TypeError:
+        return
+    if not runtime.started:
+        return
+    routes = runtime.routes.channel_games
+    parent = getattr(interaction.channel, "parent_id", None)
+    games = {routes[c] for c in (interaction.channel_id, parent) if c in routes}
+    named = _option(interaction.data, "game_id")
+    if isinstance(named, int):
+        games.add(named)
+    windows: dict[int, int | None] = {}
+    for game_id in games:
+        state = runtime.service.cached_state(game_id)
+        if state is not None:
+            windows[game_id] = state.window_index if state.window is not None else None
+    interaction.extras["windows"] = windows
+
+
+def _option(data: Any, name: str) -> Any:
+    """The value of the option `name` anywhere in a command's (sub)options, if given."""
+    if not isinstance(data, dict):
+        return None
+    for option in data.get("options", ()) or ():
+        if option.get("name") == name and "value" in option:
+            return option["value"]
+        found = _option(option, name)
+        if found is not None:
+            return found
+    return None
+
+
+async def window_at_arrival(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int
+) -> int | None:
+    """The window the game had open when the interaction arrived (see `note_arrival`); for a game
+    not in memory then, the one open now."""
+    windows = interaction.extras.get("windows", {})
+    if game_id in windows:
+        return windows[game_id]  # type: ignore[no-any-return]
+    state = await judge.runtime.service.state(game_id)
+    return state.window_index if state.window is not None else None

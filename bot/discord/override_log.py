@@ -1,0 +1,74 @@
+"""The override log: a server's channel where every moderator override is written down — who,
+what, when — with the same public facts the game channel gets (never hidden information).
+
+The channel is per server (`/mod log-channel`), kept in the server settings under `override_log`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import discord
+
+from bot.records.render import Context, deadline_text
+from engine.effects import OverrideLogged
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+LOG_CHANNEL = "override_log"
+"""Server settings key: the override log channel's id."""
+
+
+async def log_channel(judge: Judge, server_id: int) -> discord.abc.Messageable | None:
+    """The server's override log channel, if one is set and still there."""
+    settings = await judge.runtime.service.repo.get_settings(server_id)
+    channel_id = settings.get(LOG_CHANNEL)
+    if not channel_id:
+        return None
+    channel = judge.client.get_channel(int(channel_id))
+    return channel if isinstance(channel, discord.abc.Messageable) else None
+
+
+def _phase(ctx: Context, label: str | None) -> str:
+    kind, _, number = (label or "").partition(" ")
+    if kind in ("night", "day") and number:
+        return ctx.t(f"record.{kind}", number=number)
+    return "—"
+
+
+def describe(ctx: Context, command: str, details: dict[str, str | int | bool | None]) -> str:
+    """What the override did, in words."""
+    seat = details.get("seat")
+    team = details.get("team")
+    power = details.get("power")
+    deadline = details.get("deadline")
+    return ctx.t(
+        f"log.{command}",
+        seat=ctx.seat(str(seat)) if seat else "",
+        minutes=details.get("minutes", ""),
+        deadline=deadline_text(ctx, int(str(deadline))) if deadline else "",
+        reason=details.get("reason", ""),
+        post=details.get("post", ""),
+        winner=ctx.t(f"camp.{details['winner']}") if details.get("winner") else "",
+        team=ctx.t(f"team_name.{team}") if team else "",
+        power=ctx.t(f"power.{power}") if power else ctx.t("log.any_power"),
+        night=details.get("night", ""),
+        left=ctx.seats(details.get("left")),
+    )
+
+
+def log_line(ctx: Context, game_id: int, effect: OverrideLogged) -> str:
+    """One line of the log: game, phase, when, who, what."""
+    details = dict(effect.params)
+    by = str(details.get("by") or "")
+    who = f"<@{by}>" if by.isdigit() else (by or "—")
+    when = f"<t:{int(effect.at) // 1000}:F>" if effect.at is not None else "—"
+    return ctx.t(
+        "log.line",
+        game=game_id,
+        phase=_phase(ctx, effect.phase),
+        when=when,
+        who=who,
+        what=describe(ctx, effect.command, details),
+    )

@@ -1,0 +1,256 @@
+"""Who may post in a game's channels, computed from the game's state, and the Discord edits that
+make the channels say so.
+
+The engine's effects change these permissions one step at a time (SeatLeft, Silence, Unsilence,
+ReleaseChannels); each performer here brings a player's overwrites in line with the state as it
+is when it runs, so performing an effect again, late, or out of turn is harmless. `reconcile`
+does the same for every player of a game at once: on resume, a lost or half-done edit can leave
+no player out of the game posting and no living player silenced.
+
+A channel may see several games one after the other: a member's overwrite in a channel follows
+the game that holds the channel now (`FaguanBot.channel_games`), so a late effect of an ended game
+never lifts what the next game set. Only the fields in `OUT` are touched on a member's overwrite:
+anything else a server's admins set there stays.
+
+At the end (`release`) the players' role is deleted, not kept for a next game: each game makes its
+own (`bot.start_effects`), and a role left behind would be one more thing for a server to tidy.
+The bot's own allow overwrite stays: it grants players nothing, and the next game sets the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import discord
+
+from engine.model import PhaseKind, Seat
+from engine.state import GameState, NightRecord
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
+
+OUT = (
+    "send_messages",
+    "send_messages_in_threads",
+    "create_public_threads",
+    "create_private_threads",
+    "add_reactions",
+)
+"""What a player out of the game is denied in the game channels, their threads (the team threads
+are private threads of the game channel: they inherit these overwrites) included: the dead are
+silent."""
+
+SILENCED = ("send_messages",)
+"""森林老人's silence (docs/rules.md §1.6): no post in the discussion channel for the day; a vote
+post in a separate vote channel, /vote and the team thread stay open."""
+
+CHANNELS = ("game", "vote")
+
+
+def silenced_now(state: GameState) -> frozenset[Seat]:
+    """The living seats under 森林老人's silence now: those silenced by the last night resolved,
+    from its results until the next night opens (as `Silence`/`Unsilence` are emitted)."""
+    window = state.window
+    if state.over or window is None:
+        return frozenset()
+    last = next((e for e in reversed(state.history) if isinstance(e, NightRecord)), None)
+    if last is None or (window.kind is PhaseKind.NIGHT and window.number > last.number):
+        return frozenset()
+    return frozenset(s for s in last.silenced if state.seat(s).alive)
+
+
+def out_of_game(state: GameState, player: str) -> bool:
+    """Whether a player holds seats and none of them is still in the game."""
+    mine = state.seats_of(player)
+    return bool(mine) and not any(state.seat(s).alive for s in mine)
+
+
+def denied(state: GameState, player: str, kinds: Iterable[str]) -> frozenset[str]:
+    """What the game denies `player` in a channel that is its `kinds` ("game", "vote") now."""
+    if state.over:
+        return frozenset()
+    if out_of_game(state, player):
+        return frozenset(OUT)
+    silenced = silenced_now(state)
+    if "game" in kinds and any(s in silenced for s in state.seats_of(player)):
+        return frozenset(SILENCED)
+    return frozenset()
+
+
+def channels_open(state: GameState) -> bool | None:
+    """Whether the players' role may post in the game channels now (as `SetChannelsOpen` says:
+    by day in a vote window, and after the end); None before the first window."""
+    if state.over:
+        return True
+    window = state.window
+    if window is None:
+        return None
+    return window.kind is PhaseKind.DAY and window.chooser is None and not window.last_act
+
+
+def players_of(state: GameState) -> list[str]:
+    """Every player who held a seat in the game (substitutes' predecessors too), once each."""
+    found: dict[str, None] = {}
+    for seat in state.seats:
+        for player in (*seat.former_players, seat.player):
+            if player.isdigit():
+                found.setdefault(player)
+    return list(found)
+
+
+# -- Discord -------------------------------------------------------------------------------------
+
+
+async def set_member(channel: discord.TextChannel, player: str, deny: Iterable[str]) -> None:
+    """Make the player's overwrite in `channel` deny exactly `deny` among `OUT` (other fields
+    kept; an overwrite left empty is deleted). No request (not even for the member) when it
+    already is so; none for a member who left the server (their overwrite can wait)."""
+    user = discord.Object(int(player))
+    current = channel.overwrites_for(user)
+    wanted = channel.overwrites_for(user)
+    wanted.update(**{name: (False if name in deny else None) for name in OUT})
+    if wanted == current and (not wanted.is_empty() or not _has_overwrite(channel, user.id)):
+        return
+    member = await _member(channel.guild, player)
+    if member is None:
+        return
+    await channel.set_permissions(member, overwrite=None if wanted.is_empty() else wanted)
+
+
+def _has_overwrite(channel: discord.TextChannel, target_id: int) -> bool:
+    """Whether the channel holds an overwrite for this member or role (even an empty one)."""
+    return any(target.id == target_id for target in channel.overwrites)
+
+
+async def _member(guild: discord.Guild, player: str) -> discord.Member | None:
+    """The member, or None when they left the server (their overwrite can wait for them)."""
+    member = guild.get_member(int(player))
+    if member is not None:
+        return member
+    try:
+        return await guild.fetch_member(int(player))
+    except discord.NotFound:
+        return None
+
+
+def _channels(guild: discord.Guild, channels: dict[str, object]) -> list[discord.TextChannel]:
+    """The game's distinct text channels (the game and vote channel may be one)."""
+    out: dict[int, discord.TextChannel] = {}
+    for name in CHANNELS:
+        channel = guild.get_channel(int(str(channels[name])))
+        if isinstance(channel, discord.TextChannel):
+            out[channel.id] = channel
+    return list(out.values())
+
+
+async def _holder(
+    judge: Judge, channel_id: int, game_id: int, state: GameState
+) -> tuple[GameState | None, frozenset[str]]:
+    """The state of the game holding `channel_id` now (None: no game in play there) and what the
+    channel is to it."""
+    holder = judge.runtime.routes.channel_games.get(channel_id, game_id)
+    if holder != game_id:
+        if not await judge.runtime.service.is_active(holder):
+            return None, frozenset()
+        state = await judge.runtime.service.state(holder)
+    info = await judge.runtime.service.info(holder)
+    kinds = frozenset(n for n in CHANNELS if int(str(info.channels[n])) == channel_id)
+    return state, kinds
+
+
+async def sync_players(
+    judge: Judge, game_id: int, state: GameState, players: Iterable[str]
+) -> None:
+    """Bring the players' overwrites in the game's channels in line with the state of the game
+    holding each channel, and take a player out of the game out of its team threads."""
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
+    if guild is None:
+        return
+    players = [p for p in players if p.isdigit()]  # Discord users (a replay's names are not)
+    for channel in _channels(guild, info.channels):
+        holding, kinds = await _holder(judge, channel.id, game_id, state)
+        for player in players:
+            deny = denied(holding, player, kinds) if holding is not None else ()
+            await set_member(channel, player, deny)
+    out = [p for p in players if not state.over and out_of_game(state, p)]
+    if out:
+        await _leave_threads(judge, info.channels, out)
+
+
+async def _leave_threads(judge: Judge, channels: dict[str, object], players: list[str]) -> None:
+    """Players out of the game leave the team threads (they no longer read the team's plans)."""
+    for key, value in channels.items():
+        if not key.startswith("thread_"):
+            continue
+        thread = judge.client.get_channel(int(str(value)))
+        if not isinstance(thread, discord.Thread):
+            try:
+                thread = await judge.client.fetch_channel(int(str(value)))
+            except discord.NotFound:
+                continue
+        if not isinstance(thread, discord.Thread):
+            continue
+        present = {m.id for m in await thread.fetch_members()}
+        for player in players:
+            if int(player) in present:
+                with contextlib.suppress(discord.NotFound):
+                    await thread.remove_user(discord.Object(int(player)))
+
+
+async def set_role_open(channel: discord.TextChannel, role: discord.Role, open_: bool) -> None:
+    """The players' role's overwrite: closed (no post) or open, without a request if it is."""
+    wanted = None if open_ else False
+    if channel.overwrites_for(role).send_messages is not wanted:
+        await channel.set_permissions(role, send_messages=wanted)
+
+
+async def reconcile(judge: Judge, game_id: int) -> None:
+    """Set every permission of a game in play from its state (on resume): each player's
+    overwrites and team threads, and the players' role open or closed as the window says."""
+    state = await judge.runtime.service.state(game_id)
+    await sync_players(judge, game_id, state, players_of(state))
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
+    role_id = info.channels.get("players_role")
+    role = guild.get_role(int(str(role_id))) if guild is not None and role_id else None
+    open_ = channels_open(state)
+    if guild is None or role is None or open_ is None:
+        return
+    for channel in _channels(guild, info.channels):
+        if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id:
+            await set_role_open(channel, role, open_)
+
+
+async def release(judge: Judge, game_id: int, state: GameState) -> None:
+    """The game is over: its players' overwrites follow whatever game holds the channels now
+    (none: removed), and the players' role goes, with its overwrites, unless a game in play in
+    these channels uses it."""
+    await sync_players(judge, game_id, state, players_of(state))
+    info = await judge.runtime.service.info(game_id)
+    guild = judge.client.get_guild(info.server_id)
+    role_id = info.channels.get("players_role")
+    if guild is None or not role_id:
+        return
+    role = guild.get_role(int(str(role_id)))
+    if role is None:
+        return  # deleted before (a repeat)
+    channels = _channels(guild, info.channels)
+    for channel in channels:
+        holder = judge.runtime.routes.channel_games.get(channel.id, game_id)
+        if holder != game_id and await judge.runtime.service.is_active(holder):
+            other = await judge.runtime.service.info(holder)
+            if str(other.channels.get("players_role")) == str(role_id):
+                return  # reused by the game now in play: it is that game's to release
+    for channel in channels:
+        if _has_overwrite(channel, role.id):
+            await channel.set_permissions(role, overwrite=None)
+    try:
+        await role.delete(reason=f"faguan: game {game_id} is over")
+    except discord.NotFound:
+        log.info("game %s: the players' role was already gone", game_id)

@@ -1,0 +1,94 @@
+"""The runtime's port on Discord: the few reads, sends and look-ups only Discord can do.
+
+`bot.runtime.port.ChatPort` says what the runtime needs; this is the one implementation. It holds
+no game logic: which posts are votes, whom to remind and when to lock are the runtime's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import discord
+
+from bot.discord import permissions
+from bot.discord.judge import judge_of
+from bot.records.i18n import render
+from bot.runtime.port import ChannelPost
+
+if TYPE_CHECKING:
+    from bot.discord.effects import DiscordEffects
+    from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
+
+
+class DiscordPort:
+    """`ChatPort` on a discord.py client (its caches first, its HTTP calls when they miss)."""
+
+    def __init__(self, client: discord.Client, effects: DiscordEffects) -> None:
+        self.client = client
+        self.effects = effects
+
+    @property
+    def judge(self) -> Judge:
+        """The client's judge (built after this port: the runtime needs its port first)."""
+        return judge_of(self.client)
+
+    def serves(self, server_id: int) -> bool:
+        return self.judge.client.get_guild(server_id) is not None
+
+    def member_name(self, server_id: int, user_id: int) -> str | None:
+        guild = self.judge.client.get_guild(server_id)
+        member = guild.get_member(user_id) if guild is not None else None
+        return member.display_name if member is not None else None
+
+    async def posts_after(self, channel_id: int, after_id: int) -> AsyncIterator[ChannelPost]:
+        channel = self.judge.client.get_channel(channel_id)
+        if not isinstance(channel, discord.TextChannel):
+            return
+        history = channel.history(limit=None, after=discord.Object(after_id), oldest_first=True)
+        async for message in history:
+            if not message.author.bot:
+                yield post_of(message)
+
+    async def send_private(self, user_id: int, text: str) -> bool:
+        client = self.judge.client
+        try:
+            user = client.get_user(user_id) or await client.fetch_user(user_id)
+            dm = user.dm_channel or await user.create_dm()
+            await self.effects.send_once(dm, text)
+        except discord.Forbidden:
+            return False
+        return True
+
+    async def tell_stuck(self, game_id: int, attempts: int) -> None:
+        info = await self.judge.runtime.service.info(game_id)
+        channel = self.judge.client.get_channel(int(info.channels["game"]))
+        if not isinstance(channel, discord.TextChannel):
+            return
+        language = str(info.options.get("language", "zh-CN"))
+        text = render(language, "notice.stuck", {"attempts": attempts})
+        wanted = self.judge.runtime.settings.discord.moderator_role
+        role = next((r for r in channel.guild.roles if wanted.matches(r.id, r.name)), None)
+        pings = discord.AllowedMentions(roles=[role] if role else False)  # that role only
+        content = f"{role.mention} {text}" if role else text
+        await channel.send(content, allowed_mentions=pings)
+
+    async def reconcile_permissions(self, game_id: int) -> None:
+        await permissions.reconcile(self.judge, game_id)
+
+    def recovering(self, on: bool) -> None:
+        self.effects.recovering = on
+
+
+def post_of(message: discord.Message) -> ChannelPost:
+    """A Discord message as the runtime reads a post: its own id, author, text and time."""
+    return ChannelPost(
+        id=message.id,
+        author_id=message.author.id,
+        content=message.content,
+        created_at=message.created_at,
+        edited=message.edited_at is not None,
+    )

@@ -1,0 +1,173 @@
+"""Persistent buttons and menus in DMs: confirm the role, choose a night target.
+
+They are `DynamicItem`s: their custom ids carry the game, seat or power, so a click on a message
+sent before a restart still reaches the right game.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot.discord.interactions import answer_command, confirm_role
+from bot.discord.judge import judge_of
+from engine.commands import SubmitPower
+from engine.effects import Whisper
+from engine.errors import EngineError
+from engine.game import decide
+from engine.model import Instant, Power, Seat
+from engine.rulesets import rules_for
+from engine.state import GameState
+
+if TYPE_CHECKING:
+    from bot.records.render import Context
+
+PASS = "pass"
+USE = "use"
+"""The menu choice that uses a power taking no target (天下无贼: guard or rob 傻根)."""
+
+
+def valid_targets(
+    state: GameState, seat: Seat, power: Power, at: Instant | None = None
+) -> list[Seat]:
+    """Seats the card `seat` may target with `power` now: exactly what the engine would accept
+    from its holder, asked of the engine itself (a pure `decide` on each hypothetical
+    submission, the events discarded). A card that does not hold the power gets no seat at all,
+    so the list never depends on the hidden roles of others (a killer asking for the police's
+    check learns nothing)."""
+    player = state.seat(seat).player
+    accepted: list[Seat] = []
+    for candidate in state.seats:
+        if not candidate.alive:
+            continue
+        command = SubmitPower(player=player, power=power, target=candidate.seat, at=at, seat=seat)
+        try:
+            decide(state, command)
+        except EngineError:
+            continue
+        accepted.append(candidate.seat)
+    return accepted
+
+
+class ConfirmButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"faguan:confirm:(?P<game>\d+):(?P<seat>\d+)",
+):
+    """ "I have received my role" (the moderator sees who has not confirmed)."""
+
+    def __init__(self, game_id: int, seat: int, label: str = "确认收到 / Confirm") -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label,
+                style=discord.ButtonStyle.success,
+                custom_id=f"faguan:confirm:{game_id}:{seat}",
+            )
+        )
+        self.game_id = game_id
+        self.seat = seat
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> ConfirmButton:
+        return cls(int(match["game"]), int(match["seat"]))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        judge = judge_of(interaction.client)
+        await confirm_role(judge, interaction, self.game_id, self.seat)
+
+
+class PowerSelect(
+    discord.ui.DynamicItem[discord.ui.Select[Any]],
+    template=r"faguan:act:(?P<game>\d+):(?P<night>\d+):(?P<power>[a-z_]+)(?::(?P<card>\d+))?",
+):
+    """A menu of valid targets (and pass) for one night power; where a player holds several
+    cards (5.0 双身份), the custom id names the card acting (`…:kill:3`)."""
+
+    def __init__(
+        self,
+        game_id: int,
+        night: int,
+        power: Power,
+        options: list[discord.SelectOption] | None = None,
+        card: int | None = None,
+    ) -> None:
+        suffix = f":{card}" if card is not None else ""
+        super().__init__(
+            discord.ui.Select(
+                custom_id=f"faguan:act:{game_id}:{night}:{power.value}{suffix}",
+                options=options or [discord.SelectOption(label=PASS, value=PASS)],
+                min_values=1,
+                max_values=1,
+            )
+        )
+        self.game_id = game_id
+        self.night = night
+        self.power = power
+        self.card = card
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> PowerSelect:
+        card = int(match["card"]) if match["card"] else None
+        return cls(int(match["game"]), int(match["night"]), Power(match["power"]), card=card)
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        judge = judge_of(interaction.client)
+        data: dict[str, Any] = dict(interaction.data or {})
+        values: list[str] = list(data.get("values", []))
+        choice = values[0] if values else PASS
+        command = SubmitPower(
+            player=str(interaction.user.id),
+            power=self.power,
+            target=Seat(int(choice)) if choice.isdecimal() else None,
+            passed=choice == PASS,
+            at=judge.runtime.now_ms(),
+            seat=Seat(self.card) if self.card is not None else None,
+        )
+        await answer_command(judge, interaction, self.game_id, command)
+
+
+def views_for_whisper(
+    game_id: int, state: GameState, effect: Whisper, ctx: Context
+) -> discord.ui.View | None:
+    """The components that go with a private message, if any (labels in the game's language)."""
+    if effect.key == "role.dealt":
+        view = discord.ui.View(timeout=None)
+        view.add_item(ConfirmButton(game_id, int(effect.seat)))
+        return view
+    if effect.key == "window.powers" and state.window is not None:
+        params = dict(effect.params)
+        rules = rules_for(state)
+        view = discord.ui.View(timeout=None)
+        several = len(state.seats_of(state.seat(effect.seat).player)) > 1
+        card = int(effect.seat) if several else None
+        for power_id in str(params.get("powers", "")).split(","):
+            if not power_id:
+                continue
+            power = Power(power_id)
+            name = ctx.t(f"power.{power.value}")
+            options = [discord.SelectOption(label=f"{name}: {ctx.t('power.pass')}", value=PASS)]
+            if power in rules.untargeted_powers:  # no seat to choose: use it, or pass
+                options.insert(
+                    0, discord.SelectOption(label=f"{name}: {ctx.t('power.use')}", value=USE)
+                )
+            else:
+                for seat in valid_targets(state, effect.seat, power):
+                    label = f"{name} → {ctx.seat(seat)}"[:100]  # Discord's limit
+                    options.append(discord.SelectOption(label=label, value=str(seat)))
+            menu = PowerSelect(game_id, state.window.number, power, options[:25], card=card)
+            view.add_item(menu)
+        return view
+    return None

@@ -1,0 +1,407 @@
+"""Effects and views as text, in the game's language (zh-CN or en).
+
+Only this module turns message keys into words for Discord. Seats are shown as `5号 阿明`;
+deadlines as Discord timestamps (`<t:…:F>（<t:…:R>）`) so every reader sees local time; the
+看表帖 also gives the exact time in the game's timezone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from bot.records.i18n import catalog, render
+from engine.effects import (
+    Announce,
+    Bulletin,
+    ClockPost,
+    Params,
+    ReplyToPost,
+    TeamNotice,
+    Whisper,
+)
+
+ZONE_NAMES = {"Asia/Shanghai": {"zh-CN": "北京时间", "en": "Beijing time"}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Context:
+    """What rendering needs to know of a game: language, timezone, and who sits where."""
+
+    locale: str
+    timezone: ZoneInfo
+    names: Mapping[int, str]
+    """Seat → display name."""
+
+    def seat(self, seat: int | str | None) -> str:
+        """`5号 阿明` / `#5 Amin`."""
+        if seat is None or seat == "":
+            return "—"
+        n = int(seat)
+        name = self.names.get(n, "?")
+        return f"{n}号 {name}" if self.locale == "zh-CN" else f"#{n} {name}"
+
+    def seats(self, text: str | int | bool | None) -> str:
+        """A comma-separated seat list, rendered."""
+        items = [s for s in str(text or "").split(",") if s]
+        sep = "、" if self.locale == "zh-CN" else ", "
+        return sep.join(self.seat(s) for s in items)
+
+    def t(self, key: str, **params: object) -> str:
+        """A catalog text."""
+        return render(self.locale, key, params)
+
+
+def deadline_text(ctx: Context, ms: int | str | bool | None) -> str:
+    """A deadline as Discord timestamps, or a note that there is none."""
+    if ms is None or ms == "":
+        return ctx.t("window.no_deadline")
+    unix = int(ms) // 1000
+    return (
+        f"<t:{unix}:F>（<t:{unix}:R>）" if ctx.locale == "zh-CN" else f"<t:{unix}:F> (<t:{unix}:R>)"
+    )
+
+
+def exact_time(ctx: Context, ms: int | None) -> tuple[str, str]:
+    """The exact time in the game's timezone, to the second, and the zone's name."""
+    zone = ZONE_NAMES.get(ctx.timezone.key, {}).get(ctx.locale, ctx.timezone.key)
+    if ms is None:
+        return "—", zone
+    when = datetime.fromtimestamp(ms / 1000, UTC).astimezone(ctx.timezone)
+    return when.strftime("%Y-%m-%d %H:%M:%S"), zone
+
+
+def _p(params: Params) -> dict[str, str | int | bool | None]:
+    return dict(params)
+
+
+def _phase(ctx: Context, label: str) -> str:
+    kind, _, number = label.partition(" ")
+    return ctx.t(f"record.{kind}", number=number) if kind in ("night", "day") else label
+
+
+def _power(ctx: Context, power: object) -> str:
+    return ctx.t(f"power.{power}")
+
+
+MESSAGE_LIMIT = 2000
+"""Discord's longest message, in characters."""
+
+
+def render_posts(ctx: Context, effect: Announce | ClockPost | Bulletin) -> list[str]:
+    """The messages of a public post: one, unless a bulletin is too long for one message (then
+    its parts are split between messages, never cut)."""
+    if not isinstance(effect, Bulletin):
+        return [render_public(ctx, effect)]
+    messages: list[str] = []
+    for text in (render_public(ctx, part) for part in effect.parts):
+        if messages and len(messages[-1]) + 2 + len(text) <= MESSAGE_LIMIT:
+            messages[-1] += "\n\n" + text
+        else:
+            messages.append(text)
+    return messages
+
+
+def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
+    """A public post's text."""
+    if isinstance(effect, ClockPost):
+        time, zone = exact_time(ctx, effect.deadline)
+        return ctx.t("clock.post", phase=_phase(ctx, effect.phase), time=time, zone=zone)
+    p = _p(effect.params)
+    key = effect.key
+    if p.get("group") and key != "day.tally":  # one of the day's several votes (无间道)
+        label = ctx.t("day.group_prefix", group=ctx.t(f"group.{p['group']}"))
+        return label + render_public(
+            ctx, Announce(key=key, params=_without(effect.params, "group"))
+        )
+    if key == "game.started":
+        return ctx.t("game.started", **p)
+    if key == "game.public_roles":
+        return ctx.t(key, lines=public_roster(ctx, str(p["public"])))
+    if key in ("window.night", "window.day"):
+        return ctx.t(key, number=p["number"], deadline=deadline_text(ctx, p["deadline"]))
+    if key == "window.revote":
+        barred = ctx.t("window.barred_line", barred=ctx.seats(p["barred"])) if p["barred"] else ""
+        return ctx.t(
+            key,
+            number=p["number"],
+            revote=p["revote"],
+            candidates=ctx.seats(p["candidates"]),
+            barred_line=barred,
+            deadline=deadline_text(ctx, p["deadline"]),
+        )
+    if key == "window.choice":
+        return ctx.t(
+            key,
+            number=p.get("number", ""),
+            chooser=ctx.seat(p["chooser"]),
+            candidates=ctx.seats(p["candidates"]),
+            deadline=deadline_text(ctx, p["deadline"]),
+        )
+    if key == "night.result":
+        return (
+            ctx.t("night.result", left=ctx.seats(p["left"])) if p["left"] else ctx.t("night.nobody")
+        )
+    if key == "day.result":
+        return ctx.t("day.result", left=ctx.seats(p["left"])) if p["left"] else ctx.t("day.nobody")
+    if key in ("day.confess", "day.vetoed", "day.spared"):
+        return ctx.t(key, seat=ctx.seat(p["seat"]))
+    if key == "night.silenced":
+        return ctx.t(key, number=p.get("number"), seats=ctx.seats(p["seats"]))
+    if key == "window.last_act":
+        return ctx.t(key, deadline=deadline_text(ctx, p.get("deadline")))
+    if key == "lastact.used":
+        return ctx.t(
+            key,
+            by=ctx.seat(p["by"]),
+            power=_power(ctx, p["power"]),
+            target=ctx.seat(p["target"]),
+            left=ctx.seats(p["left"]) or "—",
+        )
+    if key == "day.tally":
+        return _tally(ctx, p)
+    if key.startswith("tie."):
+        return ctx.t(
+            key,
+            tied=ctx.seats(p["tied"]),
+            drawn=ctx.seat(p["drawn"]) if p.get("drawn") else "",
+            label=p.get("label") or "",
+            chooser=ctx.seat(p["chooser"]) if p.get("chooser") else "",
+            commitment=p.get("commitment") or "",
+        )
+    if key == "lastwords.invite":
+        return ctx.t("lastwords_msg.invite", seats=ctx.seats(p["seats"]))
+    if key == "lastwords.text":
+        return ctx.t("lastwords_msg.text", seat=ctx.seat(p["seat"]), text=p["text"])
+    if key == "reveal":
+        items = [
+            f"{ctx.seat(s)}：{ctx.t('role.' + v)}"
+            for s, _, v in (x.partition(":") for x in str(p["revealed"]).split(","))
+        ]
+        return ctx.t("reveal_msg.text", items="；".join(items))
+    if key == "game.over":
+        return _game_over(ctx, p)
+    if key == "mod.penalty":
+        return ctx.t(
+            "override.penalty_team" if p.get("team") else "override.penalty_seat",
+            team=ctx.t(f"team_name.{p['team']}") if p.get("team") else "",
+            seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
+            power=_power(ctx, p["power"]) if p.get("power") else ctx.t("log.any_power"),
+            night=p.get("night", ""),
+            reason=p.get("reason", ""),
+        )
+    if key.startswith("mod."):
+        name = key.removeprefix("mod.")
+        return ctx.t(
+            f"override.{name}",
+            deadline=deadline_text(ctx, p.get("deadline")),
+            seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
+            post=p.get("post", ""),
+            reason=p.get("reason", ""),
+        )
+    return ctx.t(key, **p)
+
+
+def _without(values: Params, name: str) -> Params:
+    return tuple((k, v) for k, v in values if k != name)
+
+
+def _pairs(text: object) -> dict[str, str]:
+    """`a:b;c:d` (or `a:b,c:d`) as a mapping."""
+    items = str(text or "").replace(";", ",").split(",")
+    return dict(item.partition(":")[::2] for item in items if item)
+
+
+def public_roster(ctx: Context, public: str) -> str:
+    """Everyone's public identity (无间道's 公开身份), grouped: `警方：1号 A、2号 B；匪方：…`."""
+    by_role: dict[str, list[str]] = {}
+    for seat, role in _pairs(public).items():
+        by_role.setdefault(role, []).append(seat)
+    colon, sep = ("：", "；") if ctx.locale == "zh-CN" else (": ", "; ")
+    return sep.join(
+        f"{ctx.t(f'public.{role}')}{colon}{ctx.seats(','.join(seats))}"
+        for role, seats in by_role.items()
+    )
+
+
+def _tally(ctx: Context, p: Mapping[str, object]) -> str:
+    by_target: dict[str, list[str]] = {}
+    abstained: list[str] = []
+    for pair in filter(None, str(p["votes"]).split(";")):
+        voter, _, target = pair.partition(">")
+        if target == "abstain":
+            abstained.append(voter)
+        else:
+            by_target.setdefault(target, []).append(voter)
+    sep = "、" if ctx.locale == "zh-CN" else ", "
+    # votes of different weights (5.0: one per living card): the count is the weighted one
+    weights = {int(v): int(w) for v, w in _pairs(p.get("weights")).items()}
+    counts = {t: int(n) for t, n in _pairs(p.get("counts")).items()}
+
+    def count(target: str) -> int:
+        return counts.get(target, len(by_target[target]))
+
+    def weighed(v: str) -> str:
+        w = weights.get(int(v), 1)
+        return f"{int(v)}×{w}" if w != 1 else str(int(v))
+
+    ranked = sorted(by_target, key=lambda t: (-count(t), int(t)))
+    shape, between = ("{}←{}（{}）", "；") if ctx.locale == "zh-CN" else ("{}←{} ({})", "; ")
+    lines = [
+        shape.format(ctx.seat(t), sep.join(weighed(v) for v in by_target[t]), count(t))
+        for t in ranked
+    ]
+    text = between.join(lines) if lines else ctx.t("day.tally_empty")
+    key = "day.tally_runoff" if p.get("revote") else "day.tally"
+    group = ctx.t(f"group.{p['group']}") if p.get("group") else ""
+    if group:
+        key = "day.tally_group"
+    out = ctx.t(key, number=p["number"], revote=p.get("revote"), lines=text, group=group)
+    if abstained:
+        out += "\n" + ctx.t("day.abstained", names=sep.join(ctx.seat(a) for a in abstained))
+    void = [x.split(":") for x in str(p.get("void") or "").split(";") if x]
+    if void:
+        items = []
+        for seat, reason, at in void:
+            who = ctx.seat(seat) if seat != "0" else ctx.t("void_reason.someone")
+            detail = ctx.t(f"void_reason.{reason}")
+            if at:
+                detail = (
+                    f"{exact_time(ctx, int(at))[0][11:]}，{detail}"
+                    if ctx.locale == "zh-CN"
+                    else f"{exact_time(ctx, int(at))[0][11:]}, {detail}"
+                )
+            items.append(f"{who}（{detail}）" if ctx.locale == "zh-CN" else f"{who} ({detail})")
+        out += "\n" + ctx.t("day.void", items="；".join(items))
+    return out
+
+
+def _game_over(ctx: Context, p: Mapping[str, object]) -> str:
+    sep = "；" if ctx.locale == "zh-CN" else "; "
+    roles = sep.join(
+        f"{ctx.seat(s)} {ctx.t('role.' + r)}"
+        for s, _, r in (x.partition(":") for x in str(p["roles"]).split(","))
+    )
+    scores = sep.join(
+        f"{ctx.seat(s)} {v}" for s, _, v in (x.partition(":") for x in str(p["scores"]).split(","))
+    )
+    return ctx.t(
+        "game.over",
+        winner=ctx.t(f"camp.{p['winner']}"),
+        after=_phase(ctx, str(p["after"])),
+        reason=ctx.t(str(p["reason"])),
+        roles=roles,
+        scores=scores,
+        seed=p["seed"],
+        commitment=p["commitment"],
+    )
+
+
+def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
+    """A private message's text (to one seat, or a team's thread)."""
+    p = _p(effect.params)
+    key = effect.key
+    if key == "role.dealt":
+        powers = [_power(ctx, x) for x in str(p["powers"]).split(",") if x]
+        powers_line = (
+            ctx.t("role_msg.powers_line", powers="、".join(powers))
+            if powers
+            else ctx.t("role_msg.no_powers")
+        )
+        mates = known_seats(ctx, p["teammates"], p.get("known"))
+        mates_line = ctx.t("role_msg.mates_line", teammates=mates) if mates else ""
+        text = ctx.t(
+            "role_msg.dealt",
+            seat=p["seat"],
+            role=ctx.t(f"role.{p['role']}"),
+            powers_line=powers_line,
+            mates_line=mates_line,
+        )
+        if p.get("cards"):  # 5.0 双身份: both of the player's cards
+            text += "\n" + ctx.t("role_msg.cards_line", cards=cards_text(ctx, p["cards"]))
+        return text
+    if key == "window.powers":
+        listed = "、".join(_power(ctx, x) for x in str(p["powers"]).split(",") if x)
+        text = ctx.t(
+            key, number=p["number"], powers=listed, deadline=deadline_text(ctx, p["deadline"])
+        )
+        if p.get("card"):  # 5.0 双身份: the card this menu acts for
+            text = ctx.t("window.card_prefix", card=ctx.seat(p["card"])) + text
+        return text
+    if key == "power.accepted":
+        if p.get("untargeted"):  # used on no seat (天下无贼: 傻根)
+            return ctx.t("power.used", power=_power(ctx, p["power"]))
+        if p["target"] is None:
+            return ctx.t("power.passed", power=_power(ctx, p["power"]))
+        return ctx.t(key, power=_power(ctx, p["power"]), target=ctx.seat(p["target"]))
+    if key == "team.submission":
+        if p.get("untargeted"):
+            return ctx.t(
+                "team.submission_used", seat=ctx.seat(p["seat"]), power=_power(ctx, p["power"])
+            )
+        if p["target"] is None:
+            return ctx.t(
+                "team.submission_pass", seat=ctx.seat(p["seat"]), power=_power(ctx, p["power"])
+            )
+        return ctx.t(
+            key,
+            seat=ctx.seat(p["seat"]),
+            power=_power(ctx, p["power"]),
+            target=ctx.seat(p["target"]),
+        )
+    if key == "check.result":
+        return ctx.t(
+            "check_msg.result", target=ctx.seat(p["target"]), result=ctx.t(f"check.{p['result']}")
+        )
+    if key == "lastwords.prompt":
+        return ctx.t("lastwords_msg.prompt")
+    if key == "choice.accepted":
+        return ctx.t("choice_msg.accepted", target=ctx.seat(p["target"]))
+    return ctx.t(key, **p)
+
+
+def known_seats(ctx: Context, seats: object, known: object) -> str:
+    """Seats a player knows, each with the role they see (`3号 阿明（杀手）`)."""
+    roles = _pairs(known)
+    sep = "、" if ctx.locale == "zh-CN" else ", "
+    shown = []
+    for seat in (s for s in str(seats or "").split(",") if s):
+        role = roles.get(seat)
+        if role is None:
+            shown.append(ctx.seat(seat))
+        elif ctx.locale == "zh-CN":
+            shown.append(f"{ctx.seat(seat)}（{ctx.t('role.' + role)}）")
+        else:
+            shown.append(f"{ctx.seat(seat)} ({ctx.t('role.' + role)})")
+    return sep.join(shown)
+
+
+def cards_text(ctx: Context, cards: object) -> str:
+    """A player's cards (5.0 双身份), each with its role: `3号 阿明：杀手、4号 阿明：医生`."""
+    sep, colon = ("、", "：") if ctx.locale == "zh-CN" else (", ", ": ")
+    return sep.join(
+        f"{ctx.seat(seat)}{colon}{ctx.t('role.' + role)}" for seat, role in _pairs(cards).items()
+    )
+
+
+def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
+    """An engine refusal in words: a power named by its id is shown by its name, the moments
+    `now` and `deadline` (epoch ms) as the game's local time with its zone (`zone`)."""
+    shown = dict(values)
+    power = shown.get("power")
+    if isinstance(power, str) and f"power.{power}" in catalog(ctx.locale):
+        shown["power"] = _power(ctx, power)
+    for name in ("now", "deadline"):
+        moment = shown.get(name)
+        if isinstance(moment, int) and not isinstance(moment, bool):
+            shown[name], shown["zone"] = exact_time(ctx, moment)
+    return ctx.t(key, **shown)
+
+
+def render_reply(ctx: Context, effect: ReplyToPost) -> str | None:
+    """The reply to a vote post: None for a valid one (it gets ✅), else the reason."""
+    if effect.key is None:
+        return None
+    return ctx.t(effect.key, **_p(effect.params))

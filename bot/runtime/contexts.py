@@ -1,0 +1,56 @@
+"""How to render for a game: its language, timezone and the names of its seats' holders."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+from bot.records.render import Context
+from bot.runtime.port import ChatPort
+from bot.runtime.service import GameService
+from engine.state import GameState
+
+
+class Contexts:
+    """Builds the renderer's `Context` for a game; caches the names recorded for its seats."""
+
+    def __init__(self, service: GameService, port: ChatPort, language: str) -> None:
+        self.service = service
+        self.port = port
+        self.language = language
+        self._names: dict[int, dict[str, str]] = {}
+        """Per game, user id → the name recorded for them (sign-up, /mod replace)."""
+
+    async def context(
+        self, game_id: int, state: GameState | None = None, locale: str | None = None
+    ) -> Context:
+        """How to render for a game: its language (or `locale`), timezone and seat names."""
+        info = await self.service.info(game_id)
+        state = state or await self.service.state(game_id)
+        return Context(
+            locale=locale or str(info.options.get("language", self.language)),
+            timezone=ZoneInfo(str(info.schedule.get("timezone", "Asia/Shanghai"))),
+            names=await self.seat_names(game_id, state),
+        )
+
+    async def seat_names(self, game_id: int, state: GameState) -> dict[int, str]:
+        """Seat (card) → the name recorded for its present holder at sign-up or at `/mod
+        replace` (the store's seat terms, read once per new holder and cached), so names never
+        depend on the member cache and a restart shows the same ones. Only a holder recorded
+        without a name (a substitute recorded by id) is named from the member cache, if there."""
+        recorded = self._names.get(game_id, {})
+        if any(s.player not in recorded for s in state.seats):
+            terms = await self.service.repo.seats(game_id)  # by seat then term: the last wins
+            recorded = {str(t.user_id): t.name for t in terms if t.user_id is not None}
+            self._names[game_id] = recorded
+        server_id: int | None = None
+        names: dict[int, str] = {}
+        for seat in state.seats:
+            who = seat.player
+            name = recorded.get(who, "")
+            if not name or name == who:  # no name recorded for this holder
+                if server_id is None:
+                    server_id = (await self.service.info(game_id)).server_id
+                cached = self.port.member_name(server_id, int(who)) if who.isdigit() else None
+                name = cached or name or who
+            names[int(seat.seat)] = name
+        return names

@@ -1,0 +1,140 @@
+"""Reminders: a private message a while before each deadline to every player who still has
+something to do (a power, a vote, a pick), sent once per window even across restarts.
+
+Theory of operation. The lead time is `settings.game.reminder` (None: no reminders). Whenever the
+bot schedules a game's deadline it also schedules `fire_reminder` at `deadline - lead` (or now, if
+that moment has passed) under the stable job id `game:{id}:remind:{window}`. When it fires, the
+window must still be the open one and the clock running. Each seat reminded is written to the
+game's channels JSON (`reminded: {window: [seats]}`) right after its message is sent, so a restart
+reschedules the job but never reminds a seat twice; the send itself (through the port) first
+looks for the same text in the DM (a crash between the send and the mark). Players turn theirs
+off with `/remind off` (server settings, `remind_off`: user ids).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from bot.records.render import deadline_text
+from bot.runtime.contexts import Contexts
+from bot.runtime.port import ChatPort
+from bot.runtime.schedule import from_ms
+from bot.runtime.service import GameService
+from bot.runtime.timing import Clock, DeadlineScheduler
+from engine.pending import Pending, pending, window_key
+
+log = logging.getLogger(__name__)
+
+REMIND_OFF = "remind_off"
+"""Server settings key: user ids who turned their reminders off."""
+
+_REMINDERS: dict[int, Reminders] = {}
+"""Running reminders by key, so the module-level job finds its own."""
+
+
+def reminder_job_id(game_id: int, window: str) -> str:
+    """The stable job id of a window's reminder."""
+    return f"game:{game_id}:remind:{window}"
+
+
+async def fire_reminder(reminders_key: int, game_id: int, window: str) -> None:
+    """The reminder job (module-level, as APScheduler wants)."""
+    reminders = _REMINDERS.get(reminders_key)
+    if reminders is not None:
+        await reminders.send(game_id, window)
+
+
+def _what(p: Pending, seat: int) -> str:
+    if seat in p.powers:
+        return "remind.powers"
+    if p.choice == seat:
+        return "remind.choice"
+    return "remind.vote"
+
+
+class Reminders:
+    """Schedules and sends the games' reminders (the private message goes through the port)."""
+
+    def __init__(
+        self,
+        service: GameService,
+        *,
+        scheduler: DeadlineScheduler,
+        clock: Clock,
+        contexts: Contexts,
+        port: ChatPort,
+        lead: dt.timedelta | None,
+    ) -> None:
+        self.service = service
+        self.scheduler = scheduler
+        self.clock = clock
+        self.contexts = contexts
+        self.port = port
+        self.lead = lead
+        """How long before a deadline to remind (None: no reminders)."""
+        self._jobs: dict[int, str] = {}
+        self.key = id(self)
+        _REMINDERS[self.key] = self
+
+    def close(self) -> None:
+        """Jobs still scheduled for these reminders find nothing to do."""
+        _REMINDERS.pop(self.key, None)
+
+    def schedule(self, game_id: int, deadline: int | None) -> None:
+        """Wake before `deadline` to remind (None: the clock stopped; no reminder)."""
+        old = self._jobs.pop(game_id, None)
+        if old is not None:
+            self.scheduler.cancel(old)
+        lead = self.lead
+        state = self.service.cached_state(game_id)
+        if lead is None or deadline is None or state is None or state.paused:
+            return
+        window = window_key(state)
+        if window is None:
+            return
+        when = max(from_ms(deadline) - lead, self.clock.now())
+        job = reminder_job_id(game_id, window)
+        self.scheduler.schedule(job, when, fire_reminder, self.key, game_id, window)
+        self._jobs[game_id] = job
+
+    async def send(self, game_id: int, window: str) -> list[int]:
+        """Remind every pending seat of `window` not reminded yet; returns the seats reminded."""
+        service = self.service
+        if not await service.is_active(game_id):
+            return []
+        state = await service.state(game_id)
+        if window_key(state) != window or state.paused or state.deadline is None:
+            return []
+        info = await service.info(game_id, refresh=True)
+        reminded: dict[str, list[int]] = dict(info.channels.get("reminded", {}))
+        done = set(reminded.get(window, []))
+        settings = await service.repo.get_settings(info.server_id)
+        off = {int(u) for u in settings.get(REMIND_OFF, [])}
+        todo = pending(state)
+        ctx = await self.contexts.context(game_id, state)
+        sent: list[int] = []
+        for seat in todo.seats():
+            player = state.seat(seat).player
+            if int(seat) in done or not player.isdigit() or int(player) in off:
+                continue
+            text = ctx.t(
+                _what(todo, seat),
+                game=game_id,
+                phase=_phase(ctx, state),
+                deadline=deadline_text(ctx, state.deadline),
+            )
+            if not await self.port.send_private(int(player), text):
+                # which seats are reminded depends on their powers: the seat only at DEBUG
+                log.debug("game %s: seat %s takes no DMs; no reminder", game_id, seat)
+            done.add(int(seat))
+            sent.append(int(seat))
+            reminded[window] = sorted(done)
+            await service.set_channels(game_id, {"reminded": reminded})
+        return sent
+
+
+def _phase(ctx: Any, state: Any) -> str:
+    window = state.window
+    return ctx.t(f"record.{window.kind.value}", number=window.number) if window else ""

@@ -1,0 +1,170 @@
+"""The runtime: everything the judge does between the platform and the store, without Discord.
+
+`Runtime` holds the game service and the parts around it — vote posts, deadlines, reminders,
+the renderer's contexts, channel routes — and drives start-up: recover every game, catch up on
+posts, reconcile permissions and deadlines. The platform (the Discord layer) builds one, gives it
+a `ChatPort`, calls `start(service)` once the database is open and `resume_games()` after each
+connect, and forwards its inputs to it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot.config import Settings
+from bot.runtime.contexts import Contexts
+from bot.runtime.deadlines import DeadlineRunner, backoff
+from bot.runtime.port import ChatPort
+from bot.runtime.reminders import Reminders
+from bot.runtime.routes import ChannelRoutes
+from bot.runtime.schedule import to_ms
+from bot.runtime.service import GameService
+from bot.runtime.timing import Clock, DeadlineScheduler
+from bot.runtime.vote_posts import VotePosts
+from bot.store import LobbyInfo
+from engine.model import Instant, Seat, Team
+from engine.rulesets import rules_for
+from engine.state import GameState
+
+log = logging.getLogger(__name__)
+
+_RUNTIMES: dict[int, Runtime] = {}
+"""Running runtimes by key, so the module-level start-up job finds its own."""
+
+
+async def resume_games(runtime_key: int, attempt: int = 0) -> None:
+    """The start-up job: recover the games and schedule their deadlines; if the database is
+    away, try again with backoff, so no game is left without its timer."""
+    runtime = _RUNTIMES.get(runtime_key)
+    if runtime is None:
+        return
+    try:
+        await runtime.resume_games()
+    except Exception as exc:
+        log.error("resuming games failed (attempt %s): %s", attempt + 1, type(exc).__name__)
+        when = runtime.clock.now() + dt.timedelta(seconds=backoff(attempt + 1))
+        runtime.scheduler.schedule("faguan:resume", when, resume_games, runtime_key, attempt + 1)
+
+
+class Runtime:
+    """The judge's orchestration: wired once the store is open (`start`), then driven by the
+    platform's inputs and the scheduler's jobs."""
+
+    service: GameService
+    contexts: Contexts
+    votes: VotePosts
+    reminders: Reminders
+    deadlines: DeadlineRunner
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        port: ChatPort,
+        clock: Clock,
+        scheduler: DeadlineScheduler,
+        seed_source: Callable[[], str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.port = port
+        self.clock = clock
+        self.scheduler = scheduler
+        self.seed_source = seed_source or (lambda: secrets.token_hex(16))
+        """Where a new game's seed comes from (fixed in tests)."""
+        self.routes = ChannelRoutes()
+        self.key = id(self)
+        _RUNTIMES[self.key] = self
+
+    def start(self, service: GameService) -> None:
+        """Wire the parts around the game service (the store is open)."""
+        self.service = service
+        self.contexts = Contexts(service, self.port, self.settings.game.language)
+        self.votes = VotePosts(service, self.contexts, self.port)
+        self.reminders = Reminders(
+            service,
+            scheduler=self.scheduler,
+            clock=self.clock,
+            contexts=self.contexts,
+            port=self.port,
+            lead=self.settings.game.reminder,
+        )
+        self.deadlines = DeadlineRunner(
+            service,
+            scheduler=self.scheduler,
+            clock=self.clock,
+            votes=self.votes,
+            reminders=self.reminders,
+            port=self.port,
+        )
+        service.on_delivery_failure(self.deadlines.schedule_retry)
+
+    def close(self) -> None:
+        """Jobs still scheduled for this runtime find nothing to do."""
+        _RUNTIMES.pop(self.key, None)
+        if hasattr(self, "deadlines"):
+            self.deadlines.close()
+            self.reminders.close()
+
+    @property
+    def started(self) -> bool:
+        """Whether `start` has wired the parts (the store is open)."""
+        return hasattr(self, "service")
+
+    def now_ms(self) -> Instant:
+        """Now, as the engine's Instant."""
+        return Instant(to_ms(self.clock.now()))
+
+    def team_of(self, state: GameState, seat: Seat) -> Team | None:
+        """The team a seat acts with now."""
+        return rules_for(state).team_of(state.seat(seat))
+
+    async def resume_games(self) -> None:
+        """Recover, catch up, reconcile deadlines (raises if the database is away)."""
+        self.port.recovering(True)
+        try:
+            stopped = await self.service.recover()
+        finally:
+            self.port.recovering(False)
+        for game_id, reason in stopped.items():
+            log.error("game %s stopped: %s", game_id, reason)
+        for game_id in await self.service.active_games():
+            info = await self.service.info(game_id, refresh=True)
+            if not self.port.serves(info.server_id):
+                continue  # another shard's game
+            self.routes.register(game_id, info.channels)
+            try:
+                await self.votes.catch_up(game_id)
+            except Exception as exc:  # the platform away: the lock sweeps the channel again
+                log.warning("game %s: catch-up failed: %s", game_id, type(exc).__name__)
+            try:  # who may post, from the state: nothing a lost edit left behind stands
+                await self.port.reconcile_permissions(game_id)
+            except Exception as exc:  # the platform away: the effects and the next resume set it
+                log.warning("game %s: permissions not reconciled: %s", game_id, type(exc).__name__)
+            await self.deadlines.reconcile(game_id)
+        if not self.scheduler.manual:
+            # What is alive once started (rebuilt games, caches) stays alive: keep it out of the
+            # cyclic GC's full collections, which pause the event loop (~100 ms with a large heap)
+            # and make deadline timers late (faguan bench, deadlines).
+            gc.freeze()
+
+    async def start_game(
+        self, lobby: LobbyInfo, started: Callable[[int], Awaitable[None]] | None = None
+    ) -> int:
+        """Deal a signed-up game. The sign-up is marked started and the game created in one
+        transaction (a second start is refused, ``LobbyRefused``); then its channels are routed
+        to it, ``started`` is awaited (the platform answers the start), and the players' role,
+        the bot's own allow overwrite and the role DMs go out from the outbox (the start's
+        steps, ``bot.runtime.start_steps``), so a crash half-way is finished by recovery,
+        nothing twice."""
+
+        async def created(game_id: int, channels: dict[str, Any]) -> None:
+            self.routes.register(game_id, channels)
+            if started is not None:
+                await started(game_id)
+
+        return await self.service.start_lobby(lobby.id, seed=self.seed_source(), created=created)

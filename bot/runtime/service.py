@@ -1,0 +1,428 @@
+"""The application service: every input to a game goes through `GameService.submit`.
+
+Theory of operation (DESIGN.md): load the game's state (cached, or rebuilt from its newest
+snapshot and the events after it), let the engine decide, commit the events and their effects to
+the outbox in one transaction, then perform the effects and mark them done. After an input that
+opens a window (or every ``bot.runtime.snapshots.EVERY`` events) the new state is stored as a
+snapshot.
+A Discord message id makes an input idempotent: a redelivered post returns the first outcome and
+writes nothing. Inputs to one game are serialized by a per-game lock, so effects are performed in
+the order their events happened; inputs to different games recorded at the same time share one
+commit (the store's group commit), each still committed before its effects are performed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.runtime.schedule import GameSchedule, from_ms, to_ms
+from bot.runtime.snapshots import SNAPSHOTS, due
+from bot.runtime.start_steps import start_effects
+from bot.runtime.timing import Clock
+from bot.store import (
+    GameDraft,
+    GameInfo,
+    GameStatus,
+    Loaded,
+    LobbyInfo,
+    OutboxItem,
+    Repository,
+    SeatSpec,
+    SeqConflict,
+    deliver,
+    recover,
+)
+from engine import codec
+from engine.commands import Command, Lock, ReplacePlayer
+from engine.effects import ReplyToPost, as_posts, params
+from engine.errors import EngineError
+from engine.events import Event, GameEnded
+from engine.game import decide, evolve, new_game, replay_events, start_events
+from engine.model import Instant, PhaseKind
+from engine.publish import effects_for
+from engine.rulesets import get_ruleset
+from engine.setup import option_names
+from engine.state import GameState
+
+log = logging.getLogger(__name__)
+
+Perform = Callable[[OutboxItem], Awaitable[None]]
+
+
+def fold(events: list[dict[str, Any]]) -> GameState:
+    """A game's state from its stored events."""
+    return replay_events(codec.load(e) for e in events)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What an input did: the new state and events, or the engine's refusal."""
+
+    state: GameState | None
+    events: list[Event] = field(default_factory=list)
+    error: EngineError | None = None
+    duplicate: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when the input was accepted (or was already, for a redelivered post)."""
+        return self.error is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlayerSpec:
+    """A player joining a game: their Discord user id and display name."""
+
+    user_id: int
+    name: str
+
+
+class GameService:
+    """Loads, decides, commits and delivers; knows nothing of Discord (effects go to `perform`)."""
+
+    def __init__(self, repo: Repository, clock: Clock) -> None:
+        self.repo = repo
+        self.clock = clock
+        self._loaded: dict[int, Loaded[GameState]] = {}
+        self._info: dict[int, GameInfo] = {}
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._perform: Perform | None = None
+        self._in_order: set[int] = set()
+        """Games whose every recorded effect was performed: no earlier one to deliver first."""
+        self._on_failure: Callable[[int, int], None] | None = None
+
+    def set_performer(self, perform: Perform) -> None:
+        """Who performs effects (the Discord shell; a recorder in tests)."""
+        self._perform = perform
+
+    # -- reading ---------------------------------------------------------------------------------
+    async def state(self, game_id: int) -> GameState:
+        """The game's current state."""
+        return (await self._load(game_id)).state
+
+    async def info(self, game_id: int, *, refresh: bool = False) -> GameInfo:
+        """The game's stored row (channels, schedule, status); cached."""
+        if refresh or game_id not in self._info:
+            self._info[game_id] = await self.repo.get_game(game_id)
+        return self._info[game_id]
+
+    def cached_state(self, game_id: int) -> GameState | None:
+        """The state if loaded, without I/O."""
+        loaded = self._loaded.get(game_id)
+        return loaded.state if loaded else None
+
+    async def _load(self, game_id: int) -> Loaded[GameState]:
+        if game_id not in self._loaded:
+            self._loaded[game_id] = await self.repo.load_game(game_id, fold, snapshot=SNAPSHOTS)
+        return self._loaded[game_id]
+
+    def schedule(self, info: GameInfo) -> GameSchedule:
+        """The game's schedule."""
+        return GameSchedule.from_json(info.schedule)
+
+    # -- creating ----------------------------------------------------------------------------------
+    async def create_game(
+        self,
+        *,
+        server_id: int,
+        ruleset: str,
+        players: Sequence[PlayerSpec],
+        seed: str,
+        options: dict[str, Any],
+        channels: dict[str, Any],
+        schedule: GameSchedule,
+        message_id: int | None = None,
+    ) -> int:
+        """Deal and start a game; its first effects (role messages, night 1) are performed."""
+        draft = self._draft(
+            ruleset=ruleset,
+            players=players,
+            seed=seed,
+            options=options,
+            channels=channels,
+            schedule=schedule,
+        )
+        result = await self.repo.create_game(
+            server_id=server_id,
+            ruleset=draft.ruleset,
+            seed=draft.seed,
+            commitment=draft.commitment,
+            seats=draft.seats,
+            events=draft.events,
+            effects=draft.effects,
+            options=draft.options,
+            channels=draft.channels,
+            schedule=draft.schedule,
+            message_id=message_id,
+        )
+        game_id = result.game_id
+        self._loaded.pop(game_id, None)
+        await self._deliver(result.pending)
+        return game_id
+
+    async def start_lobby(
+        self,
+        lobby_id: int,
+        *,
+        seed: str,
+        created: Callable[[int, dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> int:
+        """Deal a sign-up's game: the sign-up is marked started and the game created (with the
+        start's platform steps first in its outbox, ``bot.runtime.start_steps``) in one transaction,
+        then the effects are performed. Raises ``LobbyRefused`` (``started``, naming the game,
+        for every start but one) or the engine's ``EngineError`` if the players cannot be dealt.
+        ``created`` is awaited with the new game and its channels once it is committed, before
+        any of its effects is performed (the shell routes the channels to it and answers the
+        start; a refused start has answered nothing yet, so its refusal can be private).
+        """
+
+        def deal(lobby: LobbyInfo) -> GameDraft:
+            settings = lobby.settings
+            options = {"language": settings["language"], "tie": settings["tie"]}
+            return self._draft(
+                ruleset=str(settings["ruleset"]),
+                players=[PlayerSpec(user_id=p.user_id, name=p.name) for p in lobby.players],
+                seed=seed,
+                options=options | dict(settings.get("options", {})),
+                channels={"game": str(lobby.channel_id), "vote": str(lobby.vote_channel_id)},
+                schedule=GameSchedule.from_json(settings["schedule"]),
+                first=start_effects(),
+            )
+
+        result = await self.repo.lobbies.start(lobby_id, deal)
+        self._loaded.pop(result.game_id, None)
+        if created is not None:
+            info = await self.info(result.game_id, refresh=True)
+            await created(result.game_id, dict(info.channels))
+        await self._deliver(result.pending)
+        return result.game_id
+
+    def _draft(
+        self,
+        *,
+        ruleset: str,
+        players: Sequence[PlayerSpec],
+        seed: str,
+        options: dict[str, Any],
+        channels: dict[str, Any],
+        schedule: GameSchedule,
+        first: Sequence[dict[str, Any]] = (),
+    ) -> GameDraft:
+        """A new game's first rows: the deal's events, and ``first`` then the engine's effects."""
+        created = new_game(
+            ruleset=ruleset,
+            players=[str(p.user_id) for p in players],
+            seed=seed,
+            options={k: v for k, v in options.items() if k in option_names(get_ruleset(ruleset))},
+        )
+        opening = schedule.deadline("night", self.clock.now())
+        events = start_events(created, Instant(to_ms(opening)))
+        effects = as_posts(effects_for(None, events))
+        return GameDraft(
+            ruleset=ruleset,
+            seed=seed,
+            commitment=created.commitment,
+            seats=tuple(
+                SeatSpec(seat=i, name=p.name, user_id=p.user_id) for i, p in enumerate(players, 1)
+            ),
+            events=tuple(codec.dump(e) for e in events),
+            effects=(*first, *(codec.dump(e) for e in effects)),
+            options=options,
+            channels=channels,
+            schedule=schedule.to_json(),
+        )
+
+    async def set_channels(self, game_id: int, channels: dict[str, Any]) -> None:
+        """Remember Discord objects made for a game (team threads, the players' role)."""
+        await self.repo.update_channels(game_id, channels)
+        self._info.pop(game_id, None)
+
+    # -- inputs ------------------------------------------------------------------------------------
+    async def submit(
+        self,
+        game_id: int,
+        command: Command,
+        *,
+        message_id: int | None = None,
+        name: str | None = None,
+    ) -> Outcome:
+        """Decide, commit, deliver. A refused command changes nothing (a refused vote post is
+        remembered by its message id, with its reply, so a redelivery is answered once).
+        `name`: a substitute's display name, recorded with their seat term (ReplacePlayer)."""
+        async with self._locks[game_id]:
+            for attempt in (1, 2):
+                loaded = await self._load(game_id)
+                try:
+                    outcome, pending = await self._commit(
+                        game_id, loaded, command, message_id, name
+                    )
+                except SeqConflict:
+                    self._loaded.pop(game_id, None)  # someone else appended: rebuild and retry
+                    if attempt == 2:
+                        raise
+                    continue
+                if pending:
+                    # Everything still undone for this game, in order: earlier failures first
+                    # (read back unless every earlier effect of this game is known performed).
+                    if game_id not in self._in_order:
+                        pending = await self.repo.undone_effects(game_id)
+                    self._in_order.discard(game_id)
+                    if await self._deliver(pending):
+                        self._in_order.add(game_id)
+                return outcome
+        raise AssertionError("unreachable")
+
+    async def _commit(
+        self,
+        game_id: int,
+        loaded: Loaded[GameState],
+        command: Command,
+        message_id: int | None,
+        name: str | None = None,
+    ) -> tuple[Outcome, Sequence[OutboxItem]]:
+        state = loaded.state
+        try:
+            events = decide(state, command)
+        except EngineError as error:
+            if message_id is None:
+                return Outcome(state=state, error=error), ()
+            post_id = str(message_id)
+            reply = ReplyToPost(
+                post_id=post_id, key=error.key, params=params(**_flat(error.params))
+            )
+            result = await self.repo.record(
+                game_id,
+                events=[],
+                effects=[codec.dump(reply)],
+                message_id=message_id,
+                outcome={"error": error.key},
+            )
+            if result.duplicate and not (result.outcome or {}).get("error"):
+                # Redelivered after it was accepted (the engine, seeing it in the state, says
+                # duplicate_post): the outcome of any redelivery, not a refusal.
+                return Outcome(state=state, duplicate=True), result.pending
+            return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
+        effects = as_posts(effects_for(state, events))
+        finished = any(isinstance(e, GameEnded) for e in events)
+        subs: list[SeatSpec] = []
+        if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
+            # the substitute's seat term, for standings and /game join lookups
+            user = int(command.new_player)
+            named = name or command.new_player
+            subs.append(SeatSpec(seat=command.seat, name=named, user_id=user))
+        result = await self.repo.record(
+            game_id,
+            events=[codec.dump(e) for e in events],
+            effects=[codec.dump(e) for e in effects],
+            message_id=message_id,
+            expected_seq=loaded.seq,
+            substitutes=subs,
+            finish=finished,
+        )
+        if result.duplicate:
+            return Outcome(state=state, duplicate=True), result.pending
+        for event in events:
+            state = evolve(state, event)
+        last_seq = result.last_seq
+        assert last_seq is not None
+        snapshot_seq = loaded.snapshot_seq
+        if not finished and due(events, last_seq - snapshot_seq):
+            # after the commit of the events it covers; written with the next transaction
+            self.repo.save_snapshot_soon(
+                game_id, last_seq, SNAPSHOTS.version, SNAPSHOTS.dump(state)
+            )
+            snapshot_seq = last_seq
+        self._loaded[game_id] = Loaded(state=state, seq=last_seq, snapshot_seq=snapshot_seq)
+        if finished:
+            self._info.pop(game_id, None)  # its status changed (nothing else in it did)
+        return Outcome(state=state, events=events), result.pending
+
+    async def _deliver(self, items: Sequence[OutboxItem]) -> bool:
+        """Perform the effects in order and mark them done; True if every one was."""
+        if not items or self._perform is None:
+            return not items
+        report = await deliver(self.repo, items, self._perform)
+        if report.failed and self._on_failure is not None:
+            failed = [item for item in items if item.id in report.failed]
+            for game_id, tries in {item.game_id: item.attempts + 1 for item in failed}.items():
+                self._on_failure(game_id, tries)
+        return not report.failed and not report.deferred
+
+    def on_delivery_failure(self, callback: Callable[[int, int], None]) -> None:
+        """Called with (game id, attempts so far) when an effect fails: the shell retries later."""
+        self._on_failure = callback
+
+    async def retry(self, game_id: int) -> None:
+        """Perform the game's undone effects again, in order (after a failure)."""
+        async with self._locks[game_id]:
+            await self._deliver(await self.repo.undone_effects(game_id))
+
+    # -- deadlines ---------------------------------------------------------------------------------
+    def lock_command(
+        self, state: GameState, info: GameInfo, *, forced: bool = False, window: int | None = None
+    ) -> Lock:
+        """The lock of the window open in `state` — the state read when the deadline job or the
+        moderator's command started, so the lock names that window (`window`, by default the one
+        open in `state`) and can never close the next one — at its deadline (or now, when
+        forced), with the deadlines of whatever window opens next computed from the schedule."""
+        now = self.clock.now()
+        if window is None and state.window is not None:
+            window = state.window_index
+        if state.window is None:  # nothing open: the engine says why (locked, or game over)
+            return Lock(at=Instant(to_ms(now)), forced=forced, window=window)
+        at = now if forced or state.deadline is None else from_ms(state.deadline)
+        start = max(now, at)
+        schedule = self.schedule(info)
+        next_kind = "day" if state.window.kind is PhaseKind.NIGHT else "night"
+        return Lock(
+            at=Instant(to_ms(at)),
+            next_deadline=Instant(to_ms(schedule.deadline(next_kind, start))),
+            runoff_deadline=Instant(to_ms(schedule.deadline("day", start))),
+            forced=forced,
+            window=window,
+        )
+
+    # -- start -------------------------------------------------------------------------------------
+    async def recover(self) -> dict[int, str]:
+        """Rebuild every active game and perform what the outbox still holds; returns the games
+        stopped because their events could not be replayed (id → reason)."""
+        # Rebuilding allocates the states that stay cached: the cyclic GC finds nothing to free
+        # among them, and its full collections while they pile up cost a fifth of the rebuild.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            report = await recover(self.repo, fold, self._perform or _nothing, snapshot=SNAPSHOTS)
+        finally:
+            if collecting:
+                gc.enable()
+        for game_id, loaded in report.games.items():
+            self._loaded[game_id] = loaded
+        return report.stopped
+
+    async def flush(self) -> None:
+        """Write what the store keeps for its next transaction (done marks, snapshots)."""
+        await self.repo.flush()
+
+    async def active_games(self) -> list[int]:
+        """Ids of the games in play."""
+        return await self.repo.active_game_ids()
+
+    async def is_active(self, game_id: int) -> bool:
+        """Whether the game is in play."""
+        return (await self.info(game_id)).status is GameStatus.ACTIVE
+
+
+async def _nothing(item: OutboxItem) -> None:
+    raise RuntimeError("no performer set")
+
+
+def _flat(values: Any) -> dict[str, str | int | bool | None]:
+    return {
+        k: v if isinstance(v, str | int | bool) or v is None else str(v) for k, v in values.items()
+    }

@@ -1,0 +1,78 @@
+"""Vote posts: a person's post in a vote channel becomes a `PostVote` (or is ordinary chat), and
+catch-up reads the posts made while the bot was away or before a lock, through the port.
+
+A post's time is its own (`created_at`, from its snowflake id), never the time it was read; its
+message id makes it idempotent, so reading a post twice records it once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bot.records.render import Context
+from bot.runtime.contexts import Contexts
+from bot.runtime.port import ChannelPost, ChatPort, snowflake_at
+from bot.runtime.schedule import to_ms
+from bot.runtime.service import GameService, Outcome
+from engine.commands import PostVote
+from engine.model import Instant, Seat
+from engine.state import GameState
+from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
+
+
+def seat_maps(state: GameState, ctx: Context) -> tuple[dict[str, int], dict[int, int]]:
+    """Names and mentions that point at seats, for the vote-post parser. A player holding
+    several cards (5.0 双身份) is no vote target by name or mention: a vote names a card."""
+    held = Counter(s.player for s in state.seats)
+    names = {
+        name: seat for seat, name in ctx.names.items() if held[state.seat(Seat(seat)).player] == 1
+    }
+    mentions = {
+        int(s.player): int(s.seat)
+        for s in state.seats
+        if s.player.isdigit() and held[s.player] == 1
+    }
+    return names, mentions
+
+
+class VotePosts:
+    """Turns vote-channel posts into votes: one at a time as they arrive, or a channel's history."""
+
+    def __init__(self, service: GameService, contexts: Contexts, port: ChatPort) -> None:
+        self.service = service
+        self.contexts = contexts
+        self.port = port
+
+    async def ingest(self, game_id: int, post: ChannelPost) -> Outcome | None:
+        """Record a post in the vote channel as a vote (None: the game is over, or it is chat)."""
+        if not await self.service.is_active(game_id):
+            return None
+        state = await self.service.state(game_id)
+        ctx = await self.contexts.context(game_id, state)
+        names, mentions = seat_maps(state, ctx)
+        parsed = parse_vote_post(post.content, names=names, mentions=mentions)
+        if isinstance(parsed, NotAVote):
+            return None
+        command = PostVote(
+            player=str(post.author_id),
+            post_id=str(post.id),
+            target=Seat(parsed.seat) if isinstance(parsed, VoteFor) else None,
+            abstain=isinstance(parsed, Abstain),
+            raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
+            at=Instant(to_ms(post.created_at)),
+            edited_unseen=post.edited,
+        )
+        return await self.service.submit(game_id, command, message_id=post.id)
+
+    async def catch_up(self, game_id: int) -> None:
+        """Read the vote channel from the opening of the vote window and ingest, in time order.
+
+        From the opening, not from the last post recorded: a post that failed to be recorded
+        (the database was away) must still count when a later one did. Posts already recorded
+        are no-ops (their message id is a unique key)."""
+        info = await self.service.info(game_id)
+        start = info.channels.get("votes_from") or await self.service.repo.last_message_id(game_id)
+        if not start:
+            start = snowflake_at(info.created_at)
+        async for post in self.port.posts_after(int(info.channels["vote"]), int(start)):
+            await self.ingest(game_id, post)

@@ -1,0 +1,320 @@
+"""Shared scaffolding for end-to-end game tests on simcord: a bot from our factory on a fresh
+SQLite file, a guild with a moderator and N players, and helpers to play through Discord only."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import discord
+from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
+
+from bot.config import load
+from bot.discord.client import FaguanBot, create_bot
+from bot.runtime.timing import DeadlineScheduler
+from engine.model import Seat
+from engine.record import record_of
+from engine.rulesets import get_ruleset
+from engine.setup import card_names
+from engine.state import GameState
+
+GUILD_ID = 1_300_000_000_000_000_777
+
+
+def settings_for(db: Path, **game: Any) -> Any:
+    """Settings for a test bot: its own SQLite file, 1-hour windows by default."""
+    return load(
+        {
+            "discord": {"token": "test-token", "moderator_role": "主持人"},
+            "database": {"url": f"sqlite+aiosqlite:///{db}"},
+            "game": {"schedule": {"power": "1h", "vote": "1h"}, "reminder": "off", **game},
+        },
+        env={},
+    )
+
+
+def make_bot(db: Path, clock: Any, seed: str = "e2e-seed") -> FaguanBot:
+    """A bot from the production factory, on the simcord clock, with a fixed seed."""
+    return create_bot(
+        settings_for(db), clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: seed
+    )
+
+
+@contextlib.asynccontextmanager
+async def running_table(
+    db: Path, players: int, clock: Any, seed: str = "e2e-seed"
+) -> AsyncIterator[Table]:
+    """A started bot on its own database with a table of `players` (shut down after); `clock`
+    is an unbound `EnvClock` (from tests/discord/conftest.py)."""
+    env = Env(make_bot(db, clock, seed=seed))
+    clock.bind(env)
+    table = build_table(env, players)
+    await env.start()
+    try:
+        yield table
+    finally:
+        await env.shutdown()
+
+
+@dataclass
+class Table:
+    """A guild with a game channel, a moderator and players."""
+
+    env: Env
+    guild: GuildHandle
+    channel: ChannelHandle
+    moderator: MemberActor
+    players: list[MemberActor]
+    mod_role: RoleHandle
+    outside: MemberActor
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def bot(self) -> FaguanBot:
+        bot = self.env.bot
+        assert isinstance(bot, FaguanBot)
+        return bot
+
+    def seat_of(self, member: MemberActor) -> int:
+        return self.players.index(member) + 1
+
+    def player(self, seat: int) -> MemberActor:
+        return self.players[seat - 1]
+
+    async def advance(self, seconds: float) -> None:
+        await self.env.advance_time(seconds)
+
+    async def run_deadline(self) -> list[str]:
+        """Move the clock to the game's deadline and fire it through the scheduler."""
+        scheduler = self.bot.runtime.scheduler
+        jobs = [j for j in scheduler.jobs() if j.id.endswith(":deadline")]  # not reminders
+        assert jobs, "no deadline scheduled"
+        when = min(j.when for j in jobs)
+        now = self.env.now()
+        if when > now:
+            await self.env.advance_time((when - now).total_seconds())
+        fired = await scheduler.run_due()
+        await self.env.settle()
+        return fired
+
+    def dms(self, member: MemberActor) -> list[discord.Message]:
+        channel = member.user.dm_channel
+        return list(channel.history()) if channel is not None else []
+
+    def public(self) -> list[str]:
+        return [m.content for m in self.channel.history()]
+
+
+def build_table(env: Env, players: int) -> Table:
+    guild = env.create_guild("杀人游戏", id=GUILD_ID)
+    mod_role = guild.create_role("主持人")
+    channel = guild.create_text_channel("game")
+    moderator = guild.add_member(env.create_user("mod"), roles=[mod_role])
+    names = [f"玩家{i}" for i in range(1, players + 1)]
+    members = [guild.add_member(env.create_user(name)) for name in names]
+    outside = guild.add_member(env.create_user("路人"))
+    return Table(
+        env=env,
+        guild=guild,
+        channel=channel,
+        moderator=moderator,
+        players=members,
+        mod_role=mod_role,
+        outside=outside,
+        names=names,
+    )
+
+
+def at(hour: int, minute: int = 0, second: int = 0, ms: int = 0) -> dt.datetime:
+    return dt.datetime(2026, 1, 1, hour, minute, second, ms * 1000, tzinfo=dt.UTC)
+
+
+# -- driving a game through Discord only, and the same game through `faguan replay` -----------------
+
+
+COMPARED = (
+    "phase",
+    "number",
+    "revote",
+    "left",
+    "checks",
+    "tally",
+    "votes",
+    "abstained",
+    "invalid",
+    "tie",
+    "last_words",
+    "confess",
+    "group",
+    "spared",
+    "revealed",
+    "virtual_out",
+)
+"""What a phase of the bot's record must share with `faguan replay`'s."""
+
+
+def by_role(roles: dict[int, str], role: str) -> list[int]:
+    """The seats (cards) dealt `role`, in seat order."""
+    return [s for s, r in sorted(roles.items()) if r == role]
+
+
+def compare_with_replay(record: dict[str, Any], replayed: dict[str, Any]) -> None:
+    """The bot's record of a game equals the replay's, phase by phase, and in its result."""
+    assert len(record["phases"]) == len(replayed["phases"])
+    for mine, theirs in zip(record["phases"], replayed["phases"], strict=True):
+        for key in COMPARED:
+            assert mine.get(key) == theirs.get(key), (key, mine, theirs)
+    assert record["result"]["winner"] == replayed["result"]["winner"]
+    assert record["result"]["after"] == replayed["result"]["after"]
+    assert record["result"]["scores"] == replayed["result"]["scores"]
+    assert record["roles"] == replayed["roles"]
+    assert record["lots"] == replayed["lots"]
+
+
+class Driver:
+    """Plays steps through Discord and records the same steps for the replay.
+
+    Seats are the engine's: where a player holds several cards (5.0 双身份) a seat is a card, the
+    member is the card's holder, and the replay names the card `玩家1#2`."""
+
+    def __init__(self, table: Table, ruleset: str, **new_options: Any) -> None:
+        self.table = table
+        self.ruleset = ruleset
+        self.new_options = new_options
+        self.steps: list[dict[str, Any]] = []
+        self.game_id = 0
+        self.cards = get_ruleset(ruleset).cards_per_player
+
+    def member(self, seat: int) -> MemberActor:
+        """The member holding a seat (card)."""
+        return self.table.players[(seat - 1) // self.cards]
+
+    def record(self, state: GameState) -> dict[str, Any]:
+        """The bot's record of the game, named as the replay names the players."""
+        names = {s.seat: self.table.names[(s.seat - 1) // self.cards] for s in state.seats}
+        return record_of(state, names={Seat(k): v for k, v in names.items()})
+
+    async def start(self) -> dict[int, str]:
+        t = self.table
+        r = await t.moderator.slash(t.channel, "game new", ruleset=self.ruleset, **self.new_options)
+        assert r.response is not None and not r.ephemeral
+        for p in t.players:
+            await p.slash(t.channel, "game join")
+        await t.moderator.slash(t.channel, "game start")
+        self.game_id = t.bot.runtime.routes.channel_games[t.channel.id]
+        state = await t.bot.runtime.service.state(self.game_id)
+        return {int(s.seat): s.role.value for s in state.seats}
+
+    def name(self, seat: int) -> str:
+        return card_names(self.table.names, self.cards)[seat - 1]
+
+    def _dm_with(self, seat: int, custom_id: str) -> discord.Message:
+        for message in reversed(self.table.dms(self.member(seat))):
+            for row in message.components:
+                for child in getattr(row, "children", []):
+                    if str(getattr(child, "custom_id", "")) == custom_id:
+                        return message
+        raise AssertionError(f"seat {seat} has no DM with {custom_id}")
+
+    async def power_by_menu(self, seat: int, power: str, target: int | None) -> Any:
+        """Choose in the DM's select menu (the way most players act)."""
+        return await self._menu(seat, power, "pass" if target is None else str(target), target)
+
+    async def use_by_menu(self, seat: int, power: str) -> Any:
+        """Use a power that takes no target (天下无贼: guard, rob) in the DM's menu."""
+        return await self._menu(seat, power, "use", None, used=True)
+
+    async def _menu(
+        self, seat: int, power: str, value: str, target: int | None, used: bool = False
+    ) -> Any:
+        state = await self.table.bot.runtime.service.state(self.game_id)
+        assert state.window is not None
+        custom_id = f"faguan:act:{self.game_id}:{state.window.number}:{power}"
+        if self.cards > 1:  # the menu of one card
+            custom_id += f":{seat}"
+        message = self._dm_with(seat, custom_id)
+        result = await self.member(seat).user.select(message, [value], custom_id=custom_id)
+        self._power_step(seat, power, target, used=used)
+        return result
+
+    async def power_by_command(self, seat: int, power: str, target: int | None) -> Any:
+        """/act or /pass in the game channel (answered ephemerally); the card acting is named
+        where a player holds several."""
+        member = self.member(seat)
+        card = {"card": seat} if self.cards > 1 else {}
+        if target is None:
+            result = await member.slash(self.table.channel, "pass", power=power, **card)
+        else:
+            result = await member.slash(
+                self.table.channel, "act", power=power, target=target, **card
+            )
+        self._power_step(seat, power, target)
+        return result
+
+    async def use_by_command(self, seat: int, power: str) -> Any:
+        """/act with a power that takes no target (天下无贼: guard, rob)."""
+        result = await self.member(seat).slash(self.table.channel, "act", power=power)
+        self._power_step(seat, power, None, used=True)
+        return result
+
+    def _power_step(self, seat: int, power: str, target: int | None, used: bool = False) -> None:
+        step: dict[str, Any] = {"do": "power", "by": self.name(seat), "power": power}
+        if target is not None:
+            step["target"] = self.name(target)
+        elif not used:
+            step["pass"] = True
+        self.steps.append(step)
+
+    async def post_vote(self, seat: int, text: str, target: int | None) -> discord.Message:
+        """A public vote post in the vote channel; `target` None is an abstention."""
+        message = await self.member(seat).send(self.table.channel, text)
+        await self.table.env.settle()
+        self.steps.append(
+            {
+                "do": "vote",
+                "by": self.name(seat),
+                "target": "abstain" if target is None else self.name(target),
+            }
+        )
+        return message
+
+    async def slash_vote(self, seat: int, target: int | None) -> Any:
+        result = await self.member(seat).slash(
+            self.table.channel, "vote", target="abstain" if target is None else str(target)
+        )
+        self.steps.append(
+            {
+                "do": "vote",
+                "by": self.name(seat),
+                "target": "abstain" if target is None else self.name(target),
+            }
+        )
+        return result
+
+    async def last_words(self, seat: int, words: str) -> None:
+        member = self.member(seat)
+        shown = await member.slash(self.table.channel, "lastwords")
+        assert shown.modal is not None, shown.response
+        await member.submit_modal(shown, {"words": words})
+        self.steps.append({"do": "last_words", "by": self.name(seat), "text": words})
+
+    async def lock(self) -> None:
+        fired = await self.table.run_deadline()
+        assert fired, "the deadline did not fire"
+        self.steps.append({"do": "lock"})
+
+    def replay_input(
+        self, roles: dict[int, str], seed: str, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return {
+            "ruleset": self.ruleset,
+            "seed": seed,
+            "players": list(self.table.names),
+            "roles": {self.name(s): r for s, r in roles.items()},
+            "options": options or {},
+            "steps": self.steps,
+        }

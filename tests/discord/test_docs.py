@@ -1,0 +1,270 @@
+"""The docs tell the truth about the code: the README's rulesets and invite permissions, the
+commands of docs/commands.md, and references that stay inside the repository.
+
+`FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py` rewrites the generated reference of
+docs/commands.md from the command tree (then the test checks the rest of the page against it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+import pytest_asyncio
+from conftest import EnvClock
+from discord import AppCommandOptionType, Locale, app_commands
+from gamebot import make_bot
+from simcord import Env
+
+from bot.cli import main
+from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot
+from bot.discord.translator import FaguanTranslator
+from engine.rulesets import RULESETS
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text("utf-8")
+COMMANDS_MD = ROOT / "docs" / "commands.md"
+BEGIN = "<!-- BEGIN generated: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py rewrites this -->"
+END = "<!-- END generated -->"
+
+
+def section(text: str, heading: str) -> str:
+    """The text under a Markdown heading, up to the next heading of the same or a higher level."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start = text.index(heading + "\n") + len(heading) + 1
+    stop = re.compile(rf"^#{{1,{level}}} ", re.M).search(text, start)
+    return text[start : stop.start() if stop else len(text)]
+
+
+# --------------------------------------------------------------------------- README
+
+
+def test_readme_lists_every_ruleset_as_faguan_rulesets_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    listed = re.findall(r"`([a-z0-9_]+)`\s+\(([^)]+)\)", section(README, "## Rulesets"))
+    listed = [(rid, " ".join(name.split())) for rid, name in listed]
+    assert listed == [(r.id, r.name_zh) for r in RULESETS.values()]
+    assert main(["rulesets"]) == 0
+    cli = capsys.readouterr().out.splitlines()
+    assert [rid for rid, _name in listed] == [line.split()[0] for line in cli]
+    assert all(name in line for (_rid, name), line in zip(listed, cli, strict=True))
+
+
+DISCORD_NAMES = {  # what Discord's invite and role screens call each permission
+    "manage_roles": "Manage Roles",
+    "manage_channels": "Manage Channels",
+    "manage_threads": "Manage Threads",
+    "create_private_threads": "Create Private Threads",
+    "create_public_threads": "Create Public Threads",
+    "view_channel": "View Channels",
+    "send_messages": "Send Messages",
+    "send_messages_in_threads": "Send Messages in Threads",
+    "read_message_history": "Read Message History",
+    "add_reactions": "Add Reactions",
+    "embed_links": "Embed Links",
+    "attach_files": "Attach Files",
+}
+
+
+def test_readme_invite_permissions_are_what_the_bot_checks() -> None:
+    step = re.search(r"^2\. Invite it .*?(?=^\d\. )", README, re.M | re.S)
+    assert step is not None
+    text = " ".join(step.group(0).split())
+    names = re.search(r"the permissions (.*?) — the link", text)
+    assert names is not None
+    assert names.group(1).split(", ") == [DISCORD_NAMES[p] for p in REQUIRED_PERMISSIONS]
+    link = re.search(r"permissions=(\d+)", text)
+    assert link is not None
+    wanted = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
+    assert int(link.group(1)) == wanted.value
+
+
+# --------------------------------------------------------------------------- references
+
+
+def _texts() -> Iterator[tuple[Path, str]]:
+    for top in (
+        "README.md",
+        "config.example.toml",
+        "docs",
+        "bot",
+        "engine",
+        "tests",
+        "bench",
+        "migrations",
+    ):
+        path = ROOT / top
+        files = (
+            [path]
+            if path.is_file()
+            else sorted(p for p in path.rglob("*") if p.suffix in (".md", ".py", ".toml"))
+        )
+        for file in files:
+            yield file, file.read_text("utf-8")
+
+
+def test_every_reference_stays_inside_the_repository() -> None:
+    shared = "shared"  # spelled apart so that this file does not find itself
+    outside = ["RULES" + ".md", f"../{shared}/", f"{shared}/rules", f"{shared}/seeds"]
+    found = [
+        f"{file.relative_to(ROOT)}: {word}"
+        for file, text in _texts()
+        for word in outside
+        if word in text
+    ]
+    assert found == []
+
+
+def test_rule_section_references_name_sections_that_exist() -> None:
+    rules = (ROOT / "docs" / "rules.md").read_text("utf-8")
+    sections = set(re.findall(r"^##+ (\d+(?:\.\d+)?)\.? ", rules, re.M))
+    cited = {
+        (str(file.relative_to(ROOT)), number)
+        for file, text in _texts()
+        for number in re.findall(r"docs/rules\.md`?\s*§\s*(\d+(?:\.\d+)?)", text)
+    }
+    assert cited, "the repository cites docs/rules.md sections"
+    assert sorted(c for c in cited if c[1] not in sections) == []
+
+
+def test_docs_named_in_the_docs_exist() -> None:
+    named = {
+        (str(file.relative_to(ROOT)), ref)
+        for file, text in _texts()
+        if file.suffix == ".md" or file.name == "README.md"
+        for ref in re.findall(r"`((?:docs|tests)/[\w/.-]+\.(?:md|toml|py))`", text)
+    }
+    assert sorted((where, ref) for where, ref in named if not (ROOT / ref).exists()) == []
+
+
+def test_rules_reference_covers_every_ruleset() -> None:
+    rules = (ROOT / "docs" / "rules.md").read_text("utf-8")
+    table = dict(
+        re.findall(r"^\| `([a-z0-9_]+)` \| ([^|]+?) \|", section(rules, "## 3. The rulesets"), re.M)
+    )
+    assert table == {r.id: r.name_zh for r in RULESETS.values()}
+    for rid in RULESETS:
+        page = ROOT / "docs" / "rulesets" / f"{rid}.md"
+        own_page = f"`docs/rulesets/{rid}.md`" in rules
+        assert own_page == page.exists(), rid
+        headings = [line for line in rules.splitlines() if line.startswith("### ")]
+        described = any(f"`{rid}`" in h for h in headings) or f"\n- `{rid}` (" in rules
+        assert described, f"{rid} has no entry in docs/rules.md §3"
+
+
+# --------------------------------------------------------------------------- docs/commands.md
+
+KINDS = {
+    AppCommandOptionType.string: "text",
+    AppCommandOptionType.integer: "integer",
+    AppCommandOptionType.number: "number",
+    AppCommandOptionType.boolean: "true/false",
+    AppCommandOptionType.user: "member",
+    AppCommandOptionType.channel: "channel",
+    AppCommandOptionType.role: "role",
+    AppCommandOptionType.mentionable: "member or role",
+    AppCommandOptionType.attachment: "file",
+}
+
+Leaf = app_commands.Command[Any, ..., Any]
+
+
+def leaves(items: list[Any]) -> Iterator[Leaf | app_commands.ContextMenu]:
+    for item in items:
+        if isinstance(item, app_commands.Group):
+            yield from leaves(list(item.commands))
+        else:
+            yield item
+
+
+async def _zh(text: str) -> str:
+    got = await FaguanTranslator().translate(app_commands.locale_str(text), Locale.chinese, None)  # type: ignore[arg-type]
+    return got or "—"
+
+
+def _takes(param: app_commands.Parameter) -> str:
+    parts = [KINDS.get(param.type, param.type.name)]
+    if param.min_value is not None or param.max_value is not None:
+        parts[0] += f" {param.min_value}–{param.max_value}"
+    parts.append("required" if param.required else "optional")
+    if param.choices:
+        parts.append("choices " + ", ".join(f"`{c.value}`" for c in param.choices))
+    if param.autocomplete:
+        parts.append("suggested")
+    if not param.required and param.default not in (None, discord.utils.MISSING):
+        parts.append(f"default `{param.default}`")
+    return ", ".join(parts)
+
+
+async def reference(bot: FaguanBot) -> str:
+    """The generated reference: every command and option with its zh-CN name."""
+    rows = [
+        "| command · option | zh-CN | takes | description · zh-CN |",
+        "|---|---|---|---|",
+    ]
+    for command in leaves(bot.tree.get_commands()):
+        if isinstance(command, app_commands.ContextMenu):
+            rows.append(
+                f"| **{command.name}** | {await _zh(command.name)} | {command.type.name} menu | |"
+            )
+            continue
+        path = command.qualified_name.split()
+        zh_path = " ".join([await _zh(part) for part in path])
+        description = f"{command.description} · {await _zh(str(command.description))}"
+        rows.append(f"| **`/{command.qualified_name}`** | `/{zh_path}` | | {description} |")
+        for param in command.parameters:
+            rows.append(f"| ↳ `{param.name}` | `{await _zh(param.name)}` | {_takes(param)} | |")
+    return "\n".join(rows) + "\n"
+
+
+@pytest_asyncio.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[FaguanBot]:
+    """The bot after a real start (setup_hook: every cog, the translator)."""
+    clock = EnvClock()
+    made = make_bot(tmp_path / "g.db", clock)
+    env = Env(made)
+    clock.bind(env)
+    await env.start()
+    try:
+        yield made
+    finally:
+        await env.shutdown()
+
+
+async def test_commands_doc_is_the_command_tree(bot: FaguanBot) -> None:
+    text = COMMANDS_MD.read_text("utf-8")
+    head, rest = text.split(BEGIN + "\n")
+    generated, tail = rest.split(END)
+    wanted = await reference(bot)
+    if os.environ.get("FAGUAN_WRITE_DOCS") == "1":
+        COMMANDS_MD.write_text(head + BEGIN + "\n" + wanted + END + tail, "utf-8")
+        generated = wanted
+    assert generated == wanted, "run: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py"
+
+
+async def test_commands_doc_explains_every_command_and_option(bot: FaguanBot) -> None:
+    prose = COMMANDS_MD.read_text("utf-8").split(BEGIN)[0]
+    missing = []
+    for command in leaves(bot.tree.get_commands()):
+        name = (
+            command.name
+            if isinstance(command, app_commands.ContextMenu)
+            else f"/{command.qualified_name}"
+        )
+        heading = f"### `{name}`"
+        if heading not in prose:
+            missing.append(heading)
+            continue
+        body = section(prose, heading)
+        params = [] if isinstance(command, app_commands.ContextMenu) else command.parameters
+        own = [p.name for p in params if p.name != "game_id"]
+        missing += [f"{name} {option}" for option in own if f"`{option}`" not in body]
+        if any(p.name == "game_id" for p in params) and "game_id" not in body:
+            missing.append(f"{name} game_id")
+    assert missing == []

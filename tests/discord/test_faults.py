@@ -1,0 +1,289 @@
+"""Injected faults: Discord failing (5xx, 429, timeouts) and an outage across a deadline. The bot
+keeps running, retries with backoff, tells moderators when stuck, and the game ends exactly as
+the same game without faults."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from conftest import EnvClock
+from faultkit import assert_same_game, drain
+from gamebot import Driver, Table, build_table, by_role, make_bot
+from simcord import Env
+
+from engine.model import Seat
+from engine.record import record_of
+from engine.state import DayRecord
+
+SEED = "fault-seed"
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path) -> AsyncIterator[Table]:
+    clock = EnvClock()
+    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED), check_errors=False)
+    clock.bind(env)
+    t = build_table(env, 8)
+    t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
+    t.clock = clock  # type: ignore[attr-defined]
+    await env.start()
+    try:
+        yield t
+    finally:
+        await env.shutdown()
+
+
+async def play(d: Driver, roles: dict[int, str], between: Any = None) -> dict[str, Any]:
+    """A fixed short game; `between` runs before each lock (to inject faults)."""
+    k1, k2 = by_role(roles, "killer")
+    c1, c2 = by_role(roles, "civilian")[:2]
+    await d.power_by_menu(k1, "kill", c1)
+    if between:
+        await between(d)
+    await d.lock()
+    if between:
+        await drain(d.table)  # the fault clears; the retries finish what the lock began
+    for seat in (s for s in range(1, 9) if s not in (c1, k1)):
+        await d.post_vote(seat, f"投 {k1}", k1)
+    if between:
+        await between(d)
+    await d.lock()
+    if between:
+        await drain(d.table)
+    await d.power_by_menu(k2, "kill", c2)
+    await d.lock()
+    for seat in (s for s in range(1, 9) if s not in (c1, c2, k1)):
+        await d.post_vote(seat, f"投 {k2}", k2)
+    await d.lock()
+    state = await d.table.bot.runtime.service.state(d.game_id)
+    return record_of(state, names={Seat(i): n for i, n in enumerate(d.table.names, 1)})
+
+
+async def test_discord_5xx_and_429_are_retried_and_the_game_ends_the_same(table: Table) -> None:
+    d = Driver(table, "v2")
+    roles = await d.start()
+
+    async def fail_sends(drv: Driver) -> None:
+        env = drv.table.env
+        env.inject_error("POST", f"/channels/{drv.table.channel.id}/messages", status=503, code=0, message="unavailable", times=2)
+        env.inject_error("PUT", f"/channels/{drv.table.channel.id}/permissions/*", status=429, code=0, message="rate limited", times=1)
+
+    async def lock_and_drain(drv: Driver) -> None:
+        await fail_sends(drv)
+
+    faulty = await play(d, roles, between=lock_and_drain)
+    await drain(table)
+    assert not await table.bot.runtime.service.repo.undone_effects()
+    # The same game without faults (the engine's verdict on the same actions) gives the same record.
+    assert_same_game(faulty, d, roles, SEED)
+    posts = table.public()
+    assert len([p for p in posts if p.startswith("【看表】第1夜")]) == 1  # retried, never doubled
+
+
+async def test_timeouts_on_dms_are_retried(table: Table) -> None:
+    bot = table.bot
+    original = bot.http.request
+    failures = {"left": 3}
+
+    async def flaky(route: Any, **kwargs: Any) -> Any:
+        if failures["left"] and route.method == "POST" and "/channels/" in route.path and "messages" in route.path:
+            failures["left"] -= 1
+            raise TimeoutError
+        return await original(route, **kwargs)
+
+    bot.http.request = flaky  # type: ignore[method-assign]
+    d = Driver(table, "v2")
+    roles = await d.start()
+    bot.http.request = original  # type: ignore[method-assign]
+    await drain(table)
+    for seat in range(1, 9):
+        texts = [m.content for m in table.dms(table.player(seat))]
+        assert len([t for t in texts if "身份" in t or "role" in t]) == 1, (seat, texts)
+    assert roles
+
+
+async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None:
+    d = Driver(table, "v2")
+    roles = await d.start()
+    killer = by_role(roles, "killer")[0]
+    await d.power_by_menu(killer, "kill", by_role(roles, "civilian")[0])
+    table.env.inject_error("PUT", f"/channels/{table.channel.id}/permissions/*", status=500, code=0, message="down", times=8)
+    await d.lock()
+    for _ in range(8):
+        jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
+        if not jobs:
+            break
+        await table.advance(max(0.0, (min(j.when for j in jobs) - table.env.now()).total_seconds()))
+        await table.bot.runtime.scheduler.run_due()
+        await table.env.settle()
+    assert any("法官暂时无法完成操作" in p for p in table.public())
+    await drain(table)
+    assert not await table.bot.runtime.service.repo.undone_effects()
+
+
+async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Table) -> None:
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = by_role(roles, "killer")[0]
+    others = [s for s in range(1, 9) if s != k1]
+    state = await table.bot.runtime.service.state(d.game_id)
+    deadline = dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC)  # type: ignore[operator]
+    first = await d.post_vote(others[0], f"投 {k1}", k1)
+    await table.bot.ws.close()  # the bot is down for an hour of game time
+    await table.player(others[1]).send(table.channel, f"投 {k1}")
+    edited = await table.player(others[2]).send(table.channel, f"投 {k1}")
+    await table.player(others[2]).edit(edited, f"投 {others[0]}")  # the original stands
+    await table.player(others[0]).delete(first)  # deleting does not retract
+    await table.advance((deadline - table.env.now()).total_seconds() + 60)
+    late = await table.player(others[3]).send(table.channel, f"投 {others[0]}")  # after the deadline
+    await table.advance(3600)
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)
+    await table.env.settle()
+    state = await new.runtime.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    # posts made before the deadline count (a deleted one too); the one edited before the judge
+    # could read it is void (its original is unknown); the one after the deadline is void
+    assert dict(day.tally) == {k1: 2}
+    assert sorted((p.post_id, p.void_reason) for p in day.void_posts) == sorted(
+        [(str(edited.id), "vote.edited_unseen"), (str(late.id), "vote.after_deadline")]
+    )
+    assert state.phase is not None and state.phase.label() == "night 2"
+
+
+async def test_database_away_while_votes_are_posted(table: Table) -> None:
+    """Posts that could not be recorded while the database was away still count at the lock."""
+    from sqlalchemy.exc import OperationalError
+
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = by_role(roles, "killer")[0]
+    voters = [s for s in range(1, 9) if s != k1]
+    repo = table.bot.runtime.service.repo
+    original = repo.record
+
+    async def away(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("INSERT", {}, Exception("database is locked"))
+
+    repo.record = away  # type: ignore[method-assign]
+    for seat in voters[:3]:
+        await table.player(seat).send(table.channel, f"投 {k1}")
+        await table.env.settle()
+    repo.record = original  # type: ignore[method-assign]
+    await d.post_vote(voters[3], f"投 {k1}", k1)  # recorded: it is now the last post recorded
+    await table.run_deadline()
+    state = await table.bot.runtime.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: 4}
+
+
+async def test_a_command_while_the_database_is_away_is_answered_and_changes_nothing(table: Table) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    d = Driver(table, "v2")
+    roles = await d.start()
+    killer = by_role(roles, "killer")[0]
+    repo = table.bot.runtime.service.repo
+    original = repo.record
+
+    async def away(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("INSERT", {}, Exception("server closed the connection"))
+
+    repo.record = away  # type: ignore[method-assign]
+    before = await table.bot.runtime.service.state(d.game_id)
+    r = await table.player(killer).slash(table.channel, "act", power="kill", target=5 if killer != 5 else 6)
+    repo.record = original  # type: ignore[method-assign]
+    assert r.ephemeral and "try again" in r.response.content, table.env.errors
+    assert await table.bot.runtime.service.state(d.game_id) == before
+
+
+async def test_history_reads_failing_are_retried_and_no_post_is_lost(table: Table) -> None:
+    """Posts made while the bot was away exist only in the channel's history: when reading it
+    fails (at startup, then at the deadline), the lock is retried and every post still counts."""
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = by_role(roles, "killer")[0]
+    voters = [s for s in range(1, 9) if s != k1]
+    await d.post_vote(voters[0], f"投 {k1}", k1)
+    await table.bot.ws.close()  # down: the next posts reach only the channel
+    for seat in voters[1:4]:
+        await table.player(seat).send(table.channel, f"投 {k1}")
+    table.env.inject_error("GET", f"/channels/{table.channel.id}/messages", status=503, code=0, message="unavailable", times=2)
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)  # its catch-up at startup fails
+    await table.env.settle()
+    assert len((await new.runtime.service.state(d.game_id)).posts) == 1
+    await table.run_deadline()  # the lock's sweep of the channel fails too: tried again later
+    state = await new.runtime.service.state(d.game_id)
+    assert state.phase is not None and state.phase.label() == "day 1"
+    assert new.runtime.deadlines.lock_failures[d.game_id] == 1
+    await table.run_deadline()
+    state = await new.runtime.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: 4}
+
+
+async def test_an_overdue_lock_that_fails_at_startup_is_retried(table: Table) -> None:
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = by_role(roles, "killer")[0]
+    voters = [s for s in range(1, 9) if s != k1]
+    await table.bot.ws.close()
+    for seat in voters[:5]:
+        await table.player(seat).send(table.channel, f"投 {k1}")
+    await table.advance(2 * 3600)  # the deadline passes while the bot is down
+    table.env.inject_error("GET", f"/channels/{table.channel.id}/messages", status=500, code=0, message="down", times=2)
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)
+    await table.env.settle()
+    assert (await new.runtime.service.state(d.game_id)).phase.label() == "day 1"  # type: ignore[union-attr]
+    assert new.runtime.deadlines.lock_failures[d.game_id] == 1
+    await table.run_deadline()  # the retry
+    state = await new.runtime.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: 5}
+
+
+async def test_resuming_games_when_the_database_is_away_is_retried(table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot reconnects while the database is away: the games are resumed later, with their
+    deadlines, instead of being left without timers until the next reconnect."""
+    from sqlalchemy.exc import OperationalError
+
+    from bot.runtime.service import GameService
+
+    d = Driver(table, "v2")
+    await d.start()
+    recover = GameService.recover
+    fails = {"left": 2}
+
+    async def away_then_back(self: GameService) -> Any:
+        if fails["left"]:
+            fails["left"] -= 1
+            raise OperationalError("SELECT", {}, Exception("could not connect to server"))
+        return await recover(self)
+
+    monkeypatch.setattr(GameService, "recover", away_then_back)
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)
+    await table.env.settle()
+    jobs = {j.id for j in new.runtime.scheduler.jobs()}
+    assert f"game:{d.game_id}:deadline" not in jobs and "faguan:resume" in jobs
+    for _ in range(2):
+        when = next(j.when for j in new.runtime.scheduler.jobs() if j.id == "faguan:resume")
+        await table.advance((when - table.env.now()).total_seconds())
+        await new.runtime.scheduler.run_due()
+        await table.env.settle()
+    assert fails["left"] == 0
+    assert f"game:{d.game_id}:deadline" in {j.id for j in new.runtime.scheduler.jobs()}
+    await d.lock()
+    state = await new.runtime.service.state(d.game_id)
+    assert state.phase is not None and state.phase.label() == "day 1"

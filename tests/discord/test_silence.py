@@ -1,0 +1,51 @@
+"""4.0 森林老人's silence on Discord: the silenced player cannot post for the day (votes through
+/vote still count) and speaks again the next day."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from conftest import EnvClock
+from gamebot import Driver, Table, build_table, make_bot
+from simcord import BackendError, Env
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path) -> AsyncIterator[Table]:
+    clock = EnvClock()
+    env = Env(make_bot(tmp_path / "g.db", clock, seed="silence"))
+    clock.bind(env)
+    t = build_table(env, 11)
+    await env.start()
+    try:
+        yield t
+    finally:
+        await env.shutdown()
+
+
+async def test_elder_silence_lasts_one_day(table: Table) -> None:
+    d = Driver(table, "v4_butterfly")
+    roles = await d.start()
+    elder = next(s for s, r in roles.items() if r == "elder")
+    quiet = next(s for s, r in sorted(roles.items()) if r == "civilian")
+    other = next(s for s, r in sorted(roles.items()) if r == "civilian" and s != quiet)
+    await d.power_by_menu(elder, "silence", quiet)
+    await d.lock()  # day 1
+    with pytest.raises(BackendError) as refused:
+        await table.player(quiet).send(table.channel, "我有话说")
+    assert refused.value.code == 50013
+    await table.player(other).send(table.channel, "我可以说话")
+    r = await table.player(quiet).slash(table.channel, "vote", target=str(other))
+    assert r.response is not None and "Received" in r.response.content
+    await d.lock()  # night 2
+    await d.lock()  # day 2: the silence is over
+    state = await table.bot.runtime.service.state(d.game_id)
+    if state.seat(quiet).alive and state.result is None:
+        message = await table.player(quiet).send(table.channel, "今天我能说话了")
+        assert message.content == "今天我能说话了"
+    else:  # voted out on day 1: stays closed
+        with pytest.raises(BackendError):
+            await table.player(quiet).send(table.channel, "诈尸")

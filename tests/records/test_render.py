@@ -1,0 +1,133 @@
+"""Every effect a game can produce renders in zh-CN and en with no missing text or parameter."""
+
+from __future__ import annotations
+
+import re
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.records.i18n import LOCALES, catalog
+from bot.records.render import Context, render_private, render_public, render_reply
+from engine.commands import (
+    EndGame,
+    ExtendDeadline,
+    GiveLastWords,
+    Lock,
+    ModKill,
+    Pause,
+    PostVote,
+    ReplacePlayer,
+    Resume,
+    SetDeadline,
+    SubmitPower,
+    VoidPost,
+)
+from engine.effects import Announce, ClockPost, Effect, ReplyToPost, TeamNotice, Whisper
+from engine.game import apply, new_game, replay_events, start_events
+from engine.model import Camp, Instant, Power, Seat
+from engine.publish import effects_for
+
+ROLES = ["killer", "killer", "secret_killer", "police", "police", "secret_police", "doctor"] + [
+    "civilian"
+] * 5
+
+
+def _all_effects() -> list[Effect]:
+    players = [f"p{i}" for i in range(1, 13)]
+    created = new_game(
+        ruleset="v3mt",
+        players=players,
+        seed="r",
+        roles=dict(zip(players, ROLES, strict=True)),
+        options={"tie": "revote"},
+    )
+    events = start_events(created, Instant(1_000_000))
+    state = replay_events(events)
+    effects = effects_for(None, events)
+    script = [
+        SubmitPower(player="p1", power=Power.KILL, target=Seat(8)),
+        SubmitPower(player="p2", power=Power.KILL, target=Seat(8)),
+        SubmitPower(player="p4", power=Power.CHECK, target=Seat(1)),
+        SubmitPower(player="p6", power=Power.EXECUTE, target=Seat(9)),
+        Lock(at=Instant(1_000_000), next_deadline=Instant(2_000_000)),
+        GiveLastWords(player="p8", text="我是好人"),
+        PostVote(player="p4", post_id="1", target=Seat(1)),
+        PostVote(player="p5", post_id="2", target=Seat(2)),
+        PostVote(player="p6", post_id="3", abstain=True),
+        PostVote(player="p7", post_id="5", target=None, raw="投 阿猫"),
+        VoidPost(post_id="2", reason="代投"),
+        ExtendDeadline(delta_ms=60_000),
+        Pause(at=Instant(1_500_000)),
+        Resume(at=Instant(1_600_000)),
+        SetDeadline(deadline=Instant(2_000_000)),
+        PostVote(player="p5", post_id="6", target=Seat(2)),
+        Lock(at=Instant(2_000_000), next_deadline=Instant(3_000_000)),
+        ReplacePlayer(seat=Seat(10), new_player="sub"),
+        ModKill(seat=Seat(11)),
+        EndGame(winner=Camp.DRAW),
+    ]
+    for command in script:
+        new_state, new = apply(state, command)
+        effects += effects_for(state, new)
+        state = new_state
+    return effects
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_effect_renders_completely(locale: str) -> None:
+    ctx = Context(
+        locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names={i: f"P{i}" for i in range(1, 13)}
+    )
+    seen: set[str] = set()
+    for effect in _all_effects():
+        if isinstance(effect, Announce | ClockPost):
+            text = render_public(ctx, effect)
+            seen.add(getattr(effect, "key", "clock"))
+        elif isinstance(effect, Whisper | TeamNotice):
+            text = render_private(ctx, effect)
+            seen.add(effect.key)
+        elif isinstance(effect, ReplyToPost):
+            text = render_reply(ctx, effect) or ""
+        else:
+            continue
+        assert not re.search(r"\{[a-z_]+\}", text), (effect, text)
+        assert not re.fullmatch(r"[a-z_]+\.[a-z_.]+", text), (effect, text)
+    assert {
+        "game.started",
+        "role.dealt",
+        "window.night",
+        "window.powers",
+        "night.result",
+        "check.result",
+        "day.tally",
+        "tie.revote",
+        "window.revote",
+        "lastwords.text",
+        "game.over",
+        "mod.replaced",
+        "mod.modkill",
+        "mod.voided",
+        "mod.paused",
+    } <= seen
+
+
+def test_both_catalogs_have_the_same_keys() -> None:
+    assert set(catalog("en")) == set(catalog("zh-CN"))
+
+
+def test_english_keeps_the_game_terms_in_chinese() -> None:
+    en = catalog("en")
+    for key, term in [
+        ("clock.post", "看表"),
+        ("lastwords_msg.prompt", "遗言"),
+        ("tie.lots", "抽签"),
+        ("actor.out_of_game", "出局"),
+    ]:
+        assert term in en[key]
+
+
+def test_clock_post_gives_the_exact_time_in_beijing_time() -> None:
+    ctx = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={})
+    text = render_public(ctx, ClockPost(phase="night 2", deadline=Instant(1_764_648_000_000)))
+    assert text.startswith("【看表】第2夜截止：2025-12-02 12:00:00（北京时间）")

@@ -1,0 +1,180 @@
+"""The runtime on its own: no Discord, no simcord — a fake port, a fake clock, a SQLite file.
+
+What the Discord layer relies on the runtime for: posts become votes by their own time and
+only once; a catch-up reads what the port holds; a lock closes the window it names and no other;
+start-up resumes exactly the games of the servers this process serves; reminders reach pending
+players privately, once per window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from fakes import FakePort, Wired, runtime_on
+
+from bot.config import WindowLength
+from bot.runtime.port import DISCORD_EPOCH_MS, ChannelPost
+from bot.runtime.schedule import GameSchedule, to_ms
+from bot.runtime.service import PlayerSpec
+from engine.commands import Lock
+from engine.model import PhaseKind, Seat
+from engine.pending import window_key
+
+PLAYERS = 8
+VOTE_CHANNEL = 500
+GAME_CHANNEL = 400
+
+
+def snowflake(when: dt.datetime, n: int = 0) -> int:
+    """A message id made at `when` (as Discord makes them), `n` telling apart ids of one ms."""
+    return ((to_ms(when) - DISCORD_EPOCH_MS) << 22) + n
+
+
+async def new_game(w: Wired, server_id: int = 1, seed: str = "runtime") -> int:
+    schedule = GameSchedule(
+        power=WindowLength(dt.timedelta(hours=1)),
+        vote=WindowLength(dt.timedelta(hours=1)),
+        timezone=ZoneInfo("UTC"),
+    )
+    players = [PlayerSpec(user_id=1000 + i, name=f"p{i}") for i in range(1, PLAYERS + 1)]
+    channels = {"game": str(GAME_CHANNEL + server_id), "vote": str(VOTE_CHANNEL + server_id)}
+    game_id = await w.runtime.service.create_game(
+        server_id=server_id,
+        ruleset="v2",
+        players=players,
+        seed=seed,
+        options={"tie": "lots"},
+        channels=channels,
+        schedule=schedule,
+    )
+    w.runtime.routes.register(game_id, channels)
+    return game_id
+
+
+async def to_day(w: Wired, game_id: int) -> int:
+    """Lock night 1 (nobody used a power) by its deadline: day 1 opens. Returns its window."""
+    state = await w.runtime.service.state(game_id)
+    assert state.deadline is not None
+    w.clock.set(dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC))
+    outcome = await w.runtime.deadlines.lock_due(game_id)
+    assert outcome is not None and outcome.ok
+    state = await w.runtime.service.state(game_id)
+    assert state.window is not None and state.window.kind is PhaseKind.DAY
+    return state.window_index
+
+
+def post(w: Wired, author: int, text: str, n: int = 0, server_id: int = 1) -> ChannelPost:
+    made = ChannelPost(
+        id=snowflake(w.clock.now(), n), author_id=author, content=text, created_at=w.clock.now()
+    )
+    w.port.posts.setdefault(VOTE_CHANNEL + server_id, []).append(made)
+    return made
+
+
+@pytest.fixture
+async def wired(tmp_path: Path) -> Wired:
+    w = await runtime_on(tmp_path)
+    yield w  # type: ignore[misc]
+    w.runtime.close()
+    await w.database.dispose()
+
+
+async def test_a_vote_post_counts_once_by_its_own_time_and_chat_is_no_vote(wired: Wired) -> None:
+    w = wired
+    game_id = await new_game(w)
+    await to_day(w, game_id)
+    w.clock.advance(60)
+    vote = post(w, 1001, "投 3号", n=1)
+    chat = post(w, 1002, "我觉得3号很可疑", n=2)
+    w.clock.advance(600)  # read ten minutes later: the post's own time counts
+    first = await w.runtime.votes.ingest(game_id, vote)
+    again = await w.runtime.votes.ingest(game_id, vote)  # Discord redelivers it
+    assert first is not None and first.ok
+    assert again is not None and again.duplicate
+    assert await w.runtime.votes.ingest(game_id, chat) is None
+    state = await w.runtime.service.state(game_id)
+    assert [(p.author, p.target, p.at) for p in state.posts] == [
+        ("1001", Seat(3), to_ms(vote.created_at))
+    ]
+
+
+async def test_catch_up_reads_the_posts_the_port_holds_after_the_window_opened(
+    wired: Wired,
+) -> None:
+    w = wired
+    game_id = await new_game(w)
+    await to_day(w, game_id)
+    w.clock.advance(30)
+    post(w, 1001, "投 4号", n=1)
+    post(w, 1002, "投 4号", n=2)
+    post(w, 1001, "投 5号", n=3)  # a change of vote (改票): a new post
+    await w.runtime.votes.catch_up(game_id)
+    await w.runtime.votes.catch_up(game_id)  # twice: nothing more
+    state = await w.runtime.service.state(game_id)
+    assert len(state.posts) == 3
+    assert state.window is not None
+    assert [(p.author, p.target) for p in state.posts] == [
+        ("1001", Seat(4)),
+        ("1002", Seat(4)),
+        ("1001", Seat(5)),
+    ]
+
+
+async def test_a_lock_closes_the_window_it_names_and_never_the_next(wired: Wired) -> None:
+    w = wired
+    game_id = await new_game(w)
+    night = (await w.runtime.service.state(game_id)).window_index
+    day = await to_day(w, game_id)
+    assert day != night
+    # a second lock of night 1 (a moderator's advance, a retried job) arriving now
+    late = await w.runtime.deadlines.lock_due(game_id, forced=True, by="9", window=night)
+    assert late is not None and late.error is not None
+    assert late.error.key == "phase.window_locked"
+    state = await w.runtime.service.state(game_id)
+    assert state.window is not None and state.window_index == day  # day 1 is still open
+    lock = w.runtime.service.lock_command(state, await w.runtime.service.info(game_id), window=night)
+    assert isinstance(lock, Lock) and lock.window == night
+
+
+async def test_start_up_resumes_only_the_games_of_the_servers_it_serves(tmp_path: Path) -> None:
+    w = await runtime_on(tmp_path, FakePort(servers={1, 2}))
+    try:
+        mine = await new_game(w, server_id=1, seed="a")
+        theirs = await new_game(w, server_id=2, seed="b")
+        other = await w.restart(FakePort(servers={1}))  # another process holds server 2
+        await other.runtime.resume_games()
+        assert other.port.recovering_seen == [True, False]
+        assert other.port.reconciled == [mine]
+        routed = set(other.runtime.routes.channel_games.values())
+        assert mine in routed and theirs not in routed
+        jobs = [job.id for job in other.runtime.scheduler.jobs()]
+        assert jobs == [f"game:{mine}:deadline"]
+        other.runtime.close()
+    finally:
+        await w.database.dispose()
+
+
+async def test_reminders_reach_pending_players_privately_once_per_window(tmp_path: Path) -> None:
+    w = await runtime_on(tmp_path, reminder="30m")
+    try:
+        game_id = await new_game(w)
+        window = await to_day(w, game_id)
+        post(w, 1001, "投 2号", n=1)
+        await w.runtime.votes.catch_up(game_id)
+        w.port.closed_dms.add(1002)  # closed DMs: skipped, never retried, nothing else changes
+        state = await w.runtime.service.state(game_id)
+        key = window_key(state)
+        assert key is not None and window == state.window_index
+        reminded = await w.runtime.reminders.send(game_id, key)
+        again = await w.runtime.reminders.send(game_id, key)
+        voters = {int(state.seat(Seat(s)).player) for s in reminded}
+        assert voters and 1001 not in voters  # voted: nothing to remind
+        assert again == []
+        assert {user for user, _text in w.port.sent} == voters - {1002}
+        assert all(str(game_id) in text for _user, text in w.port.sent)
+    finally:
+        w.runtime.close()
+        await w.database.dispose()
