@@ -16,7 +16,10 @@ import discord
 from bot.discord import permissions
 from bot.discord.judge import judge_of
 from bot.discord.start_effects import perform as perform_start
+from bot.discord.vote_threads import channel_of
+from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import render_posts, render_private, render_reply
+from bot.runtime.hosting import is_forum, vote_channel_of, vote_post_step
 from bot.runtime.start_steps import start_step
 from bot.store import OutboxItem
 from engine import codec
@@ -66,6 +69,9 @@ class DiscordEffects:
     async def __call__(self, item: OutboxItem) -> None:
         if (step := start_step(item.payload)) is not None:  # the shell's own: the start's work
             await perform_start(self.judge, item.game_id, step)
+            return
+        if (post := vote_post_step(item.payload)) is not None:  # a forum game's 投票帖
+            await perform_vote_post(self.judge, self.send_once, item.game_id, *post)
             return
         effect = codec.load(item.payload)
         game_id = item.game_id
@@ -142,10 +148,8 @@ class DiscordEffects:
         role = guild.get_role(int(role_id))
         if role is None:
             return
-        for name in ("game", "vote"):
-            channel = guild.get_channel(int(info.channels[name]))
-            if isinstance(channel, discord.TextChannel):
-                await channel.set_permissions(role, send_messages=None if open_ else False)
+        for channel in permissions.game_channels(guild, info.channels):
+            await permissions.set_role_open(channel, role, open_)
 
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread
@@ -167,7 +171,7 @@ class DiscordEffects:
                 thread = await self.judge.client.fetch_channel(int(info.channels[key]))
             assert isinstance(thread, discord.Thread)
             return thread
-        parent = await self._channel(game_id, "game")
+        parent = await self._channel(game_id, "teams" if is_forum(info.channels) else "game")
         assert isinstance(parent, discord.TextChannel)
         names = {
             Team.KILLERS: "杀手",
@@ -249,8 +253,12 @@ class DiscordEffects:
         self, game_id: int, state: GameState, effect: ReplyToPost, again: bool
     ) -> None:
         ctx = await self.judge.runtime.contexts.context(game_id, state)
-        channel = await self._channel(game_id, "vote")
-        assert isinstance(channel, discord.TextChannel)
+        info = await self.judge.runtime.service.info(game_id)
+        where = vote_channel_of(info.channels, int(effect.post_id))
+        if where is None:  # a forum game's post older than its first vote post: none of ours
+            return
+        channel = await channel_of(self.judge.client, where)
+        assert isinstance(channel, discord.TextChannel | discord.Thread)
         message = channel.get_partial_message(int(effect.post_id))
         text = render_reply(ctx, effect)
         try:

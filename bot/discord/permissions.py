@@ -51,6 +51,10 @@ post in a separate vote channel, /vote and the team thread stay open."""
 
 CHANNELS = ("game", "vote")
 
+Hosting = discord.TextChannel | discord.ForumChannel
+"""A channel whose overwrites the game sets: a text channel, or a forum (its posts, the main
+post and the days' 投票帖s, are threads: they follow the forum's overwrites)."""
+
 
 def silenced_now(state: GameState) -> frozenset[Seat]:
     """The living seats under 森林老人's silence now: those silenced by the last night resolved,
@@ -106,7 +110,7 @@ def players_of(state: GameState) -> list[str]:
 # -- Discord -------------------------------------------------------------------------------------
 
 
-async def set_member(channel: discord.TextChannel, player: str, deny: Iterable[str]) -> None:
+async def set_member(channel: Hosting, player: str, deny: Iterable[str]) -> None:
     """Make the player's overwrite in `channel` deny exactly `deny` among `OUT` (other fields
     kept; an overwrite left empty is deleted). No request (not even for the member) when it
     already is so; none for a member who left the server (their overwrite can wait)."""
@@ -122,7 +126,7 @@ async def set_member(channel: discord.TextChannel, player: str, deny: Iterable[s
     await channel.set_permissions(member, overwrite=None if wanted.is_empty() else wanted)
 
 
-def _has_overwrite(channel: discord.TextChannel, target_id: int) -> bool:
+def _has_overwrite(channel: Hosting, target_id: int) -> bool:
     """Whether the channel holds an overwrite for this member or role (even an empty one)."""
     return any(target.id == target_id for target in channel.overwrites)
 
@@ -138,12 +142,13 @@ async def _member(guild: discord.Guild, player: str) -> discord.Member | None:
         return None
 
 
-def _channels(guild: discord.Guild, channels: dict[str, object]) -> list[discord.TextChannel]:
-    """The game's distinct text channels (the game and vote channel may be one)."""
-    out: dict[int, discord.TextChannel] = {}
+def game_channels(guild: discord.Guild, channels: dict[str, object]) -> list[Hosting]:
+    """The game's distinct channels whose overwrites it sets (the game and vote channel may be
+    one; a forum game's main post is a thread of its forum: the forum alone)."""
+    out: dict[int, Hosting] = {}
     for name in CHANNELS:
         channel = guild.get_channel(int(str(channels[name])))
-        if isinstance(channel, discord.TextChannel):
+        if isinstance(channel, discord.TextChannel | discord.ForumChannel):
             out[channel.id] = channel
     return list(out.values())
 
@@ -173,7 +178,7 @@ async def sync_players(
     if guild is None:
         return
     players = [p for p in players if p.isdigit()]  # Discord users (a replay's names are not)
-    for channel in _channels(guild, info.channels):
+    for channel in game_channels(guild, info.channels):
         holding, kinds = await _holder(judge, channel.id, game_id, state)
         for player in players:
             deny = denied(holding, player, kinds) if holding is not None else ()
@@ -203,11 +208,30 @@ async def _leave_threads(judge: Judge, channels: dict[str, object], players: lis
                     await thread.remove_user(discord.Object(int(player)))
 
 
-async def set_role_open(channel: discord.TextChannel, role: discord.Role, open_: bool) -> None:
-    """The players' role's overwrite: closed (no post) or open, without a request if it is."""
-    wanted = None if open_ else False
-    if channel.overwrites_for(role).send_messages is not wanted:
-        await channel.set_permissions(role, send_messages=wanted)
+async def set_role_open(channel: Hosting, role: discord.Role, open_: bool) -> None:
+    """The players' role's overwrite: closed (no post) or open, without a request if it is. In
+    a forum, posting in its posts (threads) is what opens, explicitly: the forum's everyone
+    overwrite denies it (`bot.discord.start_effects`), so non-players never post there."""
+    if isinstance(channel, discord.ForumChannel):
+        wanted = open_
+        if channel.overwrites_for(role).send_messages_in_threads is not wanted:
+            await channel.set_permissions(role, send_messages_in_threads=wanted)
+        return
+    wanted_text = None if open_ else False
+    if channel.overwrites_for(role).send_messages is not wanted_text:
+        await channel.set_permissions(role, send_messages=wanted_text)
+
+
+async def set_everyone(forum: discord.ForumChannel, *, closed: bool) -> None:
+    """A forum game's everyone overwrite: no new post and no post in its posts while the game
+    is in play (the players' role is let in by day); left as it was otherwise."""
+    everyone = forum.guild.default_role
+    wanted = forum.overwrites_for(everyone)
+    wanted.update(
+        send_messages=False if closed else None, send_messages_in_threads=False if closed else None
+    )
+    if wanted != forum.overwrites_for(everyone):
+        await forum.set_permissions(everyone, overwrite=None if wanted.is_empty() else wanted)
 
 
 async def reconcile(judge: Judge, game_id: int) -> None:
@@ -222,7 +246,7 @@ async def reconcile(judge: Judge, game_id: int) -> None:
     open_ = channels_open(state)
     if guild is None or role is None or open_ is None:
         return
-    for channel in _channels(guild, info.channels):
+    for channel in game_channels(guild, info.channels):
         if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id:
             await set_role_open(channel, role, open_)
 
@@ -240,7 +264,7 @@ async def release(judge: Judge, game_id: int, state: GameState) -> None:
     role = guild.get_role(int(str(role_id)))
     if role is None:
         return  # deleted before (a repeat)
-    channels = _channels(guild, info.channels)
+    channels = game_channels(guild, info.channels)
     for channel in channels:
         holder = judge.runtime.routes.channel_games.get(channel.id, game_id)
         if holder != game_id and await judge.runtime.service.is_active(holder):
@@ -250,6 +274,8 @@ async def release(judge: Judge, game_id: int, state: GameState) -> None:
     for channel in channels:
         if _has_overwrite(channel, role.id):
             await channel.set_permissions(role, overwrite=None)
+        if isinstance(channel, discord.ForumChannel):  # its posts open to everyone again
+            await set_everyone(channel, closed=False)
     try:
         await role.delete(reason=f"faguan: game {game_id} is over")
     except discord.NotFound:

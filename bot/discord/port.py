@@ -46,7 +46,12 @@ class DiscordPort:
 
     async def posts_after(self, channel_id: int, after_id: int) -> AsyncIterator[ChannelPost]:
         channel = self.judge.client.get_channel(channel_id)
-        if not isinstance(channel, discord.TextChannel):
+        if channel is None:  # a forum game's vote post out of the cache (locked, archived)
+            try:
+                channel = await self.judge.client.fetch_channel(channel_id)
+            except (discord.NotFound, discord.Forbidden):
+                return
+        if not isinstance(channel, discord.TextChannel | discord.Thread):
             return
         history = channel.history(limit=None, after=discord.Object(after_id), oldest_first=True)
         async for message in history:
@@ -66,7 +71,7 @@ class DiscordPort:
     async def tell_stuck(self, game_id: int, attempts: int) -> None:
         info = await self.judge.runtime.service.info(game_id)
         channel = self.judge.client.get_channel(int(info.channels["game"]))
-        if not isinstance(channel, discord.TextChannel):
+        if not isinstance(channel, discord.TextChannel | discord.Thread):
             return
         language = str(info.options.get("language", "zh-CN"))
         text = render(language, "notice.stuck", {"attempts": attempts})

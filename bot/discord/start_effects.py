@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot.discord import permissions
+from bot.runtime.hosting import is_forum
+
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
 
@@ -60,6 +63,8 @@ async def perform(judge: Judge, game_id: int, step: str) -> None:
     if step == "overwrites":
         wanted = discord.PermissionOverwrite(**BOT_ALLOW)
         for channel in _channels(guild, info.channels):
+            if isinstance(channel, discord.ForumChannel):  # its posts: players only
+                await permissions.set_everyone(channel, closed=True)
             if channel.overwrites_for(guild.me) != wanted:
                 try:
                     await channel.set_permissions(guild.me, overwrite=wanted)
@@ -85,11 +90,13 @@ async def perform(judge: Judge, game_id: int, step: str) -> None:
                 log.warning("game %s: a player was not given the role (%s)", game_id, why)
 
 
-def _channels(guild: discord.Guild, channels: Mapping[str, Any]) -> list[discord.TextChannel]:
-    found = []
-    for cid in dict.fromkeys(int(channels[name]) for name in ("game", "vote")):
+def _channels(guild: discord.Guild, channels: Mapping[str, Any]) -> list[permissions.Hosting]:
+    """The game and vote channels (a forum game: the forum; its main post is one of its posts)."""
+    names = ("vote",) if is_forum(channels) else ("game", "vote")
+    found: list[permissions.Hosting] = []
+    for cid in dict.fromkeys(int(channels[name]) for name in names):
         channel = guild.get_channel(cid)
-        if not isinstance(channel, discord.TextChannel):
+        if not isinstance(channel, discord.TextChannel | discord.ForumChannel):
             raise RuntimeError(f"channel {cid} is not available")
         found.append(channel)
     return found

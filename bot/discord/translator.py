@@ -41,6 +41,7 @@ ZH: dict[str, str] = {
     "power_deadline": "夜间截止",
     "vote_deadline": "投票截止",
     "vote_channel": "投票频道",
+    "forum": "论坛频道",
     "language": "语言",
     "options": "选项",
     "power": "权利",

@@ -311,16 +311,26 @@ def message_link(guild_id: int | str, channel_id: int | str, message_id: int | s
 
 
 def with_links(
-    record: Mapping[str, Any], guild_id: int | str, channel_id: int | str
+    record: Mapping[str, Any],
+    guild_id: int | str,
+    channel_id: int | str,
+    vote_posts: Mapping[int, int] | None = None,
 ) -> dict[str, Any]:
-    """The record with a message link on every vote post (posts whose id is a Discord id)."""
+    """The record with a message link on every vote post (posts whose id is a Discord id); in
+    a forum game (`vote_posts`: day → its 投票帖's thread id), each day record also links its
+    投票帖 (`vote_post`) and each post is linked in the thread it was made in."""
+    days = dict(vote_posts or {})
     out = dict(record)
     phases = []
     for phase in record.get("phases", []):
         phase = dict(phase)
+        thread = days.get(int(phase.get("number", 0))) if phase.get("phase") == "day" else None
+        if thread is not None:
+            phase["vote_post"] = f"https://discord.com/channels/{guild_id}/{thread}"
+        where = thread or channel_id
         if "posts" in phase:
             phase["posts"] = [
-                {**post, "link": message_link(guild_id, channel_id, post["post_id"])}
+                {**post, "link": message_link(guild_id, where, post["post_id"])}
                 if str(post.get("post_id", "")).isdigit()
                 else dict(post)
                 for post in phase["posts"]

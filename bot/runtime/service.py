@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.runtime.hosting import forum_channels, is_forum, vote_post_steps
 from bot.runtime.schedule import GameSchedule, from_ms, to_ms
 from bot.runtime.snapshots import SNAPSHOTS, due
 from bot.runtime.start_steps import start_effects
@@ -190,7 +191,8 @@ class GameService:
                 players=[PlayerSpec(user_id=p.user_id, name=p.name) for p in lobby.players],
                 seed=seed,
                 options=options | dict(settings.get("options", {})),
-                channels={"game": str(lobby.channel_id), "vote": str(lobby.vote_channel_id)},
+                channels={"game": str(lobby.channel_id), "vote": str(lobby.vote_channel_id)}
+                | forum_channels(settings),
                 schedule=GameSchedule.from_json(settings["schedule"]),
                 first=start_effects(),
             )
@@ -309,6 +311,8 @@ class GameService:
                 return Outcome(state=state, duplicate=True), result.pending
             return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
         effects = as_posts(effects_for(state, events))
+        # a forum game's vote posts: opened and locked after the engine's effects (its 看表帖)
+        shell = vote_post_steps(events) if is_forum((await self.info(game_id)).channels) else []
         finished = any(isinstance(e, GameEnded) for e in events)
         subs: list[SeatSpec] = []
         if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
@@ -319,7 +323,7 @@ class GameService:
         result = await self.repo.record(
             game_id,
             events=[codec.dump(e) for e in events],
-            effects=[codec.dump(e) for e in effects],
+            effects=[*(codec.dump(e) for e in effects), *shell],
             message_id=message_id,
             expected_seq=loaded.seq,
             substitutes=subs,

@@ -11,6 +11,7 @@ from collections import Counter
 
 from bot.records.render import Context
 from bot.runtime.contexts import Contexts
+from bot.runtime.hosting import vote_channel_id
 from bot.runtime.port import ChannelPost, ChatPort, snowflake_at
 from bot.runtime.schedule import to_ms
 from bot.runtime.service import GameService, Outcome
@@ -65,14 +66,18 @@ class VotePosts:
         return await self.service.submit(game_id, command, message_id=post.id)
 
     async def catch_up(self, game_id: int) -> None:
-        """Read the vote channel from the opening of the vote window and ingest, in time order.
+        """Read the vote channel (a forum game: the newest day's vote post) from the opening of
+        the vote window and ingest, in time order.
 
         From the opening, not from the last post recorded: a post that failed to be recorded
         (the database was away) must still count when a later one did. Posts already recorded
         are no-ops (their message id is a unique key)."""
         info = await self.service.info(game_id)
+        channel = vote_channel_id(info.channels)
+        if channel is None:  # a forum game before its first day: no vote post yet
+            return
         start = info.channels.get("votes_from") or await self.service.repo.last_message_id(game_id)
         if not start:
             start = snowflake_at(info.created_at)
-        async for post in self.port.posts_after(int(info.channels["vote"]), int(start)):
+        async for post in self.port.posts_after(channel, int(start)):
             await self.ingest(game_id, post)

@@ -26,6 +26,7 @@ from bot.discord.interactions import (
 from bot.records.record_html import record_page, with_links
 from bot.records.render import Context, deadline_text, public_roster
 from bot.runtime.game_options import check_deal, check_options, parse_options, suggestions
+from bot.runtime.hosting import forum_settings, vote_posts
 from bot.runtime.schedule import GameSchedule
 from bot.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
 from engine.errors import EngineError
@@ -117,6 +118,7 @@ class GameCog(commands.Cog, name="GameCog"):
         power_deadline=_("power_deadline"),
         vote_deadline=_("vote_deadline"),
         vote_channel=_("vote_channel"),
+        forum=_("forum"),
         options=_("options"),
     )
     @app_commands.choices(tie=[app_commands.Choice(name=t, value=t) for t in TIES])
@@ -132,6 +134,7 @@ class GameCog(commands.Cog, name="GameCog"):
         vote_channel: discord.TextChannel | None = None,
         language: str | None = None,
         options: str | None = None,
+        forum: discord.ForumChannel | None = None,
     ) -> None:
         if not is_moderator(self.judge, interaction.user):
             await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
@@ -187,35 +190,46 @@ class GameCog(commands.Cog, name="GameCog"):
             return
         schedule = GameSchedule(power=power, vote=vote, timezone=defaults.timezone)
         assert interaction.guild is not None
+        shown = " ".join([ruleset, rules.name_zh, *(f"{k}={v}" for k, v in chosen.items())])
+        opening = say(
+            lang,
+            "notice.lobby_open",
+            ruleset=shown,
+            min=low,
+            max=high,
+            power=str(power),
+            vote=str(vote),
+        )
+        settings: dict[str, Any] = {
+            "ruleset": ruleset,
+            "tie": tie,
+            "language": lang,
+            "schedule": schedule.to_json(),
+            "options": chosen,
+        }
+        channel_id, vote_id = interaction.channel.id, (vote_channel or interaction.channel).id
+        main: discord.Thread | None = None
+        if forum is not None:  # hosted in a forum: the sign-up is its new main post
+            title = say(lang, "forum.lobby_title", ruleset=f"{ruleset} {rules.name_zh}")
+            main = (await forum.create_thread(name=title, content=opening)).thread
+            channel_id, vote_id = main.id, forum.id
+            settings |= forum_settings(interaction.channel.id)
         try:  # both channels are bound to the sign-up by the database, or it is refused
             await self.judge.runtime.service.repo.lobbies.open(
                 server_id=interaction.guild.id,
-                channel_id=interaction.channel.id,
-                vote_channel_id=(vote_channel or interaction.channel).id,
+                channel_id=channel_id,
+                vote_channel_id=vote_id,
                 min_players=low,
                 max_players=high,
-                settings={
-                    "ruleset": ruleset,
-                    "tie": tie,
-                    "language": lang,
-                    "schedule": schedule.to_json(),
-                    "options": chosen,
-                },
+                settings=settings,
             )
         except ChannelHeld as held:
+            if main is not None:  # the forum holds a game already: no stray main post
+                await main.delete()
             await respond(interaction, self._held_text(interaction, held))
             return
-        shown = " ".join([ruleset, rules.name_zh, *(f"{k}={v}" for k, v in chosen.items())])
         await interaction.response.send_message(
-            say(
-                lang,
-                "notice.lobby_open",
-                ruleset=shown,
-                min=low,
-                max=high,
-                power=str(power),
-                vote=str(vote),
-            )
+            opening if main is None else f"{opening}\n{main.mention}"
         )
 
     @new.autocomplete("ruleset")
@@ -327,6 +341,14 @@ class GameCog(commands.Cog, name="GameCog"):
         await interaction.followup.send(
             say(str(lobby.settings["language"]), "notice.started", game=game_id)
         )
+        if isinstance(interaction.channel, discord.Thread) and lobby.settings.get("hosting"):
+            shown = (
+                f"{lobby.settings['ruleset']} {get_ruleset(str(lobby.settings['ruleset'])).name_zh}"
+            )
+            title = say(
+                str(lobby.settings["language"]), "forum.main_title", game=game_id, ruleset=shown
+            )
+            await interaction.channel.edit(name=title)  # the main post: 第N局 …
 
     @game.command(name="status", description=_("Phase, deadline, who is in, who has voted"))
     async def status(
@@ -389,6 +411,7 @@ class GameCog(commands.Cog, name="GameCog"):
             record_of(state, names={Seat(k): v for k, v in ctx.names.items()}),
             info.server_id,
             info.channels["vote"],
+            vote_posts(info.channels),
         )
         blob = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
         page = record_page(data, ctx.locale, title=ctx.t("html.game_title", game=gid)).encode()

@@ -22,7 +22,9 @@ from bot.discord.interactions import (
 )
 from bot.discord.port import post_of
 from bot.discord.views import PASS, valid_targets
+from bot.discord.vote_threads import channel_of
 from bot.records.render import Context, known_seats, public_roster
+from bot.runtime.hosting import vote_channel_id
 from bot.runtime.schedule import to_ms
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.errors import EngineError
@@ -128,7 +130,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
         self._edited.add(payload.message_id)
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         channel = self.judge.client.get_channel(payload.channel_id)
-        if isinstance(channel, discord.TextChannel):
+        if isinstance(channel, discord.TextChannel | discord.Thread):
             await channel.get_partial_message(payload.message_id).reply(
                 ctx.t("vote.edited"), mention_author=False
             )
@@ -234,8 +236,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await respond(interaction, text(self.judge, interaction, key, **params))
             return
         info = await self.judge.runtime.service.info(game_id)
-        channel = self.judge.client.get_channel(int(info.channels["vote"]))
-        assert isinstance(channel, discord.TextChannel)
+        where = vote_channel_id(info.channels)  # a forum game: the day's 投票帖
+        assert where is not None  # a vote window is open: so is its vote post
+        channel = await channel_of(self.judge.client, where)
+        assert isinstance(channel, discord.TextChannel | discord.Thread)
         line = ctx.t(
             "notice.vote_post",
             who=ctx.seat(seat),

@@ -1,0 +1,86 @@
+"""A forum game's 投票帖s on Discord: each day's vote post opened with its vote window and locked
+at its 看表帖 (the steps as data: ``bot.runtime.hosting``).
+
+Each step is idempotent, so a retry or a restart after a crash neither opens a second post nor
+loses the first: the post's id is remembered under its day's own key (``vote_post:N``) once made;
+a post made just before a crash, whose id was not remembered, is found by its title (which names
+the game and the day) among the forum's posts before one is made. Opening a day's post again (a
+run-off) unlocks it; locking a locked post does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import discord
+
+from bot.records.render import deadline_text
+from bot.runtime.hosting import vote_post_key, vote_posts
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
+
+
+SendOnce = Callable[[discord.abc.Messageable, str], Awaitable[None]]
+
+
+async def channel_of(
+    client: discord.Client, channel_id: int
+) -> discord.abc.GuildChannel | discord.Thread:
+    """A channel or thread by id: from the cache, else from Discord (an archived thread)."""
+    channel = client.get_channel(channel_id) or await client.fetch_channel(channel_id)
+    assert isinstance(channel, discord.abc.GuildChannel | discord.Thread)
+    return channel
+
+
+async def perform(
+    judge: Judge, send_once: SendOnce, game_id: int, action: str, day: int | None
+) -> None:
+    """Open (or reopen) day `day`'s vote post and link it in the main post, or lock it (`day`
+    None: every one of the game). `send_once`: the performer's send that looks before posting."""
+    info = await judge.runtime.service.info(game_id)
+    posts = vote_posts(info.channels)
+    if action == "close":
+        for number, thread_id in posts.items():
+            if day is None or number == day:
+                thread = await channel_of(judge.client, thread_id)
+                if isinstance(thread, discord.Thread) and not thread.locked:
+                    await thread.edit(locked=True, reason="faguan: the day's 看表帖")
+        return
+    assert day is not None
+    if day in posts:  # opened before: a run-off (or a retry) opens it again
+        thread = await channel_of(judge.client, posts[day])
+        if isinstance(thread, discord.Thread) and (thread.locked or thread.archived):
+            await thread.edit(locked=False, archived=False, reason="faguan: a run-off")
+        judge.runtime.routes.add_vote_post(game_id, day, posts[day])
+        return
+    forum = await channel_of(judge.client, int(info.channels["vote"]))
+    assert isinstance(forum, discord.ForumChannel)
+    state = await judge.runtime.service.state(game_id)
+    ctx = await judge.runtime.contexts.context(game_id, state)
+    title = ctx.t("forum.vote_post_title", day=day, game=game_id)
+    post = await _made_before(forum, title)
+    if post is None:
+        body = ctx.t("forum.vote_post_body", day=day, deadline=deadline_text(ctx, state.deadline))
+        post = (await forum.create_thread(name=title, content=body)).thread
+    else:
+        log.info("game %s: reusing day %s's vote post made before a retry", game_id, day)
+    await judge.runtime.service.set_channels(game_id, {vote_post_key(day): str(post.id)})
+    judge.runtime.routes.add_vote_post(game_id, day, post.id)
+    main = await channel_of(judge.client, int(info.channels["game"]))
+    assert isinstance(main, discord.abc.Messageable)
+    await send_once(main, ctx.t("forum.vote_post_link", day=day, link=post.mention))
+
+
+async def _made_before(forum: discord.ForumChannel, title: str) -> discord.Thread | None:
+    """The forum's post with this title, if the bot made it before (its id not remembered)."""
+    found = discord.utils.get(forum.threads, name=title)
+    if found is None:
+        async for thread in forum.archived_threads(limit=None):
+            if thread.name == title:
+                return thread
+    return found
