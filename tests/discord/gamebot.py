@@ -15,6 +15,8 @@ from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
 
 from bot.config import load
 from bot.discord.client import FaguanBot, create_bot
+from bot.records.record_html import with_links
+from bot.runtime.hosting import vote_posts
 from bot.runtime.timing import DeadlineScheduler
 from engine.model import Seat
 from engine.record import record_of
@@ -46,13 +48,16 @@ def make_bot(db: Path, clock: Any, seed: str = "e2e-seed") -> FaguanBot:
 
 @contextlib.asynccontextmanager
 async def running_table(
-    db: Path, players: int, clock: Any, seed: str = "e2e-seed"
+    db: Path, players: int, clock: Any, seed: str = "e2e-seed", hosting: str = "text"
 ) -> AsyncIterator[Table]:
     """A started bot on its own database with a table of `players` (shut down after); `clock`
-    is an unbound `EnvClock` (from tests/discord/conftest.py)."""
+    is an unbound `EnvClock` (from tests/discord/conftest.py). `hosting` "forum": the game is
+    hosted in a forum channel (`Driver.start` opens it there)."""
     env = Env(make_bot(db, clock, seed=seed))
     clock.bind(env)
     table = build_table(env, players)
+    if hosting == "forum":
+        table.forum = table.guild.create_forum_channel("杀人游戏论坛")
     await env.start()
     try:
         yield table
@@ -72,6 +77,8 @@ class Table:
     mod_role: RoleHandle
     outside: MemberActor
     names: list[str] = field(default_factory=list)
+    forum: ChannelHandle | None = None
+    """A forum game's forum: `channel` is then its main post (once the sign-up is open)."""
 
     @property
     def bot(self) -> FaguanBot:
@@ -107,6 +114,14 @@ class Table:
 
     def public(self) -> list[str]:
         return [m.content for m in self.channel.history()]
+
+    def vote_channel(self) -> ChannelHandle:
+        """Where votes are posted: the game channel, or a forum game's newest 投票帖."""
+        if self.forum is None:
+            return self.channel
+        posts = [t for t in self.forum.threads if "投票帖" in (t.name or "")]
+        assert posts, "no vote post is open"
+        return max(posts, key=lambda t: t.id)
 
 
 def build_table(env: Env, players: int) -> Table:
@@ -200,8 +215,13 @@ class Driver:
 
     async def start(self) -> dict[int, str]:
         t = self.table
-        r = await t.moderator.slash(t.channel, "game new", ruleset=self.ruleset, **self.new_options)
+        where = {} if t.forum is None else {"forum": t.forum}
+        r = await t.moderator.slash(
+            t.channel, "game new", ruleset=self.ruleset, **where, **self.new_options
+        )
         assert r.response is not None and not r.ephemeral
+        if t.forum is not None:  # the sign-up is the forum's new main post: the game's channel
+            (t.channel,) = t.forum.threads
         for p in t.players:
             await p.slash(t.channel, "game join")
         await t.moderator.slash(t.channel, "game start")
@@ -271,7 +291,7 @@ class Driver:
 
     async def post_vote(self, seat: int, text: str, target: int | None) -> discord.Message:
         """A public vote post in the vote channel; `target` None is an abstention."""
-        message = await self.member(seat).send(self.table.channel, text)
+        message = await self.member(seat).send(self.table.vote_channel(), text)
         await self.table.env.settle()
         self.steps.append(
             {
@@ -318,3 +338,29 @@ class Driver:
             "options": options or {},
             "steps": self.steps,
         }
+
+
+async def assert_vote_posts(table: Table, game_id: int, days: int) -> None:
+    """A forum game kept one 投票帖 per day (a run-off reuses its day's), each locked at its
+    看表帖, linked from the main post and from the record, holding that day's vote posts; a
+    text game has none of them."""
+    info = await table.bot.runtime.service.info(game_id, refresh=True)
+    posts = vote_posts(info.channels)
+    if table.forum is None:
+        assert posts == {}
+        return
+    assert list(posts) == list(range(1, days + 1))
+    threads = {thread.id: thread for thread in table.forum.threads}
+    main = "\n".join(table.public())
+    state = await table.bot.runtime.service.state(game_id)
+    linked = with_links(record_of(state), GUILD_ID, info.channels["vote"], posts)
+    days_linked = {p["number"]: p.get("vote_post") for p in linked["phases"] if p["phase"] == "day"}
+    for day, thread_id in posts.items():
+        thread = threads[thread_id]
+        assert thread.name == f"第{day}天 投票帖（第{game_id}局）"
+        live = table.bot.get_channel(thread_id)
+        assert isinstance(live, discord.Thread) and live.locked
+        assert any(not m.author.bot for m in thread.history())  # the day's votes are there
+        assert f"第{day}天 投票帖：<#{thread_id}>" in main
+        assert days_linked[day] == f"https://discord.com/channels/{GUILD_ID}/{thread_id}"
+    assert not any(v.startswith("投 ") for v in table.public())  # no vote in the main post

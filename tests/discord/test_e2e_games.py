@@ -6,9 +6,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 from conftest import EnvClock
-from gamebot import Driver, Table, by_role, compare_with_replay, running_table
+from gamebot import (
+    Driver,
+    Table,
+    assert_vote_posts,
+    by_role,
+    compare_with_replay,
+    running_table,
+)
 
 from bot.records.replay import run
 from engine.model import Seat
@@ -17,9 +25,11 @@ from engine.record import record_of
 SEED = "e2e-seed"
 
 
-@pytest_asyncio.fixture
-async def table12(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 12, EnvClock(), SEED) as t:
+@pytest_asyncio.fixture(params=["text", "forum"])
+async def table12(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Table]:
+    """Each whole game is played in both hostings: text channels, and a forum channel (a main
+    post and one 投票帖 per day), with the same outcomes."""
+    async with running_table(tmp_path / "g.db", 12, EnvClock(), SEED, request.param) as t:
         yield t
 
 
@@ -80,6 +90,7 @@ async def test_mifei_12_whole_game(table12: Table) -> None:
     assert any("【终局】" in text and SEED in text for text in final)
     r = await t.player(p1).slash(t.channel, "game record")
     assert r.response is not None
+    await assert_vote_posts(t, d.game_id, days=2)
 
 
 async def test_v3mt_12_whole_game_with_a_run_off(table12: Table) -> None:
@@ -132,3 +143,4 @@ async def test_v3mt_12_whole_game_with_a_run_off(table12: Table) -> None:
         record_of(state, names={Seat(i): n for i, n in enumerate(t.names, 1)}),
         run(d.replay_input(roles, SEED, {"tie": "revote"})).record,
     )
+    await assert_vote_posts(t, d.game_id, days=2)  # the run-off voted in day 1's 投票帖
