@@ -4,6 +4,7 @@ the same game without faults."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,10 +26,25 @@ SEED = "fault-seed"
 
 @pytest_asyncio.fixture
 async def table(tmp_path: Path) -> AsyncIterator[Table]:
+    async with faulty_table(tmp_path, "text") as t:
+        yield t
+
+
+@pytest_asyncio.fixture(params=["text", "forum"])
+async def hosted(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Table]:
+    """The table in both hostings: text channels, and a forum (a main post, a 投票帖 per day)."""
+    async with faulty_table(tmp_path, request.param) as t:
+        yield t
+
+
+@contextlib.asynccontextmanager
+async def faulty_table(tmp_path: Path, hosting: str) -> AsyncIterator[Table]:
     clock = EnvClock()
     env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED), check_errors=False)
     clock.bind(env)
     t = build_table(env, 8)
+    if hosting == "forum":
+        t.forum = t.guild.create_forum_channel("论坛")
     t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
     t.clock = clock  # type: ignore[attr-defined]
     await env.start()
@@ -70,8 +86,22 @@ async def test_discord_5xx_and_429_are_retried_and_the_game_ends_the_same(table:
 
     async def fail_sends(drv: Driver) -> None:
         env = drv.table.env
-        env.inject_error("POST", f"/channels/{drv.table.channel.id}/messages", status=503, code=0, message="unavailable", times=2)
-        env.inject_error("PUT", f"/channels/{drv.table.channel.id}/permissions/*", status=429, code=0, message="rate limited", times=1)
+        env.inject_error(
+            "POST",
+            f"/channels/{drv.table.channel.id}/messages",
+            status=503,
+            code=0,
+            message="unavailable",
+            times=2,
+        )
+        env.inject_error(
+            "PUT",
+            f"/channels/{drv.table.channel.id}/permissions/*",
+            status=429,
+            code=0,
+            message="rate limited",
+            times=1,
+        )
 
     async def lock_and_drain(drv: Driver) -> None:
         await fail_sends(drv)
@@ -91,7 +121,12 @@ async def test_timeouts_on_dms_are_retried(table: Table) -> None:
     failures = {"left": 3}
 
     async def flaky(route: Any, **kwargs: Any) -> Any:
-        if failures["left"] and route.method == "POST" and "/channels/" in route.path and "messages" in route.path:
+        if (
+            failures["left"]
+            and route.method == "POST"
+            and "/channels/" in route.path
+            and "messages" in route.path
+        ):
             failures["left"] -= 1
             raise TimeoutError
         return await original(route, **kwargs)
@@ -112,7 +147,14 @@ async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None
     roles = await d.start()
     killer = by_role(roles, "killer")[0]
     await d.power_by_menu(killer, "kill", by_role(roles, "civilian")[0])
-    table.env.inject_error("PUT", f"/channels/{table.channel.id}/permissions/*", status=500, code=0, message="down", times=8)
+    table.env.inject_error(
+        "PUT",
+        f"/channels/{table.channel.id}/permissions/*",
+        status=500,
+        code=0,
+        message="down",
+        times=8,
+    )
     await d.lock()
     for _ in range(8):
         jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
@@ -126,7 +168,8 @@ async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None
     assert not await table.bot.runtime.service.repo.undone_effects()
 
 
-async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Table) -> None:
+async def test_outage_across_a_deadline_counts_posts_by_their_own_time(hosted: Table) -> None:
+    table = hosted
     d = Driver(table, "v2")
     roles = await d.start()
     await d.lock()  # day 1
@@ -136,12 +179,14 @@ async def test_outage_across_a_deadline_counts_posts_by_their_own_time(table: Ta
     deadline = dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC)  # type: ignore[operator]
     first = await d.post_vote(others[0], f"投 {k1}", k1)
     await table.bot.ws.close()  # the bot is down for an hour of game time
-    await table.player(others[1]).send(table.channel, f"投 {k1}")
-    edited = await table.player(others[2]).send(table.channel, f"投 {k1}")
+    await table.player(others[1]).send(table.vote_channel(), f"投 {k1}")
+    edited = await table.player(others[2]).send(table.vote_channel(), f"投 {k1}")
     await table.player(others[2]).edit(edited, f"投 {others[0]}")  # the original stands
     await table.player(others[0]).delete(first)  # deleting does not retract
     await table.advance((deadline - table.env.now()).total_seconds() + 60)
-    late = await table.player(others[3]).send(table.channel, f"投 {others[0]}")  # after the deadline
+    late = await table.player(others[3]).send(
+        table.vote_channel(), f"投 {others[0]}"
+    )  # after the deadline
     await table.advance(3600)
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
@@ -184,7 +229,9 @@ async def test_database_away_while_votes_are_posted(table: Table) -> None:
     assert dict(day.tally) == {k1: 4}
 
 
-async def test_a_command_while_the_database_is_away_is_answered_and_changes_nothing(table: Table) -> None:
+async def test_a_command_while_the_database_is_away_is_answered_and_changes_nothing(
+    table: Table,
+) -> None:
     from sqlalchemy.exc import OperationalError
 
     d = Driver(table, "v2")
@@ -198,7 +245,9 @@ async def test_a_command_while_the_database_is_away_is_answered_and_changes_noth
 
     repo.record = away  # type: ignore[method-assign]
     before = await table.bot.runtime.service.state(d.game_id)
-    r = await table.player(killer).slash(table.channel, "act", power="kill", target=5 if killer != 5 else 6)
+    r = await table.player(killer).slash(
+        table.channel, "act", power="kill", target=5 if killer != 5 else 6
+    )
     repo.record = original  # type: ignore[method-assign]
     assert r.ephemeral and "try again" in r.response.content, table.env.errors
     assert await table.bot.runtime.service.state(d.game_id) == before
@@ -216,7 +265,14 @@ async def test_history_reads_failing_are_retried_and_no_post_is_lost(table: Tabl
     await table.bot.ws.close()  # down: the next posts reach only the channel
     for seat in voters[1:4]:
         await table.player(seat).send(table.channel, f"投 {k1}")
-    table.env.inject_error("GET", f"/channels/{table.channel.id}/messages", status=503, code=0, message="unavailable", times=2)
+    table.env.inject_error(
+        "GET",
+        f"/channels/{table.channel.id}/messages",
+        status=503,
+        code=0,
+        message="unavailable",
+        times=2,
+    )
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)  # its catch-up at startup fails
     await table.env.settle()
@@ -241,7 +297,9 @@ async def test_an_overdue_lock_that_fails_at_startup_is_retried(table: Table) ->
     for seat in voters[:5]:
         await table.player(seat).send(table.channel, f"投 {k1}")
     await table.advance(2 * 3600)  # the deadline passes while the bot is down
-    table.env.inject_error("GET", f"/channels/{table.channel.id}/messages", status=500, code=0, message="down", times=2)
+    table.env.inject_error(
+        "GET", f"/channels/{table.channel.id}/messages", status=500, code=0, message="down", times=2
+    )
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
     await table.env.restart_bot(new)
     await table.env.settle()
@@ -253,7 +311,9 @@ async def test_an_overdue_lock_that_fails_at_startup_is_retried(table: Table) ->
     assert dict(day.tally) == {k1: 5}
 
 
-async def test_resuming_games_when_the_database_is_away_is_retried(table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_resuming_games_when_the_database_is_away_is_retried(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The bot reconnects while the database is away: the games are resumed later, with their
     deadlines, instead of being left without timers until the next reconnect."""
     from sqlalchemy.exc import OperationalError
