@@ -50,7 +50,8 @@ REQUIRED_PERMISSIONS = (
 )
 """What the bot does on a server: players' roles and channel overwrites (Manage Roles, Manage
 Channels), the teams' private threads, the lock posts and results, reading vote posts back, the
-✅ on a counted vote. The README's invite list is checked against this
+✅ on a counted vote; in a forum-hosted game, its posts (Send Messages there) and locking each
+day's 投票帖 (Manage Threads). The README's invite list is checked against this
 (tests/discord/test_docs.py)."""
 
 
