@@ -111,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
         return _fail("faguan run", database_error(exc, url), exc, verbose=args.verbose)
     from bot.discord.client import create_bot
 
-    bot = create_bot(settings)
+    bot = create_bot(settings, claim=True)  # one process per SQLite file, per shard
     try:
         bot.run(token, log_handler=None)
     except Exception as exc:
@@ -179,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
             "(or discord.token in the config file); the database is migrated first. Exit "
             "status: 2 configuration, 3 token rejected, 4 privileged intents not enabled, "
             "5 Discord unreachable, 6 database unreachable, 7 not a database, 8 database "
-            "schema newer than this faguan."
+            "schema newer than this faguan, 9 another process runs this SQLite file (SQLite is "
+            "for one process)."
         ),
     )
     run.add_argument("--config", help="the configuration file (default: config.toml if present)")
