@@ -9,7 +9,6 @@ while it was down, locks every window whose deadline has passed and schedules th
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from typing import Any
@@ -34,8 +33,7 @@ from bot.runtime import runtime as runtime_jobs
 from bot.runtime.runtime import Runtime
 from bot.runtime.service import GameService
 from bot.runtime.timing import Clock, DeadlineScheduler, SystemClock
-from bot.store import Database, Repository, open_database, resolve_url, upgrade
-from bot.store.claims import Claim, Claimed, claim
+from bot.store import Database, Repository, open_database, upgrade
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +65,6 @@ class FaguanBot(commands.Bot):
         scheduler: DeadlineScheduler | None = None,
         database: Database | None = None,
         seed_source: Any = None,
-        claim: bool = False,
         **options: Any,
     ) -> None:
         intents = discord.Intents.default()
@@ -95,17 +92,11 @@ class FaguanBot(commands.Bot):
         """Per server, the permissions the bot lacks there (checked at every connect)."""
         self._role_checked: set[int] = set()
         """Servers whose moderator role was checked since start."""
-        self._claim_wanted = claim
-        """Claim the database or the shards before anything runs (`faguan run`; tests that
-        restart bots on one file leave it off)."""
-        self._claim: Claim | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def setup_hook(self) -> None:
         """Database, runtime, commands, persistent views."""
         url = self.settings.database.url
-        if self._claim_wanted:
-            self._claim = await claim_patiently(self.settings)
         if self._database is None:
             await upgrade(url)
             self._database = open_database(url)
@@ -151,8 +142,6 @@ class FaguanBot(commands.Bot):
                 log.warning("closing: the store's last writes failed (%s)", type(exc).__name__)
         if self._owns_database and self._database is not None:
             await self._database.dispose()
-        if self._claim is not None:
-            await self._claim.release()
 
     async def on_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -178,30 +167,6 @@ class FaguanBot(commands.Bot):
             self.missing_permissions[guild.id] = missing
             if missing:
                 log.warning("guild %s: missing permissions: %s", guild.id, ", ".join(missing))
-
-
-CLAIM_RETRY_SECONDS = 5.0
-"""How often a process whose shards are held tries again (the other may be draining)."""
-
-
-async def claim_patiently(settings: Settings) -> Claim:
-    """Claim this process's database (SQLite: refused at once if taken) or shards (PostgreSQL:
-    wait while another process holds them, as when a restart overlaps the old process)."""
-    shards = settings.discord
-    told = False
-    while True:
-        try:
-            held = await claim(settings.database.url, shards.shard_count, shards.shard_ids)
-        except Claimed as refused:
-            if resolve_url(settings.database.url).get_backend_name() == "sqlite":
-                raise
-            if not told:
-                log.warning("waiting to start: %s", refused)
-                told = True
-            await asyncio.sleep(CLAIM_RETRY_SECONDS)
-            continue
-        log.info("running shards %s of %s", list(held.shards), held.shard_count)
-        return held
 
 
 def create_bot(

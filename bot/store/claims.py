@@ -18,7 +18,9 @@ whole life:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +36,11 @@ try:  # POSIX; elsewhere SQLite runs unguarded (see `_lock_file`)
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 5.0
+"""How often a process whose shards are held tries again (the other may be draining)."""
 
 SHARD_KEYS = 0x46A60001
 """Advisory lock class of a shard: (SHARD_KEYS, shard_count × 65536 + shard id)."""
@@ -77,9 +84,7 @@ def shard_ids(shard_count: int | None, ids: Sequence[int] | None) -> tuple[int, 
     return tuple(ids) if ids is not None else tuple(range(shard_count))
 
 
-async def claim(
-    url: str | URL | None, shard_count: int | None, ids: Sequence[int] | None
-) -> Claim:
+async def claim(url: str | URL | None, shard_count: int | None, ids: Sequence[int] | None) -> Claim:
     """Claim the database (SQLite) or the shards (PostgreSQL) for this process, or raise
     `Claimed`."""
     resolved = resolve_url(url)
@@ -96,6 +101,27 @@ async def claim(
         await engine.dispose()
         raise
     return Claim(shards, count, _engine=engine, _connection=connection)
+
+
+async def claim_patiently(
+    url: str | URL | None, shard_count: int | None, ids: Sequence[int] | None
+) -> Claim:
+    """`claim`, waiting on PostgreSQL while another process holds the shards (a restart that
+    overlaps the old process's drain); on SQLite a taken file is refused at once."""
+    told = False
+    while True:
+        try:
+            held = await claim(url, shard_count, ids)
+        except Claimed as refused:
+            if resolve_url(url).get_backend_name() == "sqlite":
+                raise
+            if not told:
+                log.warning("waiting to start: %s", refused)
+                told = True
+            await asyncio.sleep(RETRY_SECONDS)
+            continue
+        log.info("running shards %s of %s", list(held.shards), held.shard_count)
+        return held
 
 
 def _lock_file(url: URL) -> IO[bytes] | None:
