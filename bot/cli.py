@@ -23,6 +23,7 @@ from bot.operator_errors import (
 )
 from bot.records.forum_text import forum_text
 from bot.records.replay import ReplayFileError, replay_file
+from bot.store.claims import Claimed, claim_patiently
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
@@ -103,21 +104,45 @@ def _run(args: argparse.Namespace) -> int:
         check_database_url(url, given_as=f"database.url in {settings.source}")
     except OperatorError as refused:
         return _fail("faguan run", refused, refused, verbose=args.verbose)
-    try:
-        # The database first: its mistakes are found before Discord is contacted, and told
-        # apart from Discord's (both can be an OSError).
-        asyncio.run(upgrade(url))
-    except Exception as exc:
-        return _fail("faguan run", database_error(exc, url), exc, verbose=args.verbose)
     from bot.discord.client import create_bot
 
-    bot = create_bot(settings)
+    async def serve() -> None:
+        # The claim first (one process per SQLite file, per shard), then the database: their
+        # mistakes are found before Discord is contacted, and told apart from Discord's (both
+        # can be an OSError).
+        shards = settings.discord
+        try:
+            held = await claim_patiently(url, shards.shard_count, shards.shard_ids)
+        except Claimed:
+            raise
+        except Exception as exc:
+            raise _DatabaseFailed from exc
+        try:
+            try:
+                await upgrade(url)
+            except Exception as exc:
+                raise _DatabaseFailed from exc
+            async with create_bot(settings) as bot:
+                await bot.start(token)
+        finally:
+            await held.release()
+
     try:
-        bot.run(token, log_handler=None)
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        return Exit.OK
+    except _DatabaseFailed as failed:
+        cause = failed.__cause__
+        assert isinstance(cause, Exception)
+        return _fail("faguan run", database_error(cause, url), cause, verbose=args.verbose)
     except Exception as exc:
         failure = discord_error(exc) or database_error(exc, url)
         return _fail("faguan run", failure, exc, verbose=args.verbose)
     return Exit.OK
+
+
+class _DatabaseFailed(Exception):
+    """Opening or migrating the database failed (the cause says how), before Discord."""
 
 
 def _fail(command: str, failure: OperatorError | None, exc: Exception, *, verbose: bool) -> int:
@@ -179,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
             "(or discord.token in the config file); the database is migrated first. Exit "
             "status: 2 configuration, 3 token rejected, 4 privileged intents not enabled, "
             "5 Discord unreachable, 6 database unreachable, 7 not a database, 8 database "
-            "schema newer than this faguan."
+            "schema newer than this faguan, 9 another process runs this SQLite file (SQLite is "
+            "for one process)."
         ),
     )
     run.add_argument("--config", help="the configuration file (default: config.toml if present)")

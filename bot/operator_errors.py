@@ -24,6 +24,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
 
 from bot.config import TOKEN_HELP_URL, ConfigError, load
+from bot.store.claims import Claimed
 from bot.store.db import normalize_url
 from bot.store.migrate import SchemaTooNew
 
@@ -43,6 +44,7 @@ class Exit(IntEnum):
     DATABASE_UNREACHABLE = 6
     NOT_A_DATABASE = 7
     SCHEMA_TOO_NEW = 8
+    ALREADY_RUNNING = 9  # another process holds the SQLite file, or this process's shards
 
 
 class OperatorError(Exception):
@@ -111,6 +113,8 @@ def database_error(exc: BaseException, url: URL) -> OperatorError | None:
     """The operator error `exc` (raised while opening or migrating `url`) is, if it is one."""
     where = shown(url)
     for item in _chain(exc):
+        if isinstance(item, Claimed):
+            return OperatorError(Exit.ALREADY_RUNNING, str(item))
         if isinstance(item, SchemaTooNew):
             revisions = ", ".join(item.revisions)
             return OperatorError(

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from bot.operator_errors import Exit
+from bot.store.claims import claim
 
 LOG_RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[A-Z]+) \S+: ")
 TOKEN = "MTIz.fake.token"
@@ -120,6 +121,18 @@ def test_run_token_rejected(tmp_path: Path, refusing_discord: str) -> None:
     assert line.startswith("faguan run: Discord rejected the bot token")
     assert "Reset Token" in line and "DISCORD_TOKEN" in line
     assert TOKEN not in result.stderr + result.stdout
+
+
+async def test_run_a_second_process_on_one_sqlite_file(tmp_path: Path) -> None:
+    url = upgraded(tmp_path / "f.db")
+    held = await claim(url, None, None)  # the first process, running
+    try:
+        result = faguan(tmp_path, "run", "--config", config(tmp_path, url))
+    finally:
+        await held.release()
+    line = one_line(result, Exit.ALREADY_RUNNING)
+    assert line.startswith("faguan run: another faguan process is running on the SQLite file")
+    assert "PostgreSQL" in line
 
 
 def test_run_discord_unreachable(tmp_path: Path) -> None:
