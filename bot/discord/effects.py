@@ -16,7 +16,7 @@ import discord
 from bot.discord import permissions
 from bot.discord.judge import judge_of
 from bot.discord.start_effects import perform as perform_start
-from bot.records.render import render_posts, render_private, render_reply
+from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
 from bot.runtime.start_steps import start_step
 from bot.store import OutboxItem
 from engine import codec
@@ -36,6 +36,7 @@ from engine.effects import (
     TeamNotice,
     Unsilence,
     UpdateStandings,
+    VoteChannelPost,
     Whisper,
 )
 from engine.model import Seat, Team
@@ -85,8 +86,12 @@ class DiscordEffects:
                 await self._send(thread, render_private(ctx, effect), again)
             case ReplyToPost():
                 await self._reply(game_id, state, effect, again)
+            case VoteChannelPost():  # the forum draws lots in the vote post
+                ctx = await self.judge.runtime.contexts.context(game_id, state)
+                channel = await self._channel(game_id, "vote")
+                await self._send(channel, render_vote_channel(ctx, effect), again)
             case SetChannelsOpen():
-                await self._set_open(game_id, effect.open)
+                await self._set_open(game_id, effect)
             case SeatLeft():
                 await self._silence(game_id, state, effect.seat)
             case Silence() | Unsilence():
@@ -130,8 +135,8 @@ class DiscordEffects:
                     return message  # sent before the crash or failure: do not post twice
         return await channel.send(content, **kwargs)
 
-    async def _set_open(self, game_id: int, open_: bool) -> None:
-        if open_:  # a vote window opens: catch-up reads the vote channel from here
+    async def _set_open(self, game_id: int, effect: SetChannelsOpen) -> None:
+        if effect.vote_open:  # a vote window opens: catch-up reads the vote channel from here
             start = discord.utils.time_snowflake(self.judge.runtime.clock.now()) - 1
             await self.judge.runtime.service.set_channels(game_id, {"votes_from": str(start)})
         info = await self.judge.runtime.service.info(game_id)
@@ -142,10 +147,11 @@ class DiscordEffects:
         role = guild.get_role(int(role_id))
         if role is None:
             return
-        for name in ("game", "vote"):
-            channel = guild.get_channel(int(info.channels[name]))
+        opened = permissions.open_by_channel(info.channels, effect.open, effect.vote_open)
+        for channel_id, open_ in opened.items():
+            channel = guild.get_channel(channel_id)
             if isinstance(channel, discord.TextChannel):
-                await channel.set_permissions(role, send_messages=None if open_ else False)
+                await permissions.set_role_open(channel, role, open_)
 
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread

@@ -20,6 +20,7 @@ from engine.effects import (
     Params,
     ReplyToPost,
     TeamNotice,
+    VoteChannelPost,
     Whisper,
 )
 
@@ -295,6 +296,20 @@ def _game_over(ctx: Context, p: Mapping[str, object]) -> str:
         roles=roles,
         scores=scores,
         seed=p["seed"],
+        commitment=p["commitment"],
+    )
+
+
+def render_vote_channel(ctx: Context, effect: VoteChannelPost) -> str:
+    """A post in the vote channel: the draw of a tie (抽签), with what is needed to check it."""
+    p = _p(effect.params)
+    group = ctx.t("day.group_prefix", group=ctx.t(f"group.{p['group']}")) if p.get("group") else ""
+    return group + ctx.t(
+        effect.key,
+        day=p["day"],
+        tied=ctx.seats(p["tied"]),
+        drawn=ctx.seat(p["drawn"]),
+        label=p["label"],
         commitment=p["commitment"],
     )
 
