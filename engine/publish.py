@@ -345,6 +345,10 @@ def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
     # everyone until the results, and a window opening after them reopens discussion. The vote
     # channel is open only in a vote window. A victim's choice keeps the day's silence.
     out: list[Effect] = [ScheduleDeadline(deadline=event.deadline)]
+    if window.kind is PhaseKind.WARMUP:  # 游戏热身: talk before night 1, no vote, no power
+        out.append(SetChannelsOpen(open=True, vote=False))
+        out.append(Announce(key="window.warmup", params=params(deadline=event.deadline)))
+        return out
     if window.kind is PhaseKind.DAY and window.chooser is None:
         out.append(SetChannelsOpen(open=True))
     elif window.kind is PhaseKind.NIGHT:

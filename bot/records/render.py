@@ -80,7 +80,7 @@ def _p(params: Params) -> dict[str, str | int | bool | None]:
 
 def _phase(ctx: Context, label: str) -> str:
     kind, _, number = label.partition(" ")
-    return ctx.t(f"record.{kind}", number=number) if kind in ("night", "day") else label
+    return ctx.t(f"record.{kind}", number=number) if kind in ("night", "day", "warmup") else label
 
 
 def _power(ctx: Context, power: object) -> str:
@@ -121,6 +121,8 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
         return ctx.t("game.started", **p)
     if key == "game.public_roles":
         return ctx.t(key, lines=public_roster(ctx, str(p["public"])))
+    if key == "window.warmup":
+        return ctx.t(key, deadline=deadline_text(ctx, p["deadline"]))
     if key in ("window.night", "window.day"):
         return ctx.t(key, number=p["number"], deadline=deadline_text(ctx, p["deadline"]))
     if key == "window.revote":
