@@ -490,6 +490,9 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(ClockPost(phase=f"day {record.number}", deadline=before.deadline))
     if first:
         out.append(SetChannelsOpen(open=False))  # silence from the 看表帖 (or the confession) on
+    if record.tie is not None and record.tie.then == "lots":
+        # drawn where the votes are (seed 004: 抽签过程必须在投票帖中进行), before the results
+        out.append(_lot_post(record.number, record.tie, after.commitment, group))
     if record.confess is not None:
         out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
     if record.confess is None and record.chosen_by is None:
@@ -508,8 +511,6 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(Announce(key="day.tally", params=params(**tally)))
     if record.tie is not None:
         tie = record.tie
-        if tie.then == "lots":  # the draw is made where the votes are (seed 004: 在投票帖中进行)
-            out.append(_lot_post(record.number, tie, after.commitment, group))
         out.append(
             Announce(
                 key=f"tie.{tie.then}",
