@@ -108,3 +108,29 @@ async def test_nights_are_open_the_clock_post_mutes_until_the_results_and_lots_g
     await cannot_post(t.player(living), vote, f"投 {k1}")
     await cannot_post(t.player(drawn), t.channel, "我不服")
     await cannot_post(t.player(victim), t.channel, "还是诈尸")
+
+
+async def test_a_warmup_is_talk_before_night_one_for_its_set_length(table: Table) -> None:
+    t = table
+    vote = t.guild.create_text_channel("vote")
+    d = Driver(t, "v2", vote_channel=vote, options="warmup=30")
+    roles = await d.start()
+    (killer, _) = by_role(roles, "killer")
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.window is not None and state.window.kind.value == "warmup"
+    assert state.deadline is not None
+    started = t.env.now().timestamp() * 1000
+    assert state.deadline - started == pytest.approx(30 * 60 * 1000, abs=1000)
+    assert any(text.startswith("游戏热身开始") for text in t.public())
+    assert not any(text.startswith("天黑了") for text in t.public())
+    await t.player(killer).send(t.channel, "热身聊两句")  # the living talk
+    await cannot_post(t.player(killer), vote, "投 3")  # no vote in the warm-up
+    assert not [m for m in t.dms(t.player(killer)) if "请在截止" in m.content]  # no power menu
+    await d.lock()  # the warm-up ends: night 1's power window, no 看表帖
+    assert not any(text.startswith("【看表】") for text in t.public())
+    assert t.public()[-1].startswith("天黑了。第1夜")
+    await t.player(killer).send(t.channel, "第一夜也能聊")
+    assert [m for m in t.dms(t.player(killer)) if "请在截止" in m.content]  # the menu now
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.window is not None and state.window.kind.value == "night"
+    await d.power_by_menu(killer, "kill", by_role(roles, "civilian")[0])
