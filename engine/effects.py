@@ -172,8 +172,8 @@ class Bulletin:
 
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
-    | VoteChannelPost | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings | Silence | Unsilence
-    | ReleaseChannels | Bulletin
+    | VoteChannelPost | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings
+    | Silence | Unsilence | ReleaseChannels | Bulletin
 )  # fmt: skip
 
 

@@ -53,7 +53,7 @@ def watch_posts(t: Table, game_id: int, monkeypatch: pytest.MonkeyPatch) -> list
     return seen
 
 
-async def test_nights_are_open_the_clock_post_mutes_until_the_results_and_lots_go_to_the_vote_channel(  # noqa: E501
+async def test_open_nights_a_muting_clock_post_and_lots_in_the_vote_channel(
     table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     t = table
