@@ -63,28 +63,25 @@ def test_the_first_night_opens_discussion_but_not_the_vote_channel() -> None:
     assert opens == [SetChannelsOpen(open=True, vote=False)]
 
 
-def test_a_night_lock_posts_the_clock_alone_mutes_then_results_then_opens_the_day() -> None:
+def test_each_lock_posts_the_clock_alone_mutes_then_results_then_reopens_discussion() -> None:
     g = Game("v2", V2)
     g.power(1, "kill", 5)
-    assert _shape(_lock(g)) == [
+    night = _shape(_lock(g))
+    g.vote(1, 6)
+    g.vote(2, 6)
+    day = _shape(_lock(g))
+    assert night == [
         "clock",
         "open game=False vote=False",
         "post:night.result",
         "open game=True vote=True",
         "post:window.day",
     ]
-
-
-def test_a_day_lock_posts_the_clock_alone_mutes_then_results_then_opens_the_night() -> None:
-    g = Game("v2", V2)
-    g.lock()
-    g.vote(1, 5)
-    g.vote(2, 5)
-    assert _shape(_lock(g)) == [
+    assert day == [
         "clock",
         "open game=False vote=False",
         "post:day.tally",
-        "open game=True vote=False",
+        "open game=True vote=False",  # the night: discussion, no votes
         "post:window.night",
     ]
 
