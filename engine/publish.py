@@ -225,7 +225,12 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 )
             ]
         case DeadlineSet() if event.record is not None and event.record.command == "advance":
-            return [Announce(key="mod.advanced")]
+            # a post of its own before the 看表帖: it names the window, so two advances differ
+            window = _need(before).window
+            which: dict[str, Param] = {}
+            if window is not None:
+                which = {"phase": window.phase.label(), "revote": window.revote}
+            return [Announce(key="mod.advanced", params=params(**which))]
         case DeadlineSet():
             return [
                 Announce(key="mod.deadline", params=params(deadline=event.deadline)),

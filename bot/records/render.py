@@ -203,8 +203,18 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
             post=p.get("post", ""),
             reason=p.get("reason", ""),
+            phase=_window_name(ctx, p),
         )
     return ctx.t(key, **p)
+
+
+def _window_name(ctx: Context, p: Mapping[str, object]) -> str:
+    """`第1天（第1次 PK）` from `phase` and `revote` params; `本阶段` when they are not given."""
+    if not p.get("phase"):
+        return ctx.t("override.this_window")
+    revote = p.get("revote")
+    suffix = ctx.t("record.revote", revote=revote) if revote else ""
+    return _phase(ctx, str(p["phase"])) + suffix
 
 
 def _without(values: Params, name: str) -> Params:
