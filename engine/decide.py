@@ -79,11 +79,15 @@ from engine.votes import judge_post
 
 
 def start_events(created: GameCreated, first_deadline: Instant | None = None) -> list[Event]:
-    """The events that start a game: its creation and the first night's window (匪刀在前)."""
-    return [
-        created,
-        WindowOpened(window=Window(kind=PhaseKind.NIGHT, number=1), deadline=first_deadline),
-    ]
+    """The events that start a game: its creation and the first night's window (匪刀在前), or
+    the warm-up (游戏热身) before it when the game has one (`first_deadline` is then the
+    warm-up's end)."""
+    first = (
+        Window(kind=PhaseKind.WARMUP, number=0)
+        if created.options.warmup
+        else Window(kind=PhaseKind.NIGHT, number=1)
+    )
+    return [created, WindowOpened(window=first, deadline=first_deadline)]
 
 
 def decide(state: GameState, command: Command) -> list[Event]:

@@ -58,9 +58,27 @@ class ClockPost:
 
 @dataclass(frozen=True, kw_only=True)
 class SetChannelsOpen:
-    """Open or close the game channels to the living players."""
+    """Open or close the game channels to the living players (docs/rulings.md, "The forum's
+    rhythm"): `open` is the discussion (game) channel; `vote` the vote channel, the same as `open`
+    when None. Nights open discussion but keep the vote channel shut (`vote=False`): votes count
+    only in a vote window."""
 
     open: bool
+    vote: bool | None = None
+
+    @property
+    def vote_open(self) -> bool:
+        """Whether the vote channel is open after this effect."""
+        return self.open if self.vote is None else self.vote
+
+
+@dataclass(frozen=True, kw_only=True)
+class VoteChannelPost:
+    """A public post in the day's vote channel (or vote post): where the forum draws lots
+    ("抽签过程必须在投票帖中进行", seed 004). Public information only, like `Announce`."""
+
+    key: str
+    params: Params = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,8 +172,8 @@ class Bulletin:
 
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
-    | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings | Silence | Unsilence
-    | ReleaseChannels | Bulletin
+    | VoteChannelPost | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings
+    | Silence | Unsilence | ReleaseChannels | Bulletin
 )  # fmt: skip
 
 
@@ -163,17 +181,22 @@ _OWN_POST = ("window.", "game.over")
 
 
 def as_posts(effects: Sequence[Effect]) -> list[Effect]:
-    """The same effects with one input's public posts joined: the 看表帖 (or the first post) and
-    every public post after it make one message; the announcement of the next window
-    (`window.*`), or of the end (`game.over`), starts a second. So a phase change is two public
-    messages, in their order, and private messages and permission edits keep theirs."""
+    """The same effects with one input's public posts joined: the first post and every public
+    post after it make one message; the 看表帖 is always a message of its own (timestamped: the
+    mute starts there), and the announcement of the next window (`window.*`), or of the end
+    (`game.over`), starts another. So a phase change is three public messages (看表帖, results,
+    next window), in their order, and private messages and permission edits keep theirs."""
     out: list[Effect] = []
     open_at: int | None = None  # where the message being joined is in `out`
     for effect in effects:
         if not isinstance(effect, ClockPost | Announce):
             out.append(effect)
             continue
-        if open_at is None or (isinstance(effect, Announce) and effect.key.startswith(_OWN_POST)):
+        if isinstance(effect, ClockPost):
+            out.append(effect)
+            open_at = None  # nothing joins the 看表帖
+            continue
+        if open_at is None or effect.key.startswith(_OWN_POST):
             open_at = len(out)
             out.append(effect)
             continue

@@ -106,11 +106,13 @@ class CheckResult(StrEnum):
 
 
 class PhaseKind(StrEnum):
-    """The kind of the current phase: a night power window, a day vote window, or the end."""
+    """The kind of the current phase: a night power window, a day vote window, the end, or the
+    warm-up (游戏热身, seed 004 §2.2 step 2: discussion before night 1, when the game has one)."""
 
     NIGHT = "night"
     DAY = "day"
     ENDED = "ended"
+    WARMUP = "warmup"
 
 
 class TiePolicy(StrEnum):

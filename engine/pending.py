@@ -52,6 +52,8 @@ def pending(state: GameState) -> Pending:
         return Pending(window=None)
     if window.last_act:
         return Pending(window=key, powers=tuple(sorted({s for s, _ in state.last_acts_open})))
+    if window.kind is PhaseKind.WARMUP:  # nobody owes anything in the warm-up
+        return Pending(window=key)
     if window.kind is PhaseKind.NIGHT:
         rules = rules_for(state)
         submitted = {(s.seat, s.power) for s in state.submissions}

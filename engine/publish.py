@@ -27,6 +27,7 @@ from engine.effects import (
     TeamNotice,
     Unsilence,
     UpdateStandings,
+    VoteChannelPost,
     Whisper,
     params,
     seats_text,
@@ -56,7 +57,14 @@ from engine.evolve import evolve, initial_state
 from engine.model import PhaseKind, Power, Seat, Team
 from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
-from engine.state import GameState, NightRecord, OverrideRecord, SeatState, VotePost
+from engine.state import (
+    GameState,
+    NightRecord,
+    OverrideRecord,
+    SeatState,
+    TieRecord,
+    VotePost,
+)
 
 
 def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
@@ -217,7 +225,12 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 )
             ]
         case DeadlineSet() if event.record is not None and event.record.command == "advance":
-            return [Announce(key="mod.advanced")]
+            # a post of its own before the 看表帖: it names the window, so two advances differ
+            window = _need(before).window
+            which: dict[str, Param] = {}
+            if window is not None:
+                which = {"phase": window.phase.label(), "revote": window.revote}
+            return [Announce(key="mod.advanced", params=params(**which))]
         case DeadlineSet():
             return [
                 Announce(key="mod.deadline", params=params(deadline=event.deadline)),
@@ -333,12 +346,18 @@ def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
             ScheduleDeadline(deadline=event.deadline),
             Announce(key="window.last_act", params=params(deadline=event.deadline)),
         ]
-    # Players talk by day; from the day's 看表帖 until the night's results they are silent (天黑).
+    # The forum's rhythm (docs/rulings.md): the living talk by night and by day; each 看表帖 mutes
+    # everyone until the results, and a window opening after them reopens discussion. The vote
+    # channel is open only in a vote window. A victim's choice keeps the day's silence.
     out: list[Effect] = [ScheduleDeadline(deadline=event.deadline)]
+    if window.kind is PhaseKind.WARMUP:  # 游戏热身: talk before night 1, no vote, no power
+        out.append(SetChannelsOpen(open=True, vote=False))
+        out.append(Announce(key="window.warmup", params=params(deadline=event.deadline)))
+        return out
     if window.kind is PhaseKind.DAY and window.chooser is None:
         out.append(SetChannelsOpen(open=True))
-    elif window.kind is PhaseKind.NIGHT and window.number == 1:
-        out.append(SetChannelsOpen(open=False))
+    elif window.kind is PhaseKind.NIGHT:
+        out.append(SetChannelsOpen(open=True, vote=False))
     if window.kind is PhaseKind.NIGHT:
         out.extend(_lift_silence(state))
         out.append(
@@ -434,6 +453,7 @@ def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
     record = event.record
     out: list[Effect] = [
         ClockPost(phase=f"night {record.number}", deadline=before.deadline),
+        SetChannelsOpen(open=False),  # silence from the 看表帖 until the results
         Announce(
             key="night.result", params=params(number=record.number, left=seats_text(record.left))
         ),
@@ -475,6 +495,9 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(ClockPost(phase=f"day {record.number}", deadline=before.deadline))
     if first:
         out.append(SetChannelsOpen(open=False))  # silence from the 看表帖 (or the confession) on
+    if record.tie is not None and record.tie.then == "lots":
+        # drawn where the votes are (seed 004: 抽签过程必须在投票帖中进行), before the results
+        out.append(_lot_post(record.number, record.tie, after.commitment, group))
     if record.confess is not None:
         out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
     if record.confess is None and record.chosen_by is None:
@@ -519,6 +542,22 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
     out.extend(_reveal_and_last_words(record.revealed, record.last_words))
     out.extend(_last_act_prompts(event.last_acts))
     return out
+
+
+def _lot_post(day: int, tie: TieRecord, commitment: str, group: dict[str, Param]) -> Effect:
+    """The draw of a tie, posted in the day's vote channel: who was tied, who was drawn, and what
+    anyone needs to check it (`faguan verify`, docs/fairness.md): the label and the commitment."""
+    return VoteChannelPost(
+        key="lots.drawn",
+        params=params(
+            day=day,
+            tied=seats_text(tie.tied),
+            drawn=tie.drawn,
+            label=tie.label,
+            commitment=commitment,
+            **group,
+        ),
+    )
 
 
 def _void_item(post: VotePost) -> str:

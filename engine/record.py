@@ -104,6 +104,7 @@ def record_of(
             "tie": state.options.tie.value,
             "self_vote": state.options.self_vote,
             "composition": state.options.composition,
+            **({"warmup": state.options.warmup} if state.options.warmup else {}),
             **dict(state.options.extras),
         },
         "roles": {names[s.seat]: s.original_role.value for s in state.seats},

@@ -48,6 +48,8 @@ def _resolve(state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
     assert window is not None
     if window.last_act:
         return _close_last_acts(state, rules, cmd)
+    if window.kind is PhaseKind.WARMUP:  # nothing to settle: the first night opens
+        return [WindowOpened(window=_following(window), deadline=cmd.next_deadline)]
     if window.kind is PhaseKind.NIGHT:
         return _resolve_night(state, rules, cmd, cutoff)
     if window.chooser is not None:
@@ -71,7 +73,7 @@ def _close_last_acts(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]
 
 
 def _following(window: Window) -> Window:
-    """The regular window after a night (its day) or a day (the next night)."""
+    """The regular window after a night (its day) or a day or the warm-up (the next night)."""
     if window.kind is PhaseKind.NIGHT:
         return Window(kind=PhaseKind.DAY, number=window.number)
     return Window(kind=PhaseKind.NIGHT, number=window.number + 1)

@@ -13,7 +13,7 @@ from engine.rulesets import get_ruleset
 from engine.rulesets.base import Composition, Ruleset
 from engine.state import Options
 
-GAME_OPTIONS = ("tie", "self_vote", "composition")
+GAME_OPTIONS = ("tie", "self_vote", "composition", "warmup")
 """Options every ruleset takes (docs/rules.md §1.2); a ruleset adds its own (`option_choices`)."""
 
 
@@ -48,6 +48,11 @@ def read_options(raw: Mapping[str, object], rules: Ruleset | None = None) -> Opt
         raise SetupError(
             "setup.bad_option", option="composition", value=str(composition), allowed="1, 2"
         )
+    warmup = raw.get("warmup", 0)
+    if not isinstance(warmup, int) or isinstance(warmup, bool) or not 0 <= warmup <= MAX_WARMUP:
+        raise SetupError(
+            "setup.bad_option", option="warmup", value=str(warmup), allowed=f"0–{MAX_WARMUP}"
+        )
     extras: list[tuple[str, str]] = []
     for name, allowed in sorted(own.items()):
         value = raw.get(name, allowed[0])
@@ -56,7 +61,17 @@ def read_options(raw: Mapping[str, object], rules: Ruleset | None = None) -> Opt
                 "setup.bad_option", option=name, value=str(value), allowed=", ".join(allowed)
             )
         extras.append((name, value))
-    return Options(tie=policy, self_vote=self_vote, composition=composition, extras=tuple(extras))
+    return Options(
+        tie=policy,
+        self_vote=self_vote,
+        composition=composition,
+        warmup=warmup,
+        extras=tuple(extras),
+    )
+
+
+MAX_WARMUP = 7 * 24 * 60
+"""The longest warm-up, in minutes (a week)."""
 
 
 def _pick_composition(

@@ -25,6 +25,9 @@ class Options:
     tie: TiePolicy = TiePolicy.LOTS
     self_vote: bool = True
     composition: int = 1
+    warmup: int = 0
+    """Minutes of warm-up (游戏热身) between the deal and night 1; 0: none (the default). The
+    engine only opens the window; its length is the shell's (the deadline it sets)."""
     extras: tuple[tuple[str, str], ...] = ()
     """The ruleset's own options in force (`Ruleset.option_choices`), by name, defaults filled."""
 

@@ -18,8 +18,8 @@ from bot.discord.judge import judge_of
 from bot.discord.start_effects import perform as perform_start
 from bot.discord.vote_threads import channel_of
 from bot.discord.vote_threads import perform as perform_vote_post
-from bot.records.render import render_posts, render_private, render_reply
-from bot.runtime.hosting import is_forum, vote_channel_of, vote_post_step
+from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
+from bot.runtime.hosting import is_forum, vote_channel_id, vote_channel_of, vote_post_step
 from bot.runtime.start_steps import start_step
 from bot.store import OutboxItem
 from engine import codec
@@ -39,6 +39,7 @@ from engine.effects import (
     TeamNotice,
     Unsilence,
     UpdateStandings,
+    VoteChannelPost,
     Whisper,
 )
 from engine.model import Seat, Team
@@ -91,8 +92,12 @@ class DiscordEffects:
                 await self._send(thread, render_private(ctx, effect), again)
             case ReplyToPost():
                 await self._reply(game_id, state, effect, again)
+            case VoteChannelPost():  # the forum draws lots in the vote post
+                ctx = await self.judge.runtime.contexts.context(game_id, state)
+                channel = await self._channel(game_id, "vote")
+                await self._send(channel, render_vote_channel(ctx, effect), again)
             case SetChannelsOpen():
-                await self._set_open(game_id, effect.open)
+                await self._set_open(game_id, effect)
             case SeatLeft():
                 await self._silence(game_id, state, effect.seat)
             case Silence() | Unsilence():
@@ -117,6 +122,8 @@ class DiscordEffects:
     async def _channel(self, game_id: int, name: str) -> discord.abc.Messageable:
         info = await self.judge.runtime.service.info(game_id)
         channel_id = int(info.channels[name])
+        if name == "vote" and is_forum(info.channels):  # the day's 投票帖, not the forum itself
+            channel_id = vote_channel_id(info.channels) or int(info.channels["game"])
         channel = self.judge.client.get_channel(
             channel_id
         ) or await self.judge.client.fetch_channel(channel_id)
@@ -136,8 +143,8 @@ class DiscordEffects:
                     return message  # sent before the crash or failure: do not post twice
         return await channel.send(content, **kwargs)
 
-    async def _set_open(self, game_id: int, open_: bool) -> None:
-        if open_:  # a vote window opens: catch-up reads the vote channel from here
+    async def _set_open(self, game_id: int, effect: SetChannelsOpen) -> None:
+        if effect.vote_open:  # a vote window opens: catch-up reads the vote channel from here
             start = discord.utils.time_snowflake(self.judge.runtime.clock.now()) - 1
             await self.judge.runtime.service.set_channels(game_id, {"votes_from": str(start)})
         info = await self.judge.runtime.service.info(game_id)
@@ -148,8 +155,9 @@ class DiscordEffects:
         role = guild.get_role(int(role_id))
         if role is None:
             return
+        opened = permissions.open_by_channel(info.channels, effect.open, effect.vote_open)
         for channel in permissions.game_channels(guild, info.channels):
-            await permissions.set_role_open(channel, role, open_)
+            await permissions.set_role_open(channel, role, opened[channel.id])
 
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread

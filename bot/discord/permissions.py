@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import discord
 
+from bot.runtime.hosting import is_forum
 from engine.model import PhaseKind, Seat
 from engine.state import GameState, NightRecord
 
@@ -86,15 +87,30 @@ def denied(state: GameState, player: str, kinds: Iterable[str]) -> frozenset[str
     return frozenset()
 
 
-def channels_open(state: GameState) -> bool | None:
-    """Whether the players' role may post in the game channels now (as `SetChannelsOpen` says:
-    by day in a vote window, and after the end); None before the first window."""
+def channels_open(state: GameState) -> tuple[bool, bool] | None:
+    """Whether the players' role may post in the game channel and in the vote channel now (as
+    `SetChannelsOpen` says, docs/rulings.md "The forum's rhythm": discussion in every night and
+    vote window, votes only in a vote window; both after the end); None before the first window."""
     if state.over:
-        return True
+        return True, True
     window = state.window
     if window is None:
         return None
-    return window.kind is PhaseKind.DAY and window.chooser is None and not window.last_act
+    if window.last_act or window.chooser is not None:
+        return False, False
+    return True, window.kind is PhaseKind.DAY
+
+
+def open_by_channel(channels: Mapping[str, object], game: bool, vote: bool) -> dict[int, bool]:
+    """Each of the game's channels open or shut; a channel that is both the game and the vote
+    channel follows the discussion (a vote posted there at night is answered as out of window),
+    and so does a forum (its overwrite governs the main post and the day's 投票帖, which is
+    locked outside its day)."""
+    if is_forum(channels):
+        return {int(str(channels["vote"])): game}
+    opened = {int(str(channels["vote"])): vote}
+    opened[int(str(channels["game"]))] = game
+    return opened
 
 
 def players_of(state: GameState) -> list[str]:
@@ -243,12 +259,13 @@ async def reconcile(judge: Judge, game_id: int) -> None:
     guild = judge.client.get_guild(info.server_id)
     role_id = info.channels.get("players_role")
     role = guild.get_role(int(str(role_id))) if guild is not None and role_id else None
-    open_ = channels_open(state)
-    if guild is None or role is None or open_ is None:
+    now = channels_open(state)
+    if guild is None or role is None or now is None:
         return
+    opened = open_by_channel(info.channels, *now)
     for channel in game_channels(guild, info.channels):
         if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id:
-            await set_role_open(channel, role, open_)
+            await set_role_open(channel, role, opened[channel.id])
 
 
 async def release(judge: Judge, game_id: int, state: GameState) -> None:

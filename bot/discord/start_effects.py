@@ -4,7 +4,7 @@ Why shell-side: the players' role and the channels' permission overwrites are Di
 not rules. The engine knows nothing of Discord, its effects are what a replay reproduces, and the
 public replay format must not change; so these effects never reach ``engine.codec``. They are
 written in the transaction that creates the game, before its engine effects (the role DMs, the
-night's channel closing, which needs the role), and performed in that order by
+first window's channel permissions, which need the role), and performed in that order by
 ``bot.discord.effects`` (the steps as data: ``bot.runtime.start_steps``). Each step is
 idempotent, so a retry or a restart after a crash finishes the start without doing anything
 twice:

@@ -20,6 +20,7 @@ from engine.effects import (
     Params,
     ReplyToPost,
     TeamNotice,
+    VoteChannelPost,
     Whisper,
 )
 
@@ -79,7 +80,7 @@ def _p(params: Params) -> dict[str, str | int | bool | None]:
 
 def _phase(ctx: Context, label: str) -> str:
     kind, _, number = label.partition(" ")
-    return ctx.t(f"record.{kind}", number=number) if kind in ("night", "day") else label
+    return ctx.t(f"record.{kind}", number=number) if kind in ("night", "day", "warmup") else label
 
 
 def _power(ctx: Context, power: object) -> str:
@@ -120,6 +121,8 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
         return ctx.t("game.started", **p)
     if key == "game.public_roles":
         return ctx.t(key, lines=public_roster(ctx, str(p["public"])))
+    if key == "window.warmup":
+        return ctx.t(key, deadline=deadline_text(ctx, p["deadline"]))
     if key in ("window.night", "window.day"):
         return ctx.t(key, number=p["number"], deadline=deadline_text(ctx, p["deadline"]))
     if key == "window.revote":
@@ -200,8 +203,18 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
             post=p.get("post", ""),
             reason=p.get("reason", ""),
+            phase=_window_name(ctx, p),
         )
     return ctx.t(key, **p)
+
+
+def _window_name(ctx: Context, p: Mapping[str, object]) -> str:
+    """`第1天（第1次 PK）` from `phase` and `revote` params; `本阶段` when they are not given."""
+    if not p.get("phase"):
+        return ctx.t("override.this_window")
+    revote = p.get("revote")
+    suffix = ctx.t("record.revote", revote=revote) if revote else ""
+    return _phase(ctx, str(p["phase"])) + suffix
 
 
 def _without(values: Params, name: str) -> Params:
@@ -295,6 +308,20 @@ def _game_over(ctx: Context, p: Mapping[str, object]) -> str:
         roles=roles,
         scores=scores,
         seed=p["seed"],
+        commitment=p["commitment"],
+    )
+
+
+def render_vote_channel(ctx: Context, effect: VoteChannelPost) -> str:
+    """A post in the vote channel: the draw of a tie (抽签), with what is needed to check it."""
+    p = _p(effect.params)
+    group = ctx.t("day.group_prefix", group=ctx.t(f"group.{p['group']}")) if p.get("group") else ""
+    return group + ctx.t(
+        effect.key,
+        day=p["day"],
+        tied=ctx.seats(p["tied"]),
+        drawn=ctx.seat(p["drawn"]),
+        label=p["label"],
         commitment=p["commitment"],
     )
 

@@ -36,7 +36,7 @@ def _value(name: str, value: str) -> object:
     """Booleans and numbers where the engine wants them; text everywhere else."""
     if name == "self_vote" and value.lower() in TRUE + FALSE:
         return value.lower() in TRUE
-    if name == "composition" and value.isdecimal():
+    if name in ("composition", "warmup") and value.isdecimal():
         return int(value)
     return value
 
@@ -80,7 +80,7 @@ def suggestions(rules: Ruleset, current: str) -> list[str]:
         for name, values in sorted(rules.option_choices.items())
         for value in values
     ]
-    pairs += ["composition=1", "composition=2", "self_vote=false", "self_vote=true"]
+    pairs += ["composition=1", "composition=2", "self_vote=false", "self_vote=true", "warmup=60"]
     prefix = f"{done} " if done else ""
     return [
         f"{prefix}{pair}"[:100]

@@ -19,6 +19,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from bot.runtime.hosting import forum_channels, is_forum, vote_post_steps
@@ -223,7 +224,12 @@ class GameService:
             seed=seed,
             options={k: v for k, v in options.items() if k in option_names(get_ruleset(ruleset))},
         )
-        opening = schedule.deadline("night", self.clock.now())
+        now = self.clock.now()
+        opening = (  # the warm-up (游戏热身) has a set length; night 1 follows the schedule
+            now + timedelta(minutes=created.options.warmup)
+            if created.options.warmup
+            else schedule.deadline("night", now)
+        )
         events = start_events(created, Instant(to_ms(opening)))
         effects = as_posts(effects_for(None, events))
         return GameDraft(

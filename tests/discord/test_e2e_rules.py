@@ -47,22 +47,25 @@ def last_day(state) -> DayRecord:  # type: ignore[no-untyped-def]
     return [r for r in state.history if isinstance(r, DayRecord)][-1]
 
 
-async def test_players_are_silent_at_night_but_the_bot_posts(table: Table) -> None:
+async def test_players_talk_at_night_and_the_clock_post_is_its_own(table: Table) -> None:
+    """The forum's rhythm (docs/rulings.md): discussion is open in the power window; the 看表帖
+    mutes until the results, which come right after it, in a post of their own."""
     d = Driver(table, "v2")
     await d.start()
     player = table.player(1)
-    with pytest.raises(BackendError) as refused:
-        await player.send(table.channel, "天黑了还能说话吗")
-    assert refused.value.code == 50013
+    message = await player.send(table.channel, "天黑了也能说话")
+    assert message.content == "天黑了也能说话"
     await table.moderator.send(table.channel, "管理员不受影响")  # not a player
-    await d.lock()  # the 看表帖 and the results are posted by the bot while players are silent
+    await d.lock()  # the 看表帖, then the results, then the day opens
     posts = table.public()
-    assert any(p.startswith("【看表】第1夜截止") for p in posts)
+    clock = next(p for p in posts if p.startswith("【看表】第1夜截止"))
+    assert "天亮了" not in clock
+    assert posts[posts.index(clock) + 1].startswith("天亮了。昨夜平安")
     message = await player.send(table.channel, "白天可以发言")  # day: open again
     assert message.content == "白天可以发言"
-    await d.lock()  # the day's 看表帖: silent again
-    with pytest.raises(BackendError):
-        await player.send(table.channel, "投 3")
+    await d.lock()  # the day's 看表帖, the results, and night 2 opens: discussion again
+    message = await player.send(table.channel, "第二夜接着聊")
+    assert message.content == "第二夜接着聊"
 
 
 async def test_vote_posts_change_abstain_edit_delete_late_dead_and_strangers(table: Table) -> None:

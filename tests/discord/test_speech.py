@@ -153,21 +153,27 @@ async def test_a_restart_lifts_a_stale_denial_from_a_living_player(table: Table)
     assert kept.send_messages is None and kept.view_channel is True  # others' fields kept
 
 
-async def test_a_restart_closes_the_channel_at_night_and_keeps_the_elders_silence(
+async def test_a_restart_sets_the_channels_as_the_night_says_and_keeps_the_elders_silence(
     table11: Table,
 ) -> None:
     t = table11
-    d = Driver(t, "v4_butterfly")
+    vote = t.guild.create_text_channel("vote")
+    d = Driver(t, "v4_butterfly", vote_channel=vote)
     roles = await d.start()
     elder = by_role(roles, "elder")[0]
     quiet, other = by_role(roles, "civilian")[:2]
     info = await t.bot.runtime.service.info(d.game_id)
     role = guild(t).get_role(int(info.channels["players_role"]))
-    assert role is not None
-    await game_channel(t).set_permissions(role, overwrite=None)  # night, yet open: a lost edit
+    vote_channel = guild(t).get_channel(vote.id)
+    assert role is not None and isinstance(vote_channel, discord.TextChannel)
+    # Lost edits at night: the discussion shut, the vote channel open. A restart sets both as
+    # the night says (docs/rulings.md, "The forum's rhythm").
+    await game_channel(t).set_permissions(role, send_messages=False)
+    await vote_channel.set_permissions(role, overwrite=None)
     await t.env.settle()
     await restart(t)
-    await cannot_post(t.player(other), t.channel, "天黑了")
+    await t.player(other).send(t.channel, "天黑了也能聊")
+    await cannot_post(t.player(other), vote, "投 1")
     await d.power_by_menu(elder, "silence", quiet)
     await d.lock()  # day 1: the silenced player may not talk
     state = await t.bot.runtime.service.state(d.game_id)
@@ -176,6 +182,7 @@ async def test_a_restart_closes_the_channel_at_night_and_keeps_the_elders_silenc
     await t.env.settle()
     await restart(t)
     await cannot_post(t.player(quiet), t.channel, "我有话说")
+    await t.player(quiet).send(vote, "弃权")  # a silenced player still votes
     await t.player(other).send(t.channel, "白天我可以说话")
     await d.lock()  # night 2 lifts the silence
     await d.lock()  # day 2

@@ -24,7 +24,7 @@ from rbkit import (
     secret_words,
 )
 
-from bot.records.render import render_public, render_reply
+from bot.records.render import render_public, render_reply, render_vote_channel
 from engine.commands import (
     ChooseTied,
     Command,
@@ -41,7 +41,14 @@ from engine.commands import (
     SubmitPower,
     VoidPost,
 )
-from engine.effects import Announce, ClockPost, Effect, OverrideLogged, ReplyToPost
+from engine.effects import (
+    Announce,
+    ClockPost,
+    Effect,
+    OverrideLogged,
+    ReplyToPost,
+    VoteChannelPost,
+)
 from engine.errors import EngineError, SetupError
 from engine.events import Event, GameCreated, GameEnded, NightResolved, PowerSubmitted
 from engine.game import decide, evolve, initial_state, new_game, start_events
@@ -288,6 +295,8 @@ class Walk:
                 text = render_reply(ctx, effect)
                 if text is None:
                     continue
+            elif isinstance(effect, VoteChannelPost):
+                text = render_vote_channel(ctx, effect)
             else:
                 assert isinstance(effect, Announce | ClockPost)
                 text = render_public(ctx, effect)
@@ -356,7 +365,7 @@ assert not any(count_words(w, secret_words(loc)) for w in SAFE_WORDS for loc in 
 
 
 def _public(effect: Effect) -> bool:
-    return isinstance(effect, Announce | ClockPost | ReplyToPost)
+    return isinstance(effect, Announce | ClockPost | ReplyToPost | VoteChannelPost)
 
 
 def _has_seat_field() -> bool:
