@@ -166,14 +166,19 @@ def as_posts(effects: Sequence[Effect]) -> list[Effect]:
     """The same effects with one input's public posts joined: the 看表帖 (or the first post) and
     every public post after it make one message; the announcement of the next window
     (`window.*`), or of the end (`game.over`), starts a second. So a phase change is two public
-    messages, in their order, and private messages and permission edits keep theirs."""
+    messages, in their order, and private messages and permission edits keep theirs. A 看表帖
+    always starts its own message, also after a moderator's notice (`/mod advance`)."""
     out: list[Effect] = []
     open_at: int | None = None  # where the message being joined is in `out`
     for effect in effects:
         if not isinstance(effect, ClockPost | Announce):
             out.append(effect)
             continue
-        if open_at is None or (isinstance(effect, Announce) and effect.key.startswith(_OWN_POST)):
+        if (
+            open_at is None
+            or isinstance(effect, ClockPost)
+            or (isinstance(effect, Announce) and effect.key.startswith(_OWN_POST))
+        ):
             open_at = len(out)
             out.append(effect)
             continue

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.discord import permissions
+from bot.discord.answering import take
 from bot.discord.judge import judge_of
 from bot.discord.start_effects import perform as perform_start
 from bot.records.render import render_posts, render_private, render_reply
@@ -187,6 +188,8 @@ class DiscordEffects:
     async def _whisper(self, game_id: int, state: GameState, effect: Whisper, again: bool) -> None:
         from bot.discord.views import views_for_whisper
 
+        if take(game_id, state.seat(effect.seat).player, effect):
+            return  # confirmed in the answer to the player's own command: no DM as well
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         user_id = int(state.seat(effect.seat).player)
         text = render_private(ctx, effect)
@@ -230,20 +233,22 @@ class DiscordEffects:
         log.debug("game %s: seat %s does not accept DMs", game_id, seat)
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         mention = f"<@{state.seat(seat).player}>"
-        if dealt:
-            channel = await self._channel(game_id, "game")
-            player = discord.Object(int(state.seat(seat).player))  # pings that player only
-            await channel.send(
-                ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention),
-                allowed_mentions=discord.AllowedMentions(users=[player]),
-            )
-            return
         notice = ctx.t("notice.dm_blocked_mod", game=game_id, seat=ctx.seat(seat), mention=mention)
+        told = 0
         for moderator in await moderators_of(self.judge, game_id):
             try:
                 await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
+                told += 1
             except discord.HTTPException:  # a moderator's closed DMs stop nothing
                 log.warning("game %s: a moderator does not accept DMs", game_id)
+        if dealt:  # "moderators have been told" only when a moderator's DM went through
+            channel = await self._channel(game_id, "game")
+            player = discord.Object(int(state.seat(seat).player))  # pings that player only
+            public = ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention)
+            await channel.send(
+                public + (ctx.t("notice.dm_blocked_told") if told else ""),
+                allowed_mentions=discord.AllowedMentions(users=[player]),
+            )
 
     async def _reply(
         self, game_id: int, state: GameState, effect: ReplyToPost, again: bool

@@ -64,6 +64,18 @@ def deadline_text(ctx: Context, ms: int | str | bool | None) -> str:
     )
 
 
+def duration_text(ctx: Context, ms: int) -> str:
+    """A length of time as people say it: `9小时`, `1 h 5 min`, `under a minute`."""
+    hours, minutes = divmod(max(ms, 0) // 60_000, 60)
+    if hours and minutes:
+        return ctx.t("duration.hours_minutes", hours=hours, minutes=minutes)
+    if hours:
+        return ctx.t("duration.hours", hours=hours)
+    if minutes:
+        return ctx.t("duration.minutes", minutes=minutes)
+    return ctx.t("duration.under_a_minute")
+
+
 def exact_time(ctx: Context, ms: int | None) -> tuple[str, str]:
     """The exact time in the game's timezone, to the second, and the zone's name."""
     zone = ZONE_NAMES.get(ctx.timezone.key, {}).get(ctx.locale, ctx.timezone.key)
@@ -192,6 +204,18 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             night=p.get("night", ""),
             reason=p.get("reason", ""),
         )
+    if key == "mod.voided" and p.get("voter"):  # whose vote, and what it said
+        vote = (
+            ctx.t("notice.abstain")
+            if p.get("abstain")
+            else ctx.t("override.vote_for", target=ctx.seat(p.get("target")))
+        )
+        return ctx.t(
+            "override.voided_vote",
+            voter=ctx.seat(p["voter"]),
+            vote=vote,
+            reason=p.get("reason", ""),
+        )
     if key.startswith("mod."):
         name = key.removeprefix("mod.")
         return ctx.t(
@@ -200,8 +224,13 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
             post=p.get("post", ""),
             reason=p.get("reason", ""),
-        )
+        ) + (ctx.t("override.reason", reason=p["reason"]) if _reasoned(key, p) else "")
     return ctx.t(key, **p)
+
+
+def _reasoned(key: str, p: Mapping[str, object]) -> bool:
+    """A replacement or removal given with a reason (the void's reason is in its own text)."""
+    return key in ("mod.replaced", "mod.modkill") and bool(p.get("reason"))
 
 
 def _without(values: Params, name: str) -> Params:

@@ -18,6 +18,7 @@ from bot.discord.interactions import (
     is_moderator,
     locale_of,
     plays_in,
+    public_locale,
     respond,
     say,
     text,
@@ -290,6 +291,6 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         old = await current_season(repo, interaction.guild.id)
         new = (name or next_season_name(old)).strip()[:32]
         await repo.update_settings(interaction.guild.id, {SEASON: new})
-        await interaction.response.send_message(
-            say(locale_of(self.judge, interaction), "standings.new_season", old=old, new=new)
+        await interaction.response.send_message(  # public: the server's language
+            say(public_locale(self.judge), "standings.new_season", old=old, new=new)
         )
