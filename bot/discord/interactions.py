@@ -84,6 +84,20 @@ async def is_moderator_of(judge: Judge, member: discord.abc.User, game_id: int) 
     return is_moderator(judge, member) and not await plays_in(judge, game_id, member.id)
 
 
+async def moderates(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int | None
+) -> bool:
+    """The moderators' check (/mod and the moderators' context menus): a moderator of the
+    server, and for a game one who holds no seat in it. Says why not to the asker."""
+    if not is_moderator(judge, interaction.user):
+        await respond(interaction, text(judge, interaction, "notice.moderators_only"))
+        return False
+    if game_id is not None and await plays_in(judge, game_id, interaction.user.id):
+        await respond(interaction, text(judge, interaction, "notice.mod_plays_here"))
+        return False
+    return True
+
+
 async def moderators_of(judge: Judge, game_id: int) -> list[discord.Member]:
     """The members who moderate this game: never one who plays in it. Listed from Discord (the
     member cache holds only the members the bot has met), else from the cache."""

@@ -34,6 +34,14 @@ class Context:
     timezone: ZoneInfo
     names: Mapping[int, str]
     """Seat → display name."""
+    vote_channel: str = ""
+    """Where votes count (a channel or thread id), for a link to it; empty: not known."""
+
+    def vote_place(self) -> str:
+        """Where votes count, as a link people can click (`投票频道 <#…>`)."""
+        if not self.vote_channel:
+            return self.t("window.vote_here")
+        return self.t("window.vote_at", channel=f"<#{self.vote_channel}>")
 
     def seat(self, seat: int | str | None) -> str:
         """`5号 阿明` / `#5 Amin`."""
@@ -133,7 +141,12 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
     if key == "game.public_roles":
         return ctx.t(key, lines=public_roster(ctx, str(p["public"])))
     if key in ("window.night", "window.day"):
-        return ctx.t(key, number=p["number"], deadline=deadline_text(ctx, p["deadline"]))
+        return ctx.t(
+            key,
+            number=p["number"],
+            deadline=deadline_text(ctx, p["deadline"]),
+            vote=ctx.vote_place(),
+        )
     if key == "window.revote":
         barred = ctx.t("window.barred_line", barred=ctx.seats(p["barred"])) if p["barred"] else ""
         return ctx.t(
