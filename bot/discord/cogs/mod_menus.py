@@ -168,6 +168,11 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
                 text(self.judge, interaction, "notice.not_seated", name=member.display_name),
             )
             return None
+        if not state.seat(seat).alive:  # said before the form, not after it is filled in
+            await respond(
+                interaction, text(self.judge, interaction, "mod.seat_out_of_game", seat=int(seat))
+            )
+            return None
         return gid, seat
 
     async def replace(
