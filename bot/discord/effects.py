@@ -216,9 +216,10 @@ class DiscordEffects:
 
         Who is DMed when depends on roles (the police's result at dawn, the killers' menu at
         dusk), so a notice must not: only a failure at the deal, where every player gets a role
-        message, is said in the game channel. Any other goes to the moderators of the game (by
-        DM; never one who plays in it) and to the player with their next answer from the bot
-        (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
+        message, is said in the game channel. Every failure goes to the moderators of the game
+        (by DM; never one who plays in it); the public notice says "moderators have been told"
+        only if one of those DMs went through. Any other reaches the player with their next
+        answer from the bot (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
         from bot.discord.interactions import DM_UNSEEN, moderators_of
 
         info = await self.judge.runtime.service.info(game_id)

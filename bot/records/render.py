@@ -237,13 +237,13 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
             post=p.get("post", ""),
             reason=p.get("reason", ""),
-        ) + (ctx.t("override.reason", reason=p["reason"]) if _reasoned(key, p) else "")
+        ) + (ctx.t("override.reason", reason=p["reason"]) if _reasoned(name, p) else "")
     return ctx.t(key, **p)
 
 
-def _reasoned(key: str, p: Mapping[str, object]) -> bool:
+def _reasoned(override: str, p: Mapping[str, object]) -> bool:
     """A replacement or removal given with a reason (the void's reason is in its own text)."""
-    return key in ("mod.replaced", "mod.modkill") and bool(p.get("reason"))
+    return override in ("replaced", "modkill") and bool(p.get("reason"))
 
 
 def _without(values: Params, name: str) -> Params:
