@@ -219,7 +219,8 @@ class DiscordEffects:
         message, is said in the game channel. Every failure goes to the moderators of the game
         (by DM; never one who plays in it); the public notice says "moderators have been told"
         only if one of those DMs went through. Any other reaches the player with their next
-        answer from the bot (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
+        answer from the bot (`dm_unseen:` mark). Which seats refuse DMs is in no public post or
+        INFO log line."""
         from bot.discord.interactions import DM_UNSEEN, moderators_of
 
         info = await self.judge.runtime.service.info(game_id)

@@ -349,10 +349,10 @@ async def test_standings_over_three_games(table: Table) -> None:
     r = await t.player(1).slash(t.channel, "standings")
     assert not r.ephemeral
     lines = r.response.content.splitlines()
-    assert lines[0] == "[Standings] Season 1"
+    assert lines[0] == "【积分榜】第1赛季"  # public: the server's language, not the asker's (en)
     rows = []
     for line in lines[2:]:
-        m = re.fullmatch(r"(\d+)\. (\S+) — (\d+) games · (\d+) wins · (-?\d+) points", line)
+        m = re.fullmatch(r"(\d+)\. (\S+) — (\d+)局 · (\d+)胜 · (-?\d+)分", line)
         assert m, line
         rows.append((int(m[1]), m[2], int(m[3]), int(m[4]), int(m[5])))
     by_name = {name: (games, wins, points) for _, name, games, wins, points in rows}
@@ -368,8 +368,8 @@ async def test_standings_over_three_games(table: Table) -> None:
     await t.moderator.slash(t.channel, "mod new-season")
     r = await t.player(1).slash(t.channel, "standings")
     assert r.response.content.splitlines()[:2] == [
-        "[Standings] Season 2",
-        "No game has finished in this season yet.",
+        "【积分榜】第2赛季",
+        "本赛季还没有结束的对局。",
     ]
     old = await t.player(1).slash(t.channel, "standings", season="1")
     assert len(old.response.content.splitlines()) == 10

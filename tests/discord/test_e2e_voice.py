@@ -15,8 +15,7 @@ from pathlib import Path
 import discord
 import pytest_asyncio
 from conftest import EnvClock
-from gamebot import Driver, Table, build_table, by_role, make_bot
-from simcord import Env
+from gamebot import Driver, Table, by_role, running_table
 
 from bot.records.i18n import render
 from bot.records.render import Context, render_private
@@ -28,15 +27,8 @@ SEED = "voice-seed"
 
 @pytest_asyncio.fixture
 async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
-    clock.bind(env)
-    t = build_table(env, 8)
-    await env.start()
-    try:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
         yield t
-    finally:
-        await env.shutdown()
 
 
 def zh(key: str, **params: object) -> str:

@@ -24,7 +24,7 @@ from bot.discord.interactions import (
     respond,
     text,
 )
-from engine.commands import ModKill, ReplacePlayer, VoidPost
+from engine.commands import Command, ModKill, ReplacePlayer, VoidPost
 from engine.model import Seat
 
 if TYPE_CHECKING:
@@ -33,78 +33,81 @@ if TYPE_CHECKING:
 REASON_LIMIT = 200
 
 
-def _reason_input() -> discord.ui.TextInput[Any]:
-    return discord.ui.TextInput(
-        label="理由 / Reason",
-        custom_id="reason",
-        max_length=REASON_LIMIT,
-        required=True,
-    )
+class ReasonForm(discord.ui.Modal):
+    """A moderator's form with a reason; submits the command `command` builds from it."""
+
+    def __init__(self, judge: Judge, game_id: int, title: str, kind: str) -> None:
+        super().__init__(title=title, custom_id=f"faguan:{kind}:{game_id}")
+        self.judge, self.game_id = judge, game_id
+        self.extra_items()
+        self.reason: discord.ui.TextInput[Any] = discord.ui.TextInput(
+            label="理由 / Reason", custom_id="reason", max_length=REASON_LIMIT, required=True
+        )
+        self.add_item(self.reason)
+
+    def extra_items(self) -> None:
+        """Inputs shown above the reason (none by default)."""
+
+    def command(self, by: str, reason: str) -> Command:
+        raise NotImplementedError
+
+    def name(self) -> str | None:
+        """A substitute's display name, recorded with their seat (None: no one new)."""
+        return None
+
+    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        command = self.command(str(interaction.user.id), str(self.reason.value).strip())
+        await answer_command(self.judge, interaction, self.game_id, command, name=self.name())
 
 
-class VoidModal(discord.ui.Modal):
+class VoidForm(ReasonForm):
     """Why a vote post does not count."""
 
     def __init__(self, judge: Judge, game_id: int, post_id: int) -> None:
-        super().__init__(title="判为无效 / Void this vote", custom_id=f"faguan:void:{game_id}")
-        self.judge, self.game_id, self.post_id = judge, game_id, post_id
-        self.reason = _reason_input()
-        self.add_item(self.reason)
+        self.post_id = post_id
+        super().__init__(judge, game_id, "判为无效 / Void this vote", "void")
 
-    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
-        command = VoidPost(
-            post_id=str(self.post_id),
-            reason=str(self.reason.value).strip(),
-            by=str(interaction.user.id),
-            at=self.judge.runtime.now_ms(),
+    def command(self, by: str, reason: str) -> Command:
+        return VoidPost(
+            post_id=str(self.post_id), reason=reason, by=by, at=self.judge.runtime.now_ms()
         )
-        await answer_command(self.judge, interaction, self.game_id, command)
 
 
-class ModKillModal(discord.ui.Modal):
+class ModKillForm(ReasonForm):
     """Why a player is removed from the game."""
 
     def __init__(self, judge: Judge, game_id: int, seat: Seat) -> None:
-        super().__init__(title="处决 / Modkill", custom_id=f"faguan:modkill:{game_id}")
-        self.judge, self.game_id, self.seat = judge, game_id, seat
-        self.reason = _reason_input()
-        self.add_item(self.reason)
+        self.seat = seat
+        super().__init__(judge, game_id, "处决 / Modkill", "modkill")
 
-    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
-        command = ModKill(
-            seat=self.seat,
-            reason=str(self.reason.value).strip(),
-            by=str(interaction.user.id),
-            at=self.judge.runtime.now_ms(),
-        )
-        await answer_command(self.judge, interaction, self.game_id, command)
+    def command(self, by: str, reason: str) -> Command:
+        return ModKill(seat=self.seat, reason=reason, by=by, at=self.judge.runtime.now_ms())
 
 
-class ReplaceModal(discord.ui.Modal):
+class ReplaceForm(ReasonForm):
     """Who takes the seat over (a member picker inside the form), and why."""
 
     def __init__(self, judge: Judge, game_id: int, seat: Seat) -> None:
-        super().__init__(title="替补 / Replace", custom_id=f"faguan:replace:{game_id}")
-        self.judge, self.game_id, self.seat = judge, game_id, seat
+        self.seat = seat
         self.picker: discord.ui.UserSelect[Any] = discord.ui.UserSelect(
             custom_id="substitute", min_values=1, max_values=1
         )
-        self.add_item(discord.ui.Label(text="替补 / Substitute", component=self.picker))
-        self.reason = _reason_input()
-        self.add_item(self.reason)
+        super().__init__(judge, game_id, "替补 / Replace", "replace")
 
-    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
-        substitute = self.picker.values[0]
-        command = ReplacePlayer(
+    def extra_items(self) -> None:
+        self.add_item(discord.ui.Label(text="替补 / Substitute", component=self.picker))
+
+    def command(self, by: str, reason: str) -> Command:
+        return ReplacePlayer(
             seat=self.seat,
-            new_player=str(substitute.id),
-            reason=str(self.reason.value).strip(),
-            by=str(interaction.user.id),
+            new_player=str(self.picker.values[0].id),
+            reason=reason,
+            by=by,
             at=self.judge.runtime.now_ms(),
         )
-        await answer_command(
-            self.judge, interaction, self.game_id, command, name=substitute.display_name
-        )
+
+    def name(self) -> str | None:
+        return self.picker.values[0].display_name
 
 
 class ModMenusCog(commands.Cog, name="ModMenusCog"):
@@ -151,7 +154,7 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         gid = await self._game(interaction)
         if gid is None:
             return
-        await interaction.response.send_modal(VoidModal(self.judge, gid, message.id))
+        await interaction.response.send_modal(VoidForm(self.judge, gid, message.id))
 
     async def _seat(
         self, interaction: discord.Interaction[Any], member: discord.Member | discord.User
@@ -180,11 +183,11 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
     ) -> None:
         found = await self._seat(interaction, member)
         if found is not None:
-            await interaction.response.send_modal(ReplaceModal(self.judge, *found))
+            await interaction.response.send_modal(ReplaceForm(self.judge, *found))
 
     async def modkill(
         self, interaction: discord.Interaction[Any], member: discord.Member | discord.User
     ) -> None:
         found = await self._seat(interaction, member)
         if found is not None:
-            await interaction.response.send_modal(ModKillModal(self.judge, *found))
+            await interaction.response.send_modal(ModKillForm(self.judge, *found))
