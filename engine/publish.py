@@ -217,7 +217,11 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 )
             ]
         case DeadlineSet() if event.record is not None and event.record.command == "advance":
-            return [Announce(key="mod.advanced")]
+            window = before.window if before is not None else None
+            named: dict[str, Param] = (  # which window: two advances never read the same
+                {"phase": window.phase.label(), "revote": window.revote} if window else {}
+            )
+            return [Announce(key="mod.advanced", params=params(**named))]
         case DeadlineSet():
             return [
                 Announce(key="mod.deadline", params=params(deadline=event.deadline)),

@@ -217,6 +217,8 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             night=p.get("night", ""),
             reason=p.get("reason", ""),
         )
+    if key == "mod.advanced":
+        return ctx.t("override.advanced", phase=_advanced_window(ctx, p))
     if key == "mod.voided" and p.get("voter"):  # whose vote, and what it said
         vote = (
             ctx.t("notice.abstain")
@@ -239,6 +241,16 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             reason=p.get("reason", ""),
         ) + (ctx.t("override.reason", reason=p["reason"]) if _reasoned(name, p) else "")
     return ctx.t(key, **p)
+
+
+def _advanced_window(ctx: Context, p: Mapping[str, object]) -> str:
+    """The window a moderator closed early: `第1夜`, `第2天第1次 PK` (`本阶段` if not said)."""
+    label = str(p.get("phase") or "")
+    if not label:
+        return ctx.t("override.this_window")
+    if p.get("revote"):
+        return ctx.t("override.revote_window", number=label.split()[1], revote=p["revote"])
+    return _phase(ctx, label)
 
 
 def _reasoned(override: str, p: Mapping[str, object]) -> bool:
