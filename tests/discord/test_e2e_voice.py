@@ -15,7 +15,7 @@ from pathlib import Path
 import discord
 import pytest_asyncio
 from conftest import EnvClock
-from gamebot import Driver, Table, by_role, running_table
+from gamebot import Driver, Table, by_role, close_dms, running_table
 
 from bot.records.i18n import render
 from bot.records.render import Context, render_private
@@ -261,26 +261,15 @@ async def test_game_record_posts_publicly_in_the_games_language(table: Table) ->
     )
 
 
-def _close_dms(t: Table, channel_id: int) -> None:
-    t.env.inject_error(
-        "POST",
-        f"/channels/{channel_id}/messages",
-        status=403,
-        code=50007,
-        message="Cannot send messages to this user",
-        times=None,
-    )
-
-
 async def test_moderators_have_been_told_only_when_a_moderator_got_the_dm(table: Table) -> None:
     t = table
     closed = t.player(3)
-    _close_dms(t, (await closed.user.send_dm("hi")).channel.id)
-    _close_dms(t, (await t.moderator.user.send_dm("hi")).channel.id)
+    close_dms(t, (await closed.user.send_dm("hi")).channel.id)
+    close_dms(t, (await t.moderator.user.send_dm("hi")).channel.id)
     if (
         t.guild.owner.id in t.env.backend.get_guild(t.guild.id).members
     ):  # Manage Server: a moderator
-        _close_dms(t, (await t.guild.owner.send_dm("hi")).channel.id)
+        close_dms(t, (await t.guild.owner.send_dm("hi")).channel.id)
     await Driver(t, "v2").start()
     notice = next(m for m in t.public() if f"<@{closed.user.id}>" in m)
     assert zh("notice.dm_blocked_told") not in notice
@@ -289,7 +278,7 @@ async def test_moderators_have_been_told_only_when_a_moderator_got_the_dm(table:
 async def test_moderators_have_been_told_when_they_were(table: Table) -> None:
     t = table
     closed = t.player(3)
-    _close_dms(t, (await closed.user.send_dm("hi")).channel.id)
+    close_dms(t, (await closed.user.send_dm("hi")).channel.id)
     await Driver(t, "v2").start()
     notice = next(m for m in t.public() if f"<@{closed.user.id}>" in m)
     assert notice.endswith(zh("notice.dm_blocked_told"))
