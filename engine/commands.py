@@ -129,6 +129,8 @@ class ReplacePlayer:
     new_player: str
     by: str = ""
     at: Instant | None = None
+    reason: str = ""
+    """Why, as the moderator said it (announced and logged; optional)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,6 +140,8 @@ class ModKill:
     seat: Seat
     by: str = ""
     at: Instant | None = None
+    reason: str = ""
+    """Why, as the moderator said it (announced and logged; optional)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -461,8 +461,15 @@ def _replace(state: GameState, cmd: ReplacePlayer) -> list[Event]:
     seat = _target_seat_for_mod(state, cmd.seat)
     if state.seat_of(cmd.new_player) is not None:
         raise ModeratorError("mod.already_playing", player=cmd.new_player)
-    record = _override(state, "replace", by=cmd.by, at=cmd.at, seat=str(seat.seat))
+    record = _override(
+        state, "replace", by=cmd.by, at=cmd.at, seat=str(seat.seat), **_reason(cmd.reason)
+    )
     return [PlayerReplaced(seat=seat.seat, new_player=cmd.new_player, record=record)]
+
+
+def _reason(reason: str) -> dict[str, str]:
+    """A moderator's optional reason as override details (none: no key, as before)."""
+    return {"reason": reason} if reason else {}
 
 
 def _target_seat_for_mod(state: GameState, seat: Seat) -> SeatState:
@@ -482,7 +489,9 @@ def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
     left = tuple(sorted((seat.seat, *also)))
     words, counted = entitled(state, rules, left, state.phase)
     record = replace(
-        _override(state, "modkill", by=cmd.by, at=cmd.at, seat=str(seat.seat)),
+        _override(
+            state, "modkill", by=cmd.by, at=cmd.at, seat=str(seat.seat), **_reason(cmd.reason)
+        ),
         left=left,
         last_words=words,
     )

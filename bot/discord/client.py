@@ -20,6 +20,7 @@ from discord.ext import commands
 from bot.config import Settings
 from bot.discord.authority import warn_missing_moderator_role
 from bot.discord.cogs.game import GameCog
+from bot.discord.cogs.mod_menus import ModMenusCog
 from bot.discord.cogs.moderator import ModeratorCog
 from bot.discord.cogs.play import PlayCog
 from bot.discord.cogs.season import SeasonCog
@@ -104,7 +105,7 @@ class FaguanBot(commands.Bot):
         service = GameService(Repository(self._database.sessions), self.runtime.clock)
         service.set_performer(self.effects)
         self.runtime.start(service)
-        for cog in (GameCog, PlayCog, ModeratorCog, SeasonCog):
+        for cog in (GameCog, PlayCog, ModeratorCog, ModMenusCog, SeasonCog):
             await self.add_cog(cog(self.judge))
         self.add_dynamic_items(ConfirmButton, PowerSelect)
         self.tree.error(self.on_app_command_error)

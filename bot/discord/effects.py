@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.discord import permissions
+from bot.discord.answering import take
 from bot.discord.judge import judge_of
 from bot.discord.start_effects import perform as perform_start
 from bot.discord.vote_threads import channel_of
@@ -199,6 +200,8 @@ class DiscordEffects:
     async def _whisper(self, game_id: int, state: GameState, effect: Whisper, again: bool) -> None:
         from bot.discord.views import views_for_whisper
 
+        if take(game_id, state.seat(effect.seat).player, effect):
+            return  # confirmed in the answer to the player's own command: no DM as well
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         user_id = int(state.seat(effect.seat).player)
         text = render_private(ctx, effect)
@@ -225,9 +228,11 @@ class DiscordEffects:
 
         Who is DMed when depends on roles (the police's result at dawn, the killers' menu at
         dusk), so a notice must not: only a failure at the deal, where every player gets a role
-        message, is said in the game channel. Any other goes to the moderators of the game (by
-        DM; never one who plays in it) and to the player with their next answer from the bot
-        (`dm_unseen:` mark). Which seats refuse DMs is in no public post or INFO log line."""
+        message, is said in the game channel. Every failure goes to the moderators of the game
+        (by DM; never one who plays in it); the public notice says "moderators have been told"
+        only if one of those DMs went through. Any other reaches the player with their next
+        answer from the bot (`dm_unseen:` mark). Which seats refuse DMs is in no public post or
+        INFO log line."""
         from bot.discord.interactions import DM_UNSEEN, moderators_of
 
         info = await self.judge.runtime.service.info(game_id)
@@ -242,20 +247,22 @@ class DiscordEffects:
         log.debug("game %s: seat %s does not accept DMs", game_id, seat)
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         mention = f"<@{state.seat(seat).player}>"
-        if dealt:
-            channel = await self._channel(game_id, "game")
-            player = discord.Object(int(state.seat(seat).player))  # pings that player only
-            await channel.send(
-                ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention),
-                allowed_mentions=discord.AllowedMentions(users=[player]),
-            )
-            return
         notice = ctx.t("notice.dm_blocked_mod", game=game_id, seat=ctx.seat(seat), mention=mention)
+        told = 0
         for moderator in await moderators_of(self.judge, game_id):
             try:
                 await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
+                told += 1
             except discord.HTTPException:  # a moderator's closed DMs stop nothing
                 log.warning("game %s: a moderator does not accept DMs", game_id)
+        if dealt:  # "moderators have been told" only when a moderator's DM went through
+            channel = await self._channel(game_id, "game")
+            player = discord.Object(int(state.seat(seat).player))  # pings that player only
+            public = ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention)
+            await channel.send(
+                public + (ctx.t("notice.dm_blocked_told") if told else ""),
+                allowed_mentions=discord.AllowedMentions(users=[player]),
+            )
 
     async def _reply(
         self, game_id: int, state: GameState, effect: ReplyToPost, again: bool

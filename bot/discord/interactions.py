@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot.discord.answering import answering
 from bot.records.i18n import render
-from bot.records.render import error_text
+from bot.records.render import error_text, render_private
 from bot.runtime.service import Outcome
 from bot.store import GameNotFound, GameStatus
 from engine.commands import Command
+from engine.effects import Whisper
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -82,6 +84,20 @@ async def is_moderator_of(judge: Judge, member: discord.abc.User, game_id: int) 
     return is_moderator(judge, member) and not await plays_in(judge, game_id, member.id)
 
 
+async def moderates(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int | None
+) -> bool:
+    """The moderators' check (/mod and the moderators' context menus): a moderator of the
+    server, and for a game one who holds no seat in it. Says why not to the asker."""
+    if not is_moderator(judge, interaction.user):
+        await respond(interaction, text(judge, interaction, "notice.moderators_only"))
+        return False
+    if game_id is not None and await plays_in(judge, game_id, interaction.user.id):
+        await respond(interaction, text(judge, interaction, "notice.mod_plays_here"))
+        return False
+    return True
+
+
 async def moderators_of(judge: Judge, game_id: int) -> list[discord.Member]:
     """The members who moderate this game: never one who plays in it. Listed from Discord (the
     member cache holds only the members the bot has met), else from the cache."""
@@ -144,6 +160,12 @@ def locale_of(
     return default or judge.runtime.settings.game.language
 
 
+def public_locale(judge: Judge) -> str:
+    """The language of a public post about no one game (standings, a new season): the
+    configured one, whoever asked (a game's own posts are in that game's language)."""
+    return judge.runtime.settings.game.language
+
+
 async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: Any) -> None:
     """Answer privately (ephemeral in a guild), whether or not the interaction was deferred."""
     if interaction.response.is_done():
@@ -159,18 +181,34 @@ async def answer_command(
     command: Command,
     *,
     name: str | None = None,
+    by_menu: bool = False,
 ) -> Outcome:
     """Submit a person's command and answer them privately: done, or exactly why not
-    (`name`: a substitute's display name, recorded with their seat)."""
+    (`name`: a substitute's display name, recorded with their seat). A choice is confirmed
+    once: in this answer for a command, by the DM alone for a menu in the DM (`by_menu`)."""
     runtime = judge.runtime
-    outcome = await runtime.service.submit(game_id, command, name=name)
+    if by_menu:
+        outcome = await runtime.service.submit(game_id, command, name=name)
+        confirmations: list[Whisper] = []
+    else:
+        with answering(game_id, str(interaction.user.id)) as mark:
+            outcome = await runtime.service.submit(game_id, command, name=name)
+        confirmations = mark.taken
     ctx = await runtime.contexts.context(game_id, locale=locale_of(judge, interaction))
     if outcome.error is not None:
         answer = error_text(ctx, outcome.error.key, outcome.error.params)
+    elif confirmations:  # the confirmation itself, in the asker's language
+        answer = "\n".join(render_private(ctx, whisper) for whisper in confirmations)
+    elif by_menu:
+        answer = ""  # the DM confirms
     else:
         answer = ctx.t("notice.accepted")
     notice = await dm_notice(judge, interaction, game_id)  # a DM of theirs failed: say so
-    await respond(interaction, f"{answer}\n{notice}" if notice else answer)
+    shown = "\n".join(line for line in (answer, notice) if line)
+    if shown:
+        await respond(interaction, shown)
+    elif not interaction.response.is_done():
+        await interaction.response.defer()  # the click is taken; nothing more to say here
     return outcome
 
 

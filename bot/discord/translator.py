@@ -33,6 +33,10 @@ ZH: dict[str, str] = {
     "modkill": "移出",
     "void": "判无效",
     "end": "结束",
+    # the moderators' context menus (on a vote post, on a member)
+    "Void this vote": "判为无效",
+    "Replace": "替补",
+    "Modkill": "处决",
     # options
     "ruleset": "规则",
     "min_players": "最少人数",

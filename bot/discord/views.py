@@ -136,7 +136,7 @@ class PowerSelect(
             at=judge.runtime.now_ms(),
             seat=Seat(self.card) if self.card is not None else None,
         )
-        await answer_command(judge, interaction, self.game_id, command)
+        await answer_command(judge, interaction, self.game_id, command, by_menu=True)
 
 
 def views_for_whisper(

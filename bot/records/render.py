@@ -35,6 +35,14 @@ class Context:
     timezone: ZoneInfo
     names: Mapping[int, str]
     """Seat → display name."""
+    vote_channel: str = ""
+    """Where votes count (a channel or thread id), for a link to it; empty: not known."""
+
+    def vote_place(self) -> str:
+        """Where votes count, as a link people can click (`投票频道 <#…>`)."""
+        if not self.vote_channel:
+            return self.t("window.vote_here")
+        return self.t("window.vote_at", channel=f"<#{self.vote_channel}>")
 
     def seat(self, seat: int | str | None) -> str:
         """`5号 阿明` / `#5 Amin`."""
@@ -63,6 +71,18 @@ def deadline_text(ctx: Context, ms: int | str | bool | None) -> str:
     return (
         f"<t:{unix}:F>（<t:{unix}:R>）" if ctx.locale == "zh-CN" else f"<t:{unix}:F> (<t:{unix}:R>)"
     )
+
+
+def duration_text(ctx: Context, ms: int) -> str:
+    """A length of time as people say it: `9小时`, `1 h 5 min`, `under a minute`."""
+    hours, minutes = divmod(max(ms, 0) // 60_000, 60)
+    if hours and minutes:
+        return ctx.t("duration.hours_minutes", hours=hours, minutes=minutes)
+    if hours:
+        return ctx.t("duration.hours", hours=hours)
+    if minutes:
+        return ctx.t("duration.minutes", minutes=minutes)
+    return ctx.t("duration.under_a_minute")
 
 
 def exact_time(ctx: Context, ms: int | None) -> tuple[str, str]:
@@ -124,7 +144,12 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
     if key == "window.warmup":
         return ctx.t(key, deadline=deadline_text(ctx, p["deadline"]))
     if key in ("window.night", "window.day"):
-        return ctx.t(key, number=p["number"], deadline=deadline_text(ctx, p["deadline"]))
+        return ctx.t(
+            key,
+            number=p["number"],
+            deadline=deadline_text(ctx, p["deadline"]),
+            vote=ctx.vote_place(),
+        )
     if key == "window.revote":
         barred = ctx.t("window.barred_line", barred=ctx.seats(p["barred"])) if p["barred"] else ""
         return ctx.t(
@@ -195,6 +220,20 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             night=p.get("night", ""),
             reason=p.get("reason", ""),
         )
+    if key == "mod.advanced":
+        return ctx.t("override.advanced", phase=_advanced_window(ctx, p))
+    if key == "mod.voided" and p.get("voter"):  # whose vote, and what it said
+        vote = (
+            ctx.t("notice.abstain")
+            if p.get("abstain")
+            else ctx.t("override.vote_for", target=ctx.seat(p.get("target")))
+        )
+        return ctx.t(
+            "override.voided_vote",
+            voter=ctx.seat(p["voter"]),
+            vote=vote,
+            reason=p.get("reason", ""),
+        )
     if key.startswith("mod."):
         name = key.removeprefix("mod.")
         return ctx.t(
@@ -203,18 +242,23 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
             post=p.get("post", ""),
             reason=p.get("reason", ""),
-            phase=_window_name(ctx, p),
-        )
+        ) + (ctx.t("override.reason", reason=p["reason"]) if _reasoned(name, p) else "")
     return ctx.t(key, **p)
 
 
-def _window_name(ctx: Context, p: Mapping[str, object]) -> str:
-    """`第1天（第1次 PK）` from `phase` and `revote` params; `本阶段` when they are not given."""
-    if not p.get("phase"):
+def _advanced_window(ctx: Context, p: Mapping[str, object]) -> str:
+    """The window a moderator closed early: `第1夜`, `第2天第1次 PK` (`本阶段` if not said)."""
+    label = str(p.get("phase") or "")
+    if not label:
         return ctx.t("override.this_window")
-    revote = p.get("revote")
-    suffix = ctx.t("record.revote", revote=revote) if revote else ""
-    return _phase(ctx, str(p["phase"])) + suffix
+    if p.get("revote"):
+        return ctx.t("override.revote_window", number=label.split()[1], revote=p["revote"])
+    return _phase(ctx, label)
+
+
+def _reasoned(override: str, p: Mapping[str, object]) -> bool:
+    """A replacement or removal given with a reason (the void's reason is in its own text)."""
+    return override in ("replaced", "modkill") and bool(p.get("reason"))
 
 
 def _without(values: Params, name: str) -> Params:

@@ -30,6 +30,7 @@ class Contexts:
             locale=locale or str(info.options.get("language", self.language)),
             timezone=ZoneInfo(str(info.schedule.get("timezone", "Asia/Shanghai"))),
             names=await self.seat_names(game_id, state),
+            vote_channel=str(info.channels.get("vote", "")),
         )
 
     async def seat_names(self, game_id: int, state: GameState) -> dict[int, str]:

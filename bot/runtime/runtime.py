@@ -25,6 +25,7 @@ from bot.runtime.routes import ChannelRoutes
 from bot.runtime.schedule import to_ms
 from bot.runtime.service import GameService
 from bot.runtime.timing import Clock, DeadlineScheduler
+from bot.runtime.vote_hints import VoteHints
 from bot.runtime.vote_posts import VotePosts
 from bot.store import LobbyInfo
 from engine.model import Instant, Seat, Team
@@ -58,6 +59,7 @@ class Runtime:
     service: GameService
     contexts: Contexts
     votes: VotePosts
+    hints: VoteHints
     reminders: Reminders
     deadlines: DeadlineRunner
 
@@ -85,6 +87,7 @@ class Runtime:
         self.service = service
         self.contexts = Contexts(service, self.port, self.settings.game.language)
         self.votes = VotePosts(service, self.contexts, self.port)
+        self.hints = VoteHints(service, self.contexts)
         self.reminders = Reminders(
             service,
             scheduler=self.scheduler,

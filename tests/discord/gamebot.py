@@ -144,6 +144,19 @@ def build_table(env: Env, players: int) -> Table:
     )
 
 
+def close_dms(t: Table, channel_id: int) -> None:
+    """From now on every message the bot sends to this DM channel fails as Discord does for a
+    user whose DMs are closed (403, 50007)."""
+    t.env.inject_error(
+        "POST",
+        f"/channels/{channel_id}/messages",
+        status=403,
+        code=50007,
+        message="Cannot send messages to this user",
+        times=None,
+    )
+
+
 def at(hour: int, minute: int = 0, second: int = 0, ms: int = 0) -> dt.datetime:
     return dt.datetime(2026, 1, 1, hour, minute, second, ms * 1000, tzinfo=dt.UTC)
 

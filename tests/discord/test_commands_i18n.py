@@ -28,7 +28,11 @@ async def table(tmp_path: Path) -> AsyncIterator[Table]:
         await env.shutdown()
 
 
-def _strings(command: app_commands.Command | app_commands.Group) -> list[str]:  # type: ignore[type-arg]
+def _strings(
+    command: app_commands.Command | app_commands.Group | app_commands.ContextMenu,
+) -> list[str]:  # type: ignore[type-arg]
+    if isinstance(command, app_commands.ContextMenu):  # a name only (判为无效, 替补, 处决)
+        return [command.name]
     found = [command.name, str(command.description)]
     if isinstance(command, app_commands.Group):
         for child in command.commands:
@@ -54,7 +58,9 @@ async def test_act_autocomplete_offers_only_valid_targets(table: Table) -> None:
     d = Driver(table, "basic")
     roles = await d.start()
     police = [s for s, r in roles.items() if r == "police"]
-    choices = await table.player(police[0]).autocomplete(table.channel, "act", "target", "", power="check")
+    choices = await table.player(police[0]).autocomplete(
+        table.channel, "act", "target", "", power="check"
+    )
     offered = {c["value"] for c in choices}
     assert offered == {s for s in range(1, 9) if s not in police}  # police may not check police
     powers = await table.player(police[0]).autocomplete(table.channel, "act", "power", "")

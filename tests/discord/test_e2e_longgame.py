@@ -206,8 +206,7 @@ async def test_a_pause_across_a_deadline_freezes_the_remaining_time(table: Table
     await t.advance(3 * 3600)  # far past the old deadline
     assert await t.bot.runtime.scheduler.run_due() == []
     status = await t.player(2).slash(t.channel, "game status")
-    assert "(paused)" in status.response.content and "Night 1" in status.response.content
-    assert "20 min left" in status.response.content
+    assert "Night 1 · paused; 20 min left once the clock resumes" in status.response.content
     new = await restart(t, make_bot(t.db, t.clock, seed=SEED))  # type: ignore[attr-defined]
     state = await new.runtime.service.state(d.game_id)
     assert state.paused and state.phase is not None and state.phase.label() == "night 1"
@@ -267,7 +266,7 @@ async def test_penalty_pending_modkill_and_void(table: Table) -> None:
     refused = await t.player(k1).slash(t.channel, "act", power="kill", target=civ[1])
     assert "penalty" in refused.response.content and "night 2" in refused.response.content
     r = await t.player(p1).slash(t.channel, "act", power="check", target=k1)
-    assert r.response.content == "Received."
+    assert r.response.content.startswith(f"Received: check (验人) → #{k1} ")
 
 
 async def test_reminders_are_sent_once_even_across_a_restart(reminding: Table) -> None:
@@ -350,10 +349,10 @@ async def test_standings_over_three_games(table: Table) -> None:
     r = await t.player(1).slash(t.channel, "standings")
     assert not r.ephemeral
     lines = r.response.content.splitlines()
-    assert lines[0] == "[Standings] Season 1"
+    assert lines[0] == "【积分榜】第1赛季"  # public: the server's language, not the asker's (en)
     rows = []
     for line in lines[2:]:
-        m = re.fullmatch(r"(\d+)\. (\S+) — (\d+) games · (\d+) wins · (-?\d+) points", line)
+        m = re.fullmatch(r"(\d+)\. (\S+) — (\d+)局 · (\d+)胜 · (-?\d+)分", line)
         assert m, line
         rows.append((int(m[1]), m[2], int(m[3]), int(m[4]), int(m[5])))
     by_name = {name: (games, wins, points) for _, name, games, wins, points in rows}
@@ -369,8 +368,8 @@ async def test_standings_over_three_games(table: Table) -> None:
     await t.moderator.slash(t.channel, "mod new-season")
     r = await t.player(1).slash(t.channel, "standings")
     assert r.response.content.splitlines()[:2] == [
-        "[Standings] Season 2",
-        "No game has finished in this season yet.",
+        "【积分榜】第2赛季",
+        "本赛季还没有结束的对局。",
     ]
     old = await t.player(1).slash(t.channel, "standings", season="1")
     assert len(old.response.content.splitlines()) == 10

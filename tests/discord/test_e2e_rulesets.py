@@ -154,9 +154,9 @@ async def test_v5_a_player_names_the_card_acting_and_sees_both_cards(table7: Tab
     assert (await t.bot.runtime.service.state(d.game_id)).submissions == ()
     assert (
         answer(await holder.slash(t.channel, "act", power="kill", target=12, card=killer))
-        == "Received."
-    )
-    assert answer(await holder.slash(t.channel, "act", power="execute", target=13)) == "Received."
+    ).startswith("Received: kill (杀人) → #12 ")  # the one confirmation: no DM as well
+    executed = answer(await holder.slash(t.channel, "act", power="execute", target=13))
+    assert executed.startswith("Received: execute (处决) → #13 ")
     subs = (await t.bot.runtime.service.state(d.game_id)).submissions
     assert [(s.seat, s.power.value, s.target) for s in subs] == [
         (killer, "kill", 12),
@@ -216,7 +216,7 @@ async def test_tianxia_12_whole_game(table12: Table) -> None:
     # the menu's "use".
     await d.power_by_command(p1, "check", b1)
     await d.power_by_menu(p2, "check", b1)
-    assert answer(await d.use_by_command(p3, "guard")) == "Received."
+    assert answer(await d.use_by_command(p3, "guard")).startswith("Received: guard")
     await d.use_by_command(g1, "guard")
     await d.use_by_menu(g2, "guard")
     await d.power_by_command(g3, "kill", b3)
@@ -300,8 +300,12 @@ async def test_tianxia_a_target_given_or_missing_where_it_should_not_be(table12:
     # no seat is offered for guarding 傻根; a check offers the living non-police
     assert await member.autocomplete(t.channel, "act", "target", "", power="guard") == []
     # /pass stays the explicit pass; /act guard is no pass
-    assert answer(await member.slash(t.channel, "pass", power="guard")) == "Received."
-    assert answer(await member.slash(t.channel, "act", power="guard")) == "Received."
+    assert answer(await member.slash(t.channel, "pass", power="guard")).endswith(
+        ", pass (不行使)."
+    )
+    assert answer(await member.slash(t.channel, "act", power="guard")).endswith(
+        "You may change it before the deadline; the last one counts."
+    )
     *_, sub = (await t.bot.runtime.service.state(d.game_id)).submissions  # the last one counts
     assert (sub.power.value, sub.target, sub.untargeted) == ("guard", None, True)
     assert "保护傻根" in t.dms(member)[-1].content and "不行使" not in t.dms(member)[-1].content

@@ -8,7 +8,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.records.i18n import LOCALES, catalog
-from bot.records.render import Context, render_private, render_public, render_reply
+from bot.records.render import (
+    Context,
+    duration_text,
+    render_private,
+    render_public,
+    render_reply,
+)
 from engine.commands import (
     EndGame,
     ExtendDeadline,
@@ -131,3 +137,39 @@ def test_clock_post_gives_the_exact_time_in_beijing_time() -> None:
     ctx = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={})
     text = render_public(ctx, ClockPost(phase="night 2", deadline=Instant(1_764_648_000_000)))
     assert text.startswith("【看表】第2夜截止：2025-12-02 12:00:00（北京时间）")
+
+
+def test_moderator_notices_name_the_window_the_voter_and_the_vote() -> None:
+    zh = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={2: "阿明", 5: "小红"})
+    en = Context(locale="en", timezone=ZoneInfo("Asia/Shanghai"), names={2: "阿明", 5: "小红"})
+    pk = Announce(key="mod.advanced", params=(("phase", "day 2"), ("revote", 1)))
+    assert render_public(zh, pk) == "【管理】管理员提前截止第2天第1次 PK。"
+    night = Announce(key="mod.advanced", params=(("phase", "night 1"), ("revote", 0)))
+    assert render_public(en, night) == "[Moderator] A moderator closed Night 1 early."
+    assert render_public(zh, Announce(key="mod.advanced")) == "【管理】管理员提前截止本阶段。"
+    voided = Announce(
+        key="mod.voided",
+        params=(
+            ("post", "1456"),
+            ("reason", "代投"),
+            ("voter", 2),
+            ("target", 5),
+            ("abstain", False),
+        ),
+    )
+    assert render_public(zh, voided) == "【管理】2号 阿明 的投票帖（投 5号 小红）判为无效：代投"
+    abstained = Announce(
+        key="mod.voided", params=(("post", "1"), ("reason", "x"), ("voter", 2), ("abstain", True))
+    )
+    assert render_public(en, abstained).startswith("[Moderator] The vote post of #2 阿明 (弃权")
+    kill = Announce(key="mod.modkill", params=(("seat", 5), ("reason", "挂机")))
+    assert render_public(zh, kill) == "【管理】5号 小红 因不活跃被移出游戏。理由：挂机"
+    assert render_public(zh, Announce(key="mod.modkill", params=(("seat", 5),))).endswith("游戏。")
+
+
+def test_durations_read_as_people_say_them() -> None:
+    zh = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={})
+    en = Context(locale="en", timezone=ZoneInfo("Asia/Shanghai"), names={})
+    assert duration_text(zh, 9 * 3_600_000) == "9小时"
+    assert duration_text(en, 65 * 60_000) == "1 h 5 min"
+    assert duration_text(en, 30_000) == "under a minute"

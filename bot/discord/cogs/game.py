@@ -24,7 +24,7 @@ from bot.discord.interactions import (
     text,
 )
 from bot.records.record_html import record_page, with_links
-from bot.records.render import Context, deadline_text, public_roster
+from bot.records.render import Context, deadline_text, duration_text, public_roster
 from bot.runtime.game_options import check_deal, check_options, parse_options, suggestions
 from bot.runtime.hosting import forum_settings, vote_posts
 from bot.runtime.schedule import GameSchedule
@@ -369,20 +369,27 @@ class GameCog(commands.Cog, name="GameCog"):
                 else "—"
             )
         )
-        if view.paused:
-            phase += " " + ctx.t("notice.paused")
-            left = (state.paused_remaining or 0) // 60_000
-            phase += " " + ctx.t("pending.paused_left", minutes=left)
         alive = ctx.seats(",".join(str(s.seat) for s in view.seats if s.alive))
         voted = ctx.seats(",".join(str(s) for s in view.voted)) or "—"
-        lines = [
-            ctx.t(
+        head = (
+            ctx.t(  # no deadline while paused: how long is left once the clock runs again
+                "notice.status_paused",
+                game=gid,
+                ruleset=state.ruleset,
+                phase=phase,
+                left=duration_text(ctx, state.paused_remaining or 0),
+            )
+            if view.paused
+            else ctx.t(
                 "notice.status",
                 game=gid,
                 ruleset=state.ruleset,
                 phase=phase,
                 deadline=deadline_text(ctx, view.deadline),
-            ),
+            )
+        )
+        lines = [
+            head,
             ctx.t("notice.alive", names=alive),
         ]
         roster = ",".join(f"{i.seat}:{i.public.value}" for i in view.seats if i.public and i.alive)
@@ -415,14 +422,8 @@ class GameCog(commands.Cog, name="GameCog"):
         )
         blob = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
         page = record_page(data, ctx.locale, title=ctx.t("html.game_title", game=gid)).encode()
-        await interaction.response.send_message(
-            text(
-                self.judge,
-                interaction,
-                "notice.record",
-                seed=state.seed,
-                commitment=state.commitment,
-            ),
+        await interaction.response.send_message(  # public: in the game's language
+            ctx.t("notice.record", seed=state.seed, commitment=state.commitment),
             files=[
                 discord.File(io.BytesIO(blob), filename=f"faguan-game-{gid}.json"),
                 discord.File(io.BytesIO(page), filename=f"faguan-game-{gid}.html"),

@@ -17,7 +17,8 @@ from bot.discord.interactions import (
     find_game,
     is_moderator,
     locale_of,
-    plays_in,
+    moderates,
+    public_locale,
     respond,
     say,
     text,
@@ -58,20 +59,14 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:  # type: ignore[override]
         """A moderator of the server, and for a game's command one who holds no seat in that
         game: a moderator who plays is a plain player there (no /mod pending, no overrides)."""
-        if not is_moderator(self.judge, interaction.user):
-            await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
-            return False
         command = interaction.command.name if interaction.command else ""
-        if command in SERVER_COMMANDS:
-            return True
+        if command in SERVER_COMMANDS or not is_moderator(self.judge, interaction.user):
+            return await moderates(self.judge, interaction, None)
         try:
             gid = await find_game(self.judge, interaction)
         except NoGame:
             return True  # the command itself says there is no game here
-        if await plays_in(self.judge, gid, interaction.user.id):
-            await respond(interaction, text(self.judge, interaction, "notice.mod_plays_here"))
-            return False
-        return True
+        return await moderates(self.judge, interaction, gid)
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -177,13 +172,18 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
 
     @mod.command(name="replace", description=_("Replace a player with a substitute"))
     async def replace(
-        self, interaction: discord.Interaction[Any], seat: int, member: discord.Member
+        self,
+        interaction: discord.Interaction[Any],
+        seat: int,
+        member: discord.Member,
+        reason: str | None = None,
     ) -> None:
         await self._do(
             interaction,
             ReplacePlayer(
                 seat=Seat(seat),
                 new_player=str(member.id),
+                reason=(reason or "").strip(),
                 by=str(interaction.user.id),
                 at=self.judge.runtime.now_ms(),
             ),
@@ -191,10 +191,17 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         )
 
     @mod.command(name="modkill", description=_("Remove a player for inactivity"))
-    async def modkill(self, interaction: discord.Interaction[Any], seat: int) -> None:
+    async def modkill(
+        self, interaction: discord.Interaction[Any], seat: int, reason: str | None = None
+    ) -> None:
         await self._do(
             interaction,
-            ModKill(seat=Seat(seat), by=str(interaction.user.id), at=self.judge.runtime.now_ms()),
+            ModKill(
+                seat=Seat(seat),
+                reason=(reason or "").strip(),
+                by=str(interaction.user.id),
+                at=self.judge.runtime.now_ms(),
+            ),
         )
 
     @mod.command(name="void", description=_("Void a vote post"))
@@ -290,6 +297,6 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         old = await current_season(repo, interaction.guild.id)
         new = (name or next_season_name(old)).strip()[:32]
         await repo.update_settings(interaction.guild.id, {SEASON: new})
-        await interaction.response.send_message(
-            say(locale_of(self.judge, interaction), "standings.new_season", old=old, new=new)
+        await interaction.response.send_message(  # public: the server's language
+            say(public_locale(self.judge), "standings.new_season", old=old, new=new)
         )

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ABSTAIN = "abstain"
+HINT_SECONDS = 60
+"""How long the hint to a vote posted in the discussion channel stays up."""
 
 
 VOTER_REFUSED = {
@@ -114,10 +116,25 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if message.author.bot or message.guild is None:
             return
         game_id = self.judge.runtime.routes.channel_games.get(message.channel.id)
-        if game_id is not None and self.judge.runtime.routes.is_vote_channel(
-            game_id, message.channel.id
-        ):
+        if game_id is None:
+            return
+        if self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
             await self.judge.runtime.votes.ingest(game_id, post_of(message))
+        elif await self.judge.runtime.hints.due(game_id, post_of(message)):
+            await self._hint(game_id, message)
+
+    async def _hint(self, game_id: int, message: discord.Message) -> None:
+        """A vote posted in the discussion channel: say where votes count, in a reply that
+        deletes itself (the same words for everyone; nothing is recorded in the game)."""
+        ctx = await self.judge.runtime.contexts.context(game_id)
+        try:
+            await message.reply(
+                ctx.t("hint.vote_elsewhere", vote=ctx.vote_place()),
+                mention_author=False,
+                delete_after=HINT_SECONDS,
+            )
+        except discord.HTTPException:  # the post was deleted meanwhile: nothing to point at
+            log.info("game %s: no vote hint (the post is gone)", game_id)
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:

@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.discord.interactions import locale_of, respond, say, text
+from bot.discord.interactions import public_locale, respond, say, text
 from bot.runtime.reminders import REMIND_OFF
 from bot.runtime.standings import current_season
 
@@ -39,7 +39,7 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
         repo = self.judge.runtime.service.repo
         name = season or await current_season(repo, guild.id)
         rows = await repo.standings(guild.id, name)
-        locale = locale_of(self.judge, interaction)
+        locale = public_locale(self.judge)  # a public post
         lines = [say(locale, "standings.title", season=name)]
         if not rows:
             lines.append(say(locale, "standings.empty"))

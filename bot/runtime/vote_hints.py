@@ -1,0 +1,50 @@
+"""A vote posted where votes do not count: the judge points to the vote channel, once a day.
+
+A post in the game's discussion channel that reads as a vote (`投 5号`, `弃权`…) is not a vote:
+only the vote channel's posts count. Its author gets one short hint per day pointing there. The
+hint is the same for everyone (a player, a player out of the game, a spectator: it tells nothing
+of roles or of whether the vote would have been valid), and it changes nothing in the game: no
+event, only a mark in the game's row so a restart does not hint twice.
+"""
+
+from __future__ import annotations
+
+from bot.runtime.contexts import Contexts
+from bot.runtime.port import ChannelPost
+from bot.runtime.service import GameService
+from bot.runtime.vote_posts import seat_maps
+from engine.voteparse import NotAVote, parse_vote_post
+
+HINTED = "vote_hint:"
+"""Game-row key prefix: the author's id → the day (window number) they were last hinted on."""
+
+
+class VoteHints:
+    """Decides whether a post in the discussion channel earns its author the day's hint."""
+
+    def __init__(self, service: GameService, contexts: Contexts) -> None:
+        self.service = service
+        self.contexts = contexts
+        self._claimed: set[tuple[int, int, int]] = set()
+        """(game, author, day) already hinted or being hinted by this process."""
+
+    async def due(self, game_id: int, post: ChannelPost) -> bool:
+        """Whether to hint this post's author now (and, if so, the hint is marked as given)."""
+        if not await self.service.is_active(game_id):
+            return False
+        state = await self.service.state(game_id)
+        ctx = await self.contexts.context(game_id, state)
+        names, mentions = seat_maps(state, ctx)
+        if isinstance(parse_vote_post(post.content, names=names, mentions=mentions), NotAVote):
+            return False
+        day = state.window.number if state.window is not None else 0
+        claim = (game_id, post.author_id, day)
+        if claim in self._claimed:
+            return False
+        self._claimed.add(claim)  # before the next await: a second post cannot claim it too
+        key = f"{HINTED}{post.author_id}"
+        info = await self.service.info(game_id)
+        if info.channels.get(key) == day:
+            return False  # hinted before a restart
+        await self.service.set_channels(game_id, {key: day})
+        return True
