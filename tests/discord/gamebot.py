@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,34 @@ class Table:
 
     def public(self) -> list[str]:
         return [m.content for m in self.channel.history()]
+
+    def transcript(self) -> str:
+        """The game as its players read it: the game channel (a forum game's main post), then
+        each vote channel or 投票帖, every message with its time and author, oldest first."""
+        places = [("game", self.channel)]
+        if self.forum is not None:
+            posts = sorted((t for t in self.forum.threads if "投票帖" in (t.name or "")),
+                           key=lambda t: t.id)  # fmt: skip
+            places += [(thread.name or str(thread.id), thread) for thread in posts]
+        elif self.vote_channel() is not self.channel:
+            places.append(("vote", self.vote_channel()))
+        lines: list[str] = []
+        for title, place in places:
+            lines.append(f"== {title}")
+            for message in place.history():
+                when = message.created_at.strftime("%m-%d %H:%M:%S")
+                lines.append(f"[{when}] {message.author.display_name}: {message.content}")
+            lines.append("")
+        return "\n".join(lines)
+
+
+def dump_transcript(table: Table, name: str) -> None:
+    """Write the game's transcript to `$FAGUAN_TRANSCRIPTS/<name>.txt` when that is set (to read
+    a whole game as the players would: `FAGUAN_TRANSCRIPTS=/tmp/t pytest tests/discord/test_e2e_games.py`)."""
+    folder = os.environ.get("FAGUAN_TRANSCRIPTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.txt").write_text(table.transcript(), "utf-8")
 
     def vote_channel(self) -> ChannelHandle:
         """Where votes are posted: the game channel, or a forum game's newest 投票帖."""

@@ -15,6 +15,7 @@ from gamebot import (
     assert_vote_posts,
     by_role,
     compare_with_replay,
+    dump_transcript,
     running_table,
 )
 
@@ -91,6 +92,7 @@ async def test_mifei_12_whole_game(table12: Table) -> None:
     r = await t.player(p1).slash(t.channel, "game record")
     assert r.response is not None
     await assert_vote_posts(t, d.game_id, days=2)
+    dump_transcript(t, f"mifei_12_{'forum' if t.forum else 'text'}")
 
 
 async def test_v3mt_12_whole_game_with_a_run_off(table12: Table) -> None:
@@ -144,3 +146,4 @@ async def test_v3mt_12_whole_game_with_a_run_off(table12: Table) -> None:
         run(d.replay_input(roles, SEED, {"tie": "revote"})).record,
     )
     await assert_vote_posts(t, d.game_id, days=2)  # the run-off voted in day 1's 投票帖
+    dump_transcript(t, f"runoff_{'forum' if t.forum else 'text'}")
