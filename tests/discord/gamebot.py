@@ -135,15 +135,6 @@ class Table:
             lines.append("")
         return "\n".join(lines)
 
-
-def dump_transcript(table: Table, name: str) -> None:
-    """Write the game's transcript to `$FAGUAN_TRANSCRIPTS/<name>.txt` when that is set (to read
-    a whole game as the players would: `FAGUAN_TRANSCRIPTS=/tmp/t pytest tests/discord/test_e2e_games.py`)."""
-    folder = os.environ.get("FAGUAN_TRANSCRIPTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        (Path(folder) / f"{name}.txt").write_text(table.transcript(), "utf-8")
-
     def vote_channel(self) -> ChannelHandle:
         """Where votes are posted: the game channel, or a forum game's newest 投票帖."""
         if self.forum is None:
@@ -406,3 +397,12 @@ async def assert_vote_posts(table: Table, game_id: int, days: int) -> None:
         assert f"第{day}天 投票帖：<#{thread_id}>" in main
         assert days_linked[day] == f"https://discord.com/channels/{GUILD_ID}/{thread_id}"
     assert not any(v.startswith("投 ") for v in table.public())  # no vote in the main post
+
+
+def dump_transcript(table: Table, name: str) -> None:
+    """Write the game's transcript to `$FAGUAN_TRANSCRIPTS/<name>.txt` when that is set (to read
+    a whole game as the players would: `FAGUAN_TRANSCRIPTS=/tmp/t pytest tests/discord/test_e2e_games.py`)."""
+    folder = os.environ.get("FAGUAN_TRANSCRIPTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.txt").write_text(table.transcript(), "utf-8")
