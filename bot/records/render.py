@@ -36,10 +36,14 @@ class Context:
     names: Mapping[int, str]
     """Seat → display name."""
     vote_channel: str = ""
+    vote_posts: bool = False
+    """Votes go to each day's 投票帖 (a game hosted in a forum channel)."""
     """Where votes count (a channel or thread id), for a link to it; empty: not known."""
 
     def vote_place(self) -> str:
-        """Where votes count, as a link people can click (`投票频道 <#…>`)."""
+        """Where votes count, as a link people can click (`投票频道 <#…>`), or the day's 投票帖."""
+        if self.vote_posts:
+            return self.t("window.vote_post_here")
         if not self.vote_channel:
             return self.t("window.vote_here")
         return self.t("window.vote_at", channel=f"<#{self.vote_channel}>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo
 
 from bot.records.render import Context
+from bot.runtime.hosting import is_forum
 from bot.runtime.port import ChatPort
 from bot.runtime.service import GameService
 from engine.state import GameState
@@ -30,7 +31,9 @@ class Contexts:
             locale=locale or str(info.options.get("language", self.language)),
             timezone=ZoneInfo(str(info.schedule.get("timezone", "Asia/Shanghai"))),
             names=await self.seat_names(game_id, state),
-            vote_channel=str(info.channels.get("vote", "")),
+            # a forum game's votes go to the day's 投票帖, linked in its own post once opened
+            vote_channel="" if is_forum(info.channels) else str(info.channels.get("vote", "")),
+            vote_posts=is_forum(info.channels),
         )
 
     async def seat_names(self, game_id: int, state: GameState) -> dict[int, str]:

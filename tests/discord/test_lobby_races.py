@@ -131,7 +131,7 @@ async def test_two_starts_at_once_deal_one_game(table: Table) -> None:
         assert len(role_dms(t, p)) == 1, p.user.name  # one deal, one role DM
     said = sorted([answers(first)[-1], answers(second)[-1]])
     started = render("en", "notice.lobby_started", {"game": game_id})
-    dealt = render("zh-CN", "notice.started", {"game": game_id})
+    dealt = render("en", "notice.started", {"game": game_id})  # privately, in the asker's
     assert sorted([started, dealt]) == said, said
     refused = first if answers(first)[-1] == started else second
     assert refused.ephemeral and not refused.followups  # told privately, as a later press is

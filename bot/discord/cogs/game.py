@@ -328,7 +328,7 @@ class GameCog(commands.Cog, name="GameCog"):
             return
 
         async def recorded(_game_id: int) -> None:  # dealt: the role DMs take a while
-            await interaction.response.defer(thinking=True)
+            await interaction.response.defer(ephemeral=True, thinking=True)
 
         try:
             game_id = await self.judge.runtime.start_game(lobby, recorded)
@@ -338,9 +338,8 @@ class GameCog(commands.Cog, name="GameCog"):
         except EngineError as err:  # the players changed since the check: nothing recorded
             await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
-        await interaction.followup.send(
-            say(str(lobby.settings["language"]), "notice.started", game=game_id)
-        )
+        # to the moderator alone: the channel reads the deal notice (【开局】) the game posts
+        await respond(interaction, text(self.judge, interaction, "notice.started", game=game_id))
         if isinstance(interaction.channel, discord.Thread) and lobby.settings.get("hosting"):
             shown = (
                 f"{lobby.settings['ruleset']} {get_ruleset(str(lobby.settings['ruleset'])).name_zh}"
