@@ -249,7 +249,10 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
         case PlayerReplaced():
             assert before is not None
             return [
-                Announce(key="mod.replaced", params=params(seat=int(event.seat))),
+                Announce(
+                    key="mod.replaced",
+                    params=params(seat=int(event.seat), **_reason_of(event.record)),
+                ),
                 SeatHandover(
                     seat=event.seat,
                     old_player=before.seat(event.seat).player,
@@ -260,7 +263,10 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
             ]
         case PlayerRemoved():
             return [
-                Announce(key="mod.modkill", params=params(seat=int(event.seat))),
+                Announce(
+                    key="mod.modkill",
+                    params=params(seat=int(event.seat), **_reason_of(event.record)),
+                ),
                 *_reveal_and_last_words((), event.record.last_words),
             ]
         case PowerSuspended():
@@ -279,7 +285,12 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
             ]
         case PostVoided():
             return [
-                Announce(key="mod.voided", params=params(post=event.post_id, reason=event.reason)),
+                Announce(
+                    key="mod.voided",
+                    params=params(
+                        post=event.post_id, reason=event.reason, **_voided_vote(before, event)
+                    ),
+                ),
                 ReplyToPost(
                     post_id=event.post_id,
                     key="vote.voided_by_moderator",
@@ -308,6 +319,24 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 UpdateStandings(),
             ]
     return []
+
+
+def _reason_of(record: OverrideRecord) -> dict[str, Param]:
+    """The moderator's reason recorded with an override, if one was given."""
+    reason = dict(record.details).get("reason")
+    return {"reason": reason} if reason else {}
+
+
+def _voided_vote(before: GameState | None, event: PostVoided) -> dict[str, Param]:
+    """Whose vote a moderator voided and what it said (the post was public already)."""
+    post = next((p for p in before.posts if p.post_id == event.post_id), None) if before else None
+    if post is None or post.seat is None:
+        return {}
+    return {
+        "voter": int(post.seat),
+        "target": int(post.target) if post.target is not None else None,
+        "abstain": post.abstain,
+    }
 
 
 def _last_act_taken(event: LastActTaken) -> list[Effect]:
