@@ -38,9 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: postgresql+asyncpg://postgres@127.0.0.1:5432/test)",
     )
     parser.add_argument("--posts", type=int, default=800, help="ingest: vote posts (N)")
-    parser.add_argument("--games", type=int, default=10, help="ingest: games at once (M)")
     parser.add_argument(
-        "--raw-rows", type=int, default=800, help="ingest: raw appends for the baseline"
+        "--games",
+        default="1,10,100",
+        help="ingest: games at once (M), comma-separated runs (default: 1,10,100)",
+    )
+    parser.add_argument(
+        "--raw-rows", type=int, default=2000, help="ingest: rows per driver baseline (C / asyncpg)"
     )
     parser.add_argument(
         "--restart-games", type=int, default=100, help="restart: active games to rebuild (K)"
@@ -84,12 +88,15 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
             if "ingest" in only:
                 say(f"{backend}: ingest")
                 rows += await ingest.measure(
-                    bench, posts=args.posts, games=args.games, raw_rows=args.raw_rows
+                    bench, posts=args.posts, games=_counts(args.games), raw_rows=args.raw_rows
                 )
             if "deadlines" in only:
                 say(f"{backend}: deadlines")
                 rows += await deadlines.measure(
-                    bench, timers=args.timers, spread=args.spread, games=args.games
+                    bench,
+                    timers=args.timers,
+                    spread=args.spread,
+                    games=min(10, max(_counts(args.games))),
                 )
     if "discord" in only:
         from bench import discord_calls  # simcord: the bench extra
@@ -100,6 +107,10 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
         say("engine")
         rows += engine_speed.measure(args.engine_seconds)
     return rows
+
+
+def _counts(value: str) -> list[int]:
+    return [int(name) for name in _names(value)]
 
 
 def _names(value: str) -> list[str]:

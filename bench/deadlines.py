@@ -75,8 +75,7 @@ async def timer_games(bench: Bench, count: int) -> list[int]:
             seed=created.seed,
             commitment=created.commitment,
             seats=[
-                SeatSpec(seat=i, name=p.name, user_id=p.user_id)
-                for i, p in enumerate(players, 1)
+                SeatSpec(seat=i, name=p.name, user_id=p.user_id) for i, p in enumerate(players, 1)
             ],
             events=[codec.dump(e) for e in start_events(created, deadline)],
             options={"tie": "lots", "language": "zh-CN"},

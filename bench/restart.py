@@ -10,7 +10,7 @@ outbox; it is checked to give each game the state the playing service holds. It 
 without snapshots (a full replay of every event), for comparison. The baseline reads the same rows
 (the newest snapshot and the events after it; or every event) with one plain SELECT each through
 the same engine, game by game, and decodes nothing. Full and raw runs alternate; each figure is the
-median of `repeats`. """
+median of `repeats`."""
 
 from __future__ import annotations
 

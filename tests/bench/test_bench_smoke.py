@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RULESET_DIRS = sorted(p.name for p in (ROOT / "tests" / "games").iterdir() if p.is_dir())
 
 TINY = [
-    "--backends", "sqlite", "--posts", "12", "--games", "2", "--raw-rows", "8",
+    "--backends", "sqlite", "--posts", "12", "--games", "1,2", "--raw-rows", "8",
     "--restart-games", "3", "--timers", "6", "--spread", "0.3", "--engine-seconds", "0.05",
 ]  # fmt: skip
 SECTIONS = ("ingest", "deadlines", "restart", "discord", "engine")

@@ -1,0 +1,149 @@
+"""The machine's own limits, measured beside the bot in the same run: no SQLAlchemy, no aiosqlite.
+
+SQLite: Python's `sqlite3` (C) on the bench's own migrated file, with the bot's settings (WAL,
+`synchronous=FULL`), appending what a vote post appends at least (one `events` row and one `outbox`
+row with the same JSON payloads), one commit per post or `per_commit` posts to a commit.
+PostgreSQL: `asyncpg` directly on the same scratch database: one connection, N connections at once,
+or grouped. Restart: a C read of the rows a rebuild reads (the newest snapshot of each active game
+and the events after it) with `json.loads` of each, in a few bulk queries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+from bench.stores import Bench, utcnow
+
+_EVENT = (
+    "INSERT INTO events (game_id, seq, type, payload, message_id, created_at) "
+    "VALUES (?, ?, 'VotePosted', ?, NULL, ?)"
+)
+_OUTBOX = (
+    "INSERT INTO outbox (game_id, seq, message_id, payload, attempts, last_error, created_at, "
+    "done_at) VALUES (?, ?, NULL, ?, 0, NULL, ?, NULL)"
+)
+
+
+def sqlite_path(bench: Bench) -> str:
+    """The file of a SQLite bench."""
+    database = make_url(bench.url).database
+    assert database is not None
+    return database
+
+
+@contextmanager
+def sqlite_c(bench: Bench) -> Iterator[sqlite3.Connection]:
+    """A plain `sqlite3` connection to the bench's file, with the bot's settings."""
+    conn = sqlite3.connect(sqlite_path(bench), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=10000")
+        yield conn
+    finally:
+        conn.close()
+
+
+def sqlite_append(
+    bench: Bench, game_id: int, payloads: tuple[str, str], rows: int, per_commit: int, first: int
+) -> float:
+    """Seconds to append `rows` (events + outbox row each), `per_commit` to a durable commit."""
+    event, effect = payloads
+    with sqlite_c(bench) as conn:
+        start = time.perf_counter()
+        for base in range(first, first + rows, per_commit):
+            now = utcnow().replace(tzinfo=None).isoformat(sep=" ")
+            conn.execute("BEGIN IMMEDIATE")
+            for seq in range(base, min(base + per_commit, first + rows)):
+                conn.execute(_EVENT, (game_id, seq, event, now))
+                conn.execute(_OUTBOX, (game_id, seq, effect, now))
+            conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+
+def pg_dsn(bench: Bench) -> str:
+    """The bench's PostgreSQL URL for asyncpg (no SQLAlchemy driver name)."""
+    return make_url(bench.url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def pg_append(
+    bench: Bench,
+    game_id: int,
+    payloads: tuple[str, str],
+    rows: int,
+    *,
+    connections: int,
+    per_commit: int,
+    first: int,
+) -> float:
+    """Seconds for asyncpg to append `rows` over `connections` at once, `per_commit` to a
+    commit (PostgreSQL's default, durable `synchronous_commit`)."""
+    event, effect = payloads
+    conns = [await asyncpg.connect(pg_dsn(bench)) for _ in range(connections)]
+    ev = _EVENT.replace("?", "${}").format(1, 2, "3::json", 4)
+    ob = _OUTBOX.replace("?", "${}").format(1, 2, "3::json", 4)
+    per = rows // connections
+
+    async def writer(conn: Any, base: int) -> None:
+        for start in range(base, base + per, per_commit):
+            now = utcnow()
+            seqs = range(start, min(start + per_commit, base + per))
+            async with conn.transaction():
+                if per_commit == 1:
+                    await conn.execute(ev, game_id, start, event, now)
+                    await conn.execute(ob, game_id, start, effect, now)
+                else:
+                    await conn.executemany(ev, [(game_id, s, event, now) for s in seqs])
+                    await conn.executemany(ob, [(game_id, s, effect, now) for s in seqs])
+
+    try:
+        began = time.perf_counter()
+        await asyncio.gather(*(writer(c, first + i * per) for i, c in enumerate(conns)))
+        return time.perf_counter() - began
+    finally:
+        for conn in conns:
+            await conn.close()
+
+
+_NEWEST = (
+    "SELECT s.game_id, s.seq, s.state FROM snapshots s JOIN games g ON g.id = s.game_id "
+    "WHERE g.status = 'active' AND s.version = {v} AND s.seq = (SELECT max(t.seq) FROM snapshots t "
+    "WHERE t.game_id = s.game_id AND t.version = {v})"
+)
+_TAIL = (
+    "SELECT e.game_id, e.seq, e.payload FROM events e JOIN games g ON g.id = e.game_id "
+    "WHERE g.status = 'active' AND e.seq > COALESCE((SELECT max(t.seq) FROM snapshots t "
+    "WHERE t.game_id = e.game_id AND t.version = {v}), 0) ORDER BY e.game_id, e.seq"
+)
+
+
+async def read_decode(bench: Bench, version: str) -> tuple[float, int]:
+    """Seconds for a C read + `json.loads` of every active game's newest snapshot and the events
+    after it (two bulk queries), and the rows read."""
+    loads = json.loads
+    if bench.backend == "sqlite":
+        with sqlite_c(bench) as conn:
+            start = time.perf_counter()
+            heads = conn.execute(_NEWEST.format(v="?"), (version,)).fetchall()
+            tails = conn.execute(_TAIL.format(v="?"), (version,)).fetchall()
+            decoded = [loads(r[2]) for r in heads] + [loads(r[2]) for r in tails]
+            return time.perf_counter() - start, len(decoded)
+    conn = await asyncpg.connect(pg_dsn(bench))
+    try:
+        start = time.perf_counter()
+        heads = await conn.fetch(_NEWEST.format(v="$1"), version)
+        tails = await conn.fetch(_TAIL.format(v="$1"), version)
+        decoded = [loads(r[2]) for r in heads] + [loads(r[2]) for r in tails]
+        return time.perf_counter() - start, len(decoded)
+    finally:
+        await conn.close()
