@@ -134,7 +134,7 @@ async def read_decode(bench: Bench, version: str) -> tuple[float, int]:
     if bench.backend == "sqlite":
         with sqlite_c(bench) as conn:
             start = time.perf_counter()
-            heads = conn.execute(_NEWEST.format(v="?"), (version,)).fetchall()
+            heads = conn.execute(_NEWEST.format(v="?"), (version, version)).fetchall()
             tails = conn.execute(_TAIL.format(v="?"), (version,)).fetchall()
             decoded = [loads(r[2]) for r in heads] + [loads(r[2]) for r in tails]
             return time.perf_counter() - start, len(decoded)
