@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 #: The sections of the table, in the order they run.
-SECTIONS = ("ingest", "restart", "deadlines", "discord", "engine")
+SECTIONS = ("ingest", "restart", "deadlines", "day", "discord", "engine")
 #: The databases the store sections can measure.
 BACKENDS = ("sqlite", "postgresql")
 #: The optional dependencies `faguan bench` needs beyond the runtime install.
@@ -49,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--restart-games", type=int, default=100, help="restart: active games to rebuild (K)"
     )
+    parser.add_argument(
+        "--day-posts", type=int, default=5000, help="day: vote posts in one long day"
+    )
     parser.add_argument("--timers", type=int, default=200, help="deadlines: games' timers")
     parser.add_argument(
         "--spread", type=float, default=3.0, help="deadlines: seconds the timers are spread over"
@@ -65,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     """Every asked-for section; the rows of the table in order."""
-    from bench import deadlines, engine_speed, ingest, restart
+    from bench import day, deadlines, engine_speed, ingest, restart
     from bench.report import Row
     from bench.stores import DEFAULT_PG_URL, open_bench, pg_reachable
 
@@ -74,7 +77,7 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     rows: list[Row] = []
     pg_url = args.pg_url or DEFAULT_PG_URL
     for backend in _names(args.backends):
-        if not only & {"ingest", "restart", "deadlines"}:
+        if not only & {"ingest", "restart", "deadlines", "day"}:
             break
         if backend == "postgresql" and (why := await pg_reachable(pg_url)) is not None:
             rows.append(Row(section="store", what="postgresql", figure="skipped",
@@ -98,6 +101,9 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
                     spread=args.spread,
                     games=min(10, max(_counts(args.games))),
                 )
+            if "day" in only:
+                say(f"{backend}: one long day")
+                rows += await day.measure(bench, posts=args.day_posts)
     if "discord" in only:
         from bench import discord_calls  # simcord: the bench extra
 

@@ -18,9 +18,9 @@ RULESET_DIRS = sorted(p.name for p in (ROOT / "tests" / "games").iterdir() if p.
 
 TINY = [
     "--backends", "sqlite", "--posts", "12", "--games", "1,2", "--raw-rows", "8",
-    "--restart-games", "3", "--timers", "6", "--spread", "0.3", "--engine-seconds", "0.05",
+    "--restart-games", "3", "--timers", "6", "--day-posts", "30", "--spread", "0.3", "--engine-seconds", "0.05",
 ]  # fmt: skip
-SECTIONS = ("ingest", "deadlines", "restart", "discord", "engine")
+SECTIONS = ("ingest", "deadlines", "restart", "day", "discord", "engine")
 
 
 def test_bench_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,7 +51,7 @@ def test_an_unknown_section_or_backend_is_one_line_naming_the_known_ones(
     out, err = capsys.readouterr()
     assert out == ""
     assert err == (
-        "faguan bench: --only: unknown bogus (known: ingest, restart, deadlines, discord, engine)\n"
+        "faguan bench: --only: unknown bogus (known: ingest, restart, deadlines, day, discord, engine)\n"
     )
     assert main(["bench", "--backends", "mysql", "--only", "ingest"]) == 2
     assert capsys.readouterr().err == (
