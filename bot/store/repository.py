@@ -913,6 +913,39 @@ class Repository:
             head = await self._payloads(conn, game_id, 0, base)
         return Loaded(fold(head + tail), last)
 
+    async def load_active_games(
+        self, fold: Fold[S], *, snapshot: SnapshotCodec[S] | None = None
+    ) -> dict[int, Loaded[S]]:
+        """Every active game that rebuilds cleanly, from two bulk reads (a restart's reads).
+
+        A game left out (a gap in its log, a snapshot or event that will not load, a replay
+        that fails, or one changed between the two reads) is for ``load_game`` and its error
+        handling, one by one: the result for those in it is exactly ``load_game``'s.
+        """
+        version = snapshot.version if snapshot is not None else None
+        try:
+            async with self._reading() as conn:
+                heads = (await conn.execute(sql.ACTIVE_HEADS, {"v": version})).all()
+                rows = (await conn.execute(sql.ACTIVE_TAILS, {"v": version})).all()
+        except ValueError:  # unreadable JSON somewhere: each game on its own finds where
+            return {}
+        tails: dict[int, list[tuple[int, JsonDict]]] = {}
+        for game_id, seq, payload in rows:
+            tails.setdefault(game_id, []).append((seq, payload))
+        games: dict[int, Loaded[S]] = {}
+        for game_id, last, base, blob in heads:
+            base = base or 0
+            try:
+                tail = _gap_free(game_id, base, last, tails.get(game_id, []))
+                if not base or snapshot is None:
+                    games[game_id] = Loaded(fold(tail), last)
+                else:
+                    state = snapshot.resume(snapshot.load(cast(JsonDict, blob)), tail)
+                    games[game_id] = Loaded(state, last, snapshot_seq=base)
+            except Exception:  # load_game says what is wrong, and acts on it
+                continue
+        return games
+
     async def _last_seq_of(self, conn: AsyncConnection, game_id: int) -> int:
         last = (await conn.execute(sql.LAST_SEQ, {"g": game_id})).scalar()
         if last is None:

@@ -140,3 +140,40 @@ def bump(expected: bool, finish: bool) -> Any:
     if finish:
         stmt = stmt.values(status=GameStatus.FINISHED.value, finished_at=_NOW)
     return stmt
+
+
+def _bulk_statements() -> tuple[Any, Any]:
+    """Every active game's last seq and newest snapshot of version ``:v`` (heads), and every
+    active game's events after that snapshot (tails, by game and seq): a restart's reads in two."""
+
+    def newest(game_id: Any) -> Any:
+        return (
+            select(func.max(Snapshot.seq))
+            .where(
+                Snapshot.game_id == game_id,
+                Snapshot.version == bindparam("v"),
+                Snapshot.seq <= Game.last_seq,
+            )
+            .correlate(Game, Event)
+            .scalar_subquery()
+        )
+
+    active = Game.status == GameStatus.ACTIVE.value
+    heads = (
+        select(Game.id, Game.last_seq, Snapshot.seq, Snapshot.state)
+        .select_from(Game)
+        .outerjoin(Snapshot, (Snapshot.game_id == Game.id) & (Snapshot.seq == newest(Game.id)))
+        .where(active)
+        .order_by(Game.id)
+    )
+    tails = (
+        select(Event.game_id, Event.seq, Event.payload)
+        .join(Game, Game.id == Event.game_id)
+        .where(active, Event.seq > func.coalesce(newest(Event.game_id), 0))
+        .where(Event.seq <= Game.last_seq)
+        .order_by(Event.game_id, Event.seq)
+    )
+    return heads, tails
+
+
+ACTIVE_HEADS, ACTIVE_TAILS = _bulk_statements()
