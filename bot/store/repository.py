@@ -40,6 +40,7 @@ from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
+from bot.store import sqlite_group
 from bot.store import statements as sql
 from bot.store.db import LAZY_COMMIT, WRITE_NOW, Clock, utc_now
 from bot.store.errors import (
@@ -160,6 +161,18 @@ def _gap_free(game_id: int, after_seq: int, last_seq: int, rows: Sequence[Any]) 
     if len(rows) != last_seq - after_seq:
         raise CorruptLog(game_id, after_seq + len(rows) + 1, "missing event")
     return [payload for _, payload in rows]
+
+
+async def _sqlite_thread(conn: AsyncConnection) -> Any:
+    """The aiosqlite connection under ``conn`` (it runs a function on its own thread), or None on
+    another backend or driver."""
+    if conn.dialect.name != "sqlite":
+        return None
+    raw = await conn.get_raw_connection()
+    thread = raw.driver_connection
+    if not hasattr(thread, "_execute") or not hasattr(thread, "_conn"):
+        return None
+    return thread
 
 
 class Repository:
@@ -440,6 +453,12 @@ class Repository:
         async with self._writing(lazy=not group.appends) as s:
             conn = await s.connection()
             now = self._clock()
+            if (thread := await _sqlite_thread(conn)) is not None and not any(
+                a.batch.seats for a in group.appends
+            ):
+                done = await self._write_group_on(thread, s, group, now)
+                stage.committing = True
+                return done
             changed: set[int] = set()
             if group.marks:
                 params = {"ids": list(group.marks), "now": now}
@@ -449,6 +468,53 @@ class Repository:
                 await self._put_snapshots(conn, group.snapshots)
             stage.committing = True
         return results, changed
+
+    async def _write_group_on(
+        self, thread: Any, s: AsyncSession, group: Group, now: datetime
+    ) -> tuple[list[RecordResult | StoreError], set[int]]:
+        """The group's writes in one call on SQLite's database thread (``sqlite_group``); the
+        rare answers that need a look-up (a duplicate, a refusal) are read after it."""
+        plans = [
+            sqlite_group.PlannedAppend(
+                game_id=a.game_id, expected_seq=a.expected_seq, finish=a.finish,
+                message_id=a.batch.message_id, outcome=a.batch.outcome, events=a.batch.events,
+                types=[_event_type(p) for p in a.batch.events], effects=a.batch.effects,
+            )
+            for a in group.appends
+        ]  # fmt: skip
+        written = await thread._execute(
+            sqlite_group.write, thread._conn, now, list(group.marks), plans, group.snapshots
+        )
+        results: list[RecordResult | StoreError] = []
+        for append, answer in zip(group.appends, written.appends, strict=True):
+            if answer == sqlite_group.SEEN:
+                assert append.batch.message_id is not None
+                results.append(
+                    cast(RecordResult, await self._duplicate(s, append.batch.message_id))
+                )
+            elif answer == sqlite_group.REFUSED:
+                results.append(await self._refusal(s, append.game_id, append.expected_seq))
+            else:
+                last_seq, outbox_ids = cast(tuple[int, list[int]], answer)
+                n = len(append.batch.events)
+                first, last = (last_seq - n + 1, last_seq) if n else (None, None)
+                outcome = dict(append.batch.outcome) if append.batch.outcome is not None else None
+                items = tuple(
+                    OutboxItem(id=i, game_id=append.game_id, seq=last_seq, payload=dict(effect),
+                               attempts=0, last_error=None, done_at=None)
+                    for i, effect in zip(outbox_ids, append.batch.effects, strict=True)
+                )  # fmt: skip
+                results.append(
+                    RecordResult(
+                        game_id=append.game_id,
+                        duplicate=False,
+                        first_seq=first,
+                        last_seq=last,
+                        outcome=outcome,
+                        outbox=items,
+                    )
+                )
+        return results, written.changed
 
     async def _append_group(
         self, s: AsyncSession, conn: AsyncConnection, appends: list[Append], now: datetime
