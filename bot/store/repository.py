@@ -163,6 +163,24 @@ def _gap_free(game_id: int, after_seq: int, last_seq: int, rows: Sequence[Any]) 
     return [payload for _, payload in rows]
 
 
+def _recorded(
+    game_id: int,
+    seq: int,
+    seqs: tuple[int | None, int | None],
+    outcome: JsonDict | None,
+    outbox_ids: Sequence[int],
+    payloads: Sequence[JsonDict],
+) -> RecordResult:
+    """An input just recorded: its events' seqs and its outbox rows (all at ``seq``)."""
+    items = tuple(
+        OutboxItem(id=i, game_id=game_id, seq=seq, payload=payload, attempts=0,
+                   last_error=None, done_at=None)
+        for i, payload in zip(outbox_ids, payloads, strict=True)
+    )  # fmt: skip
+    return RecordResult(game_id=game_id, duplicate=False, first_seq=seqs[0], last_seq=seqs[1],
+                        outcome=outcome, outbox=items)  # fmt: skip
+
+
 async def _sqlite_thread(conn: AsyncConnection) -> Any:
     """The aiosqlite connection under ``conn`` (it runs a function on its own thread), or None on
     another backend or driver."""
@@ -499,19 +517,10 @@ class Repository:
                 n = len(append.batch.events)
                 first, last = (last_seq - n + 1, last_seq) if n else (None, None)
                 outcome = dict(append.batch.outcome) if append.batch.outcome is not None else None
-                items = tuple(
-                    OutboxItem(id=i, game_id=append.game_id, seq=last_seq, payload=dict(effect),
-                               attempts=0, last_error=None, done_at=None)
-                    for i, effect in zip(outbox_ids, append.batch.effects, strict=True)
-                )  # fmt: skip
+                payloads = [dict(effect) for effect in append.batch.effects]
                 results.append(
-                    RecordResult(
-                        game_id=append.game_id,
-                        duplicate=False,
-                        first_seq=first,
-                        last_seq=last,
-                        outcome=outcome,
-                        outbox=items,
+                    _recorded(
+                        append.game_id, last_seq, (first, last), outcome, outbox_ids, payloads
                     )
                 )
         return results, written.changed
@@ -577,18 +586,11 @@ class Repository:
             outbox_ids = await sql.insert_outbox(conn, outbox)
         at = 0
         for index, game_id, seq, first, last, outcome, count in made:
-            items = tuple(
-                OutboxItem(id=outbox_id, game_id=game_id, seq=seq, payload=row["payload"],
-                           attempts=0, last_error=None, done_at=None)
-                for outbox_id, row in zip(
-                    outbox_ids[at : at + count], outbox[at : at + count], strict=True
-                )
-            )  # fmt: skip
+            payloads = [row["payload"] for row in outbox[at : at + count]]
+            answers[index] = _recorded(
+                game_id, seq, (first, last), outcome, outbox_ids[at : at + count], payloads
+            )
             at += count
-            answers[index] = RecordResult(
-                game_id=game_id, duplicate=False, first_seq=first, last_seq=last,
-                outcome=outcome, outbox=items,
-            )  # fmt: skip
         assert all(answer is not None for answer in answers)
         return cast(list[RecordResult | StoreError], answers)
 
