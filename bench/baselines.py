@@ -19,9 +19,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import asyncpg
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
 from bench.stores import Bench, utcnow
+from bot.store import statements
 
 _EVENT = (
     "INSERT INTO events (game_id, seq, type, payload, message_id, created_at) "
@@ -115,35 +117,40 @@ async def pg_append(
             await conn.close()
 
 
-_NEWEST = (
-    "SELECT s.game_id, s.seq, s.state FROM snapshots s JOIN games g ON g.id = s.game_id "
-    "WHERE g.status = 'active' AND s.version = {v} AND s.seq = (SELECT max(t.seq) FROM snapshots t "
-    "WHERE t.game_id = s.game_id AND t.version = {v})"
-)
-_TAIL = (
-    "SELECT e.game_id, e.seq, e.payload FROM events e JOIN games g ON g.id = e.game_id "
-    "WHERE g.status = 'active' AND e.seq > COALESCE((SELECT max(t.seq) FROM snapshots t "
-    "WHERE t.game_id = e.game_id AND t.version = {v}), 0) ORDER BY e.game_id, e.seq"
-)
+def _bulk_sql(backend: str, version: str) -> tuple[str, str]:
+    """The store's own two bulk reads of a restart (``bot.store.statements``), as plain SQL for
+    the backend, so the C driver reads the same rows the same way."""
+    dialect = sqlite.dialect() if backend == "sqlite" else postgresql.dialect()
+
+    def plain(stmt: Any) -> str:
+        compiled = stmt.params(v=version).compile(
+            dialect=dialect, compile_kwargs={"literal_binds": True}
+        )
+        return str(compiled)
+
+    return plain(statements.ACTIVE_HEADS), plain(statements.ACTIVE_TAILS)
 
 
 async def read_decode(bench: Bench, version: str) -> tuple[float, int]:
     """Seconds for a C read + `json.loads` of every active game's newest snapshot and the events
-    after it (two bulk queries), and the rows read."""
+    after it (the store's two bulk queries), and the rows read."""
     loads = json.loads
+    head_sql, tail_sql = _bulk_sql(bench.backend, version)
     if bench.backend == "sqlite":
         with sqlite_c(bench) as conn:
             start = time.perf_counter()
-            heads = conn.execute(_NEWEST.format(v="?"), (version, version)).fetchall()
-            tails = conn.execute(_TAIL.format(v="?"), (version,)).fetchall()
-            decoded = [loads(r[2]) for r in heads] + [loads(r[2]) for r in tails]
+            heads = conn.execute(head_sql).fetchall()
+            tails = conn.execute(tail_sql).fetchall()
+            decoded = [loads(r[3]) for r in heads if r[3] is not None] + [
+                loads(r[2]) for r in tails
+            ]
             return time.perf_counter() - start, len(decoded)
     conn = await asyncpg.connect(pg_dsn(bench))
     try:
         start = time.perf_counter()
-        heads = await conn.fetch(_NEWEST.format(v="$1"), version)
-        tails = await conn.fetch(_TAIL.format(v="$1"), version)
-        decoded = [loads(r[2]) for r in heads] + [loads(r[2]) for r in tails]
+        heads = await conn.fetch(head_sql)
+        tails = await conn.fetch(tail_sql)
+        decoded = [loads(r[3]) for r in heads if r[3] is not None] + [loads(r[2]) for r in tails]
         return time.perf_counter() - start, len(decoded)
     finally:
         await conn.close()
