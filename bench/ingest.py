@@ -1,4 +1,4 @@
-"""Ingest: vote posts through the bot's whole path, against the store's raw durable append rate.
+"""Ingest: vote posts through the bot's whole path, against the drivers' own durable append rate.
 
 The full path per post is what `PlayCog.ingest` does for a message in a vote channel: the game's
 state and seat names (cached), `parse_vote_post`, then `GameService.submit(PostVote, message_id)`:
@@ -11,12 +11,11 @@ The bot's store uses group commit (`bot.store.repository`): posts to different g
 while a transaction is being written share the next commit, each post still waiting for that
 durable commit (the same `synchronous` setting) before its effect is performed.
 
-The raw baseline appends comparable rows (one `events` row and one `outbox` row, with the same
-JSON payloads) in one transaction per post, committed, through the same SQLAlchemy engine: the
-store's durable append rate. It runs with one writer and with M writers; the faster is the
-baseline. For context (not the baseline), the same raw rows are also appended M to a commit, as
-the group commit does at best. The runs alternate in rounds, so drift (page cache, WAL growth,
-checkpoints) falls on all of them.
+The baselines (`bench.baselines`) append comparable rows (one `events` row and one `outbox` row,
+with the same JSON payloads) without the bot's layers: C `sqlite3` on the same file and settings,
+one post per commit and M posts per commit; `asyncpg` with one and N connections, and grouped.
+Each run is judged against the baseline issue #16 sets for it (`_target`). The runs alternate in
+rounds, so drift (page cache, WAL growth, checkpoints) falls on all of them.
 """
 
 from __future__ import annotations

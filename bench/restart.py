@@ -2,15 +2,15 @@
 
 Each game is a 16-player v2 game played through the bot's own path (`GameService.create_game`, then
 `GameService.submit` for every night power, vote post and lock, all games at once), so its events
-and its snapshots are the ones the bot writes (`bot.runtime.snapshots`: after every phase change
-and every `EVERY` events). The game is left in an open window with its commands submitted, as at a
+and its snapshots are the ones the bot writes (`bot.runtime.snapshots`: after every phase change,
+and within a window on a geometric cadence). The game is left in an open window with its commands submitted, as at a
 restart. The full path is what `GameService.recover` runs at start on a fresh service: every active
-game rebuilt by `Repository.load_game` from its newest snapshot and the events after it, then the
-outbox; it is checked to give each game the state the playing service holds. It runs once more
-without snapshots (a full replay of every event), for comparison. The baseline reads the same rows
-(the newest snapshot and the events after it; or every event) with one plain SELECT each through
-the same engine, game by game, and decodes nothing. Full and raw runs alternate; each figure is the
-median of `repeats`."""
+game rebuilt from its newest snapshot and the events after it (two bulk reads,
+`Repository.load_active_games`), then the outbox; it is checked to give each game the state the
+playing service holds. The baseline runs the same two statements through C `sqlite3` (or
+`asyncpg`) and `json.loads` every row. It runs once more without snapshots (a full replay of every
+event), beside a game-by-game read through the engine, for comparison. Full and baseline runs
+alternate; each figure is the median of `repeats`."""
 
 from __future__ import annotations
 
