@@ -3,11 +3,11 @@
 Each game is a 16-player v2 game played through the bot's own path (`GameService.create_game`, then
 `GameService.submit` for every night power, vote post and lock, all games at once), so its events
 and its snapshots are the ones the bot writes (`bot.runtime.snapshots`: after every phase change,
-and within a window on a geometric cadence). The game is left in an open window with its
-commands submitted, as at a restart. The full path is what `GameService.recover` runs at start on a fresh service: every active
-game rebuilt from its newest snapshot and the events after it (two bulk reads,
-`Repository.load_active_games`), then the outbox; it is checked to give each game the state the
-playing service holds. The baseline runs the same two statements through C `sqlite3` (or
+and within a window on a geometric cadence). The game is left in an open window with its commands
+submitted, as at a restart. The full path is what `GameService.recover` runs at start on a fresh
+service: every active game rebuilt from its newest snapshot and the events after it (two bulk
+reads, `Repository.load_active_games`), then the outbox; it is checked to give each game the state
+the playing service holds. The baseline runs the same two statements through C `sqlite3` (or
 `asyncpg`) and `json.loads` every row. It runs once more without snapshots (a full replay of every
 event), beside a game-by-game read through the engine, for comparison. Full and baseline runs
 alternate; each figure is the median of `repeats`."""
