@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import asyncpg
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects.postgresql import asyncpg as pg_asyncpg
 from sqlalchemy.engine import make_url
 
 from bench.stores import Bench, utcnow
@@ -117,30 +118,28 @@ async def pg_append(
             await conn.close()
 
 
-def _bulk_sql(backend: str, version: str) -> tuple[str, str]:
-    """The store's own two bulk reads of a restart (``bot.store.statements``), as plain SQL for
-    the backend, so the C driver reads the same rows the same way."""
-    dialect = sqlite.dialect() if backend == "sqlite" else postgresql.dialect()
-
-    def plain(stmt: Any) -> str:
-        compiled = stmt.params(v=version).compile(
-            dialect=dialect, compile_kwargs={"literal_binds": True}
-        )
-        return str(compiled)
-
-    return plain(statements.ACTIVE_HEADS), plain(statements.ACTIVE_TAILS)
+def _bulk_sql(backend: str, version: str) -> list[tuple[str, list[Any]]]:
+    """The store's own two bulk reads of a restart (``bot.store.statements``) as the driver's SQL
+    and parameters, so the C driver reads the same rows the same way (bound, as the bot binds)."""
+    dialect = sqlite.dialect() if backend == "sqlite" else pg_asyncpg.dialect()
+    out = []
+    for stmt in (statements.ACTIVE_HEADS, statements.ACTIVE_TAILS):
+        compiled = stmt.compile(dialect=dialect)
+        names = compiled.positiontup or []
+        out.append((str(compiled), [version if n == "v" else compiled.params[n] for n in names]))
+    return out
 
 
 async def read_decode(bench: Bench, version: str) -> tuple[float, int]:
     """Seconds for a C read + `json.loads` of every active game's newest snapshot and the events
     after it (the store's two bulk queries), and the rows read."""
     loads = json.loads
-    head_sql, tail_sql = _bulk_sql(bench.backend, version)
+    (head_sql, head_args), (tail_sql, tail_args) = _bulk_sql(bench.backend, version)
     if bench.backend == "sqlite":
         with sqlite_c(bench) as conn:
             start = time.perf_counter()
-            heads = conn.execute(head_sql).fetchall()
-            tails = conn.execute(tail_sql).fetchall()
+            heads = conn.execute(head_sql, head_args).fetchall()
+            tails = conn.execute(tail_sql, tail_args).fetchall()
             decoded = [loads(r[3]) for r in heads if r[3] is not None] + [
                 loads(r[2]) for r in tails
             ]
@@ -148,8 +147,8 @@ async def read_decode(bench: Bench, version: str) -> tuple[float, int]:
     conn = await asyncpg.connect(pg_dsn(bench))
     try:
         start = time.perf_counter()
-        heads = await conn.fetch(head_sql)
-        tails = await conn.fetch(tail_sql)
+        heads = await conn.fetch(head_sql, *head_args)
+        tails = await conn.fetch(tail_sql, *tail_args)
         decoded = [loads(r[3]) for r in heads if r[3] is not None] + [loads(r[2]) for r in tails]
         return time.perf_counter() - start, len(decoded)
     finally:
