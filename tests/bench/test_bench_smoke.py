@@ -79,7 +79,7 @@ def test_without_the_bench_extra_the_discord_section_names_it_and_the_rest_runs(
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr == (
         "faguan bench: the discord section needs simcord, the faguan[bench] extra: pip install -e '.[bench]' "
-        "(or leave it out: --only ingest,restart,deadlines,engine)\n"
+        "(or leave it out: --only ingest,restart,deadlines,day,engine)\n"
     )
     ran = _without_simcord(tmp_path, *TINY, "--only", "engine", "--json")
     assert ran.returncode == 0, ran.stderr
