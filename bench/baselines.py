@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]  # no type information shipped
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql import asyncpg as pg_asyncpg
 from sqlalchemy.engine import make_url

@@ -17,12 +17,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import os
 import random
+import resource
 import statistics
 import time
 import tracemalloc
+from pathlib import Path
 
-import psutil
 from sqlalchemy import text
 
 from bench import baselines
@@ -144,11 +146,20 @@ async def rebuild(bench: Bench, *, snapshots: bool) -> tuple[float, int, GameSer
     return seconds, len(rebuilt), service
 
 
+def _rss() -> int:
+    """The process's resident set, in bytes (Linux: /proc; elsewhere the peak, from getrusage)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 async def memory_per_game(bench: Bench, games: int) -> tuple[float, float]:
     """Bytes per active game a rebuilt service holds: the RSS it added, and the Python heap it
     keeps (tracemalloc), each divided by the games."""
     gc.collect()
-    rss0 = psutil.Process().memory_info().rss
+    rss0 = _rss()
     tracemalloc.start()
     try:
         _, _, service = await rebuild(bench, snapshots=True)
@@ -156,7 +167,7 @@ async def memory_per_game(bench: Bench, games: int) -> tuple[float, float]:
         heap, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    rss = psutil.Process().memory_info().rss - rss0
+    rss = _rss() - rss0
     del service
     return rss / max(1, games), heap / max(1, games)
 
