@@ -11,6 +11,7 @@ and the events after it) with `json.loads` of each, in a few bulk queries.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sqlite3
 import time
@@ -132,7 +133,18 @@ def _bulk_sql(backend: str, version: str) -> list[tuple[str, list[Any]]]:
 
 async def read_decode(bench: Bench, version: str) -> tuple[float, int]:
     """Seconds for a C read + `json.loads` of every active game's newest snapshot and the events
-    after it (the store's two bulk queries), and the rows read."""
+    after it (the store's two bulk queries), and the rows read; with the cyclic GC paused, as
+    `GameService.recover` pauses it (its collections over a large heap would be most of it)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return await _read_decode(bench, version)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+async def _read_decode(bench: Bench, version: str) -> tuple[float, int]:
     loads = json.loads
     (head_sql, head_args), (tail_sql, tail_args) = _bulk_sql(bench.backend, version)
     if bench.backend == "sqlite":
