@@ -478,9 +478,9 @@ class Repository:
                 stage.committing = True
                 return done
             changed: set[int] = set()
-            if group.marks:
-                params = {"ids": list(group.marks), "now": now}
-                changed = set((await conn.execute(sql.MARK_DONE, params)).scalars())
+            for ids in sql.chunks(list(group.marks)):
+                params = {"ids": ids, "now": now}
+                changed |= set((await conn.execute(sql.MARK_DONE, params)).scalars())
             results = await self._append_group(s, conn, group.appends, now)
             if group.snapshots:
                 await self._put_snapshots(conn, group.snapshots)
@@ -1079,11 +1079,13 @@ class Repository:
         self._grouped().mark(outbox_id, wait=False)
 
     async def _mark_done_now(self, ids: list[int]) -> set[int]:
+        changed: set[int] = set()
         async with self._writing(lazy=True) as s:
-            result = await (await s.connection()).execute(
-                sql.MARK_DONE, {"ids": ids, "now": self._clock()}
-            )
-            return set(result.scalars())
+            conn = await s.connection()
+            for part in sql.chunks(ids):
+                result = await conn.execute(sql.MARK_DONE, {"ids": part, "now": self._clock()})
+                changed |= set(result.scalars())
+        return changed
 
     async def record_attempt_failure(self, outbox_id: int, error: str) -> None:
         """Count a failed attempt and keep its error (truncated) for moderators and operators."""

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.store.db import json_dumps
+from bot.store.statements import chunks
 
 SEEN = "seen"
 """An input whose message id is recorded already (a duplicate)."""
@@ -76,14 +77,14 @@ def write(
     """Run the group's statements on ``conn`` (in its open transaction); commits nothing."""
     at = stored_time(now)
     out = Written()
-    if marks:
-        holes = ",".join("?" * len(marks))
+    for part in chunks(list(marks)):
+        holes = ",".join("?" * len(part))
         rows = conn.execute(
             f"UPDATE outbox SET done_at = ?, attempts = attempts + 1 "
             f"WHERE id IN ({holes}) AND done_at IS NULL RETURNING id",
-            (at, *marks),
+            (at, *part),
         ).fetchall()
-        out.changed = {row[0] for row in rows}
+        out.changed |= {row[0] for row in rows}
     ids = [a.message_id for a in appends if a.message_id is not None]
     seen: set[int] = set()
     if ids:

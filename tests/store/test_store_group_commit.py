@@ -170,3 +170,15 @@ async def test_sqlite_group_rows_read_back_as_sqlalchemy_writes_them(db: Databas
     again = await repo.record(gid, events=[{"type": "Added", "n": 1}], message_id=77)
     assert again.duplicate and again.outcome == {"ok": True}
     assert [item.payload for item in again.outbox] == [{"type": "Say", "t": "丙"}]
+
+
+async def test_more_done_marks_than_a_statement_may_bind_are_written(repo: Repository) -> None:
+    """Done marks pile up by tens of thousands while a large group is written; drivers refuse
+    over 32,767 parameters in one statement, so the marks go in parts."""
+    gid = await make_game(repo, effects=1)
+    (item,) = await repo.undone_effects(gid)
+    for outbox_id in range(item.id, item.id + 40_000):
+        repo.mark_done_soon(outbox_id)
+    await repo.flush()
+    assert await repo.undone_effects(gid) == []
+    assert await repo.mark_done(item.id) is False  # written: marking again changes nothing
