@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 #: The sections of the table, in the order they run.
-SECTIONS = ("ingest", "restart", "deadlines", "discord", "engine")
+SECTIONS = ("ingest", "restart", "deadlines", "day", "discord", "engine")
 #: The databases the store sections can measure.
 BACKENDS = ("sqlite", "postgresql")
 #: The optional dependencies `faguan bench` needs beyond the runtime install.
@@ -38,12 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: postgresql+asyncpg://postgres@127.0.0.1:5432/test)",
     )
     parser.add_argument("--posts", type=int, default=800, help="ingest: vote posts (N)")
-    parser.add_argument("--games", type=int, default=10, help="ingest: games at once (M)")
     parser.add_argument(
-        "--raw-rows", type=int, default=800, help="ingest: raw appends for the baseline"
+        "--games",
+        default="1,10,100",
+        help="ingest: games at once (M), comma-separated runs (default: 1,10,100)",
+    )
+    parser.add_argument(
+        "--raw-rows", type=int, default=2000, help="ingest: rows per driver baseline (C / asyncpg)"
     )
     parser.add_argument(
         "--restart-games", type=int, default=100, help="restart: active games to rebuild (K)"
+    )
+    parser.add_argument(
+        "--day-posts", type=int, default=5000, help="day: vote posts in one long day"
     )
     parser.add_argument("--timers", type=int, default=200, help="deadlines: games' timers")
     parser.add_argument(
@@ -61,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     """Every asked-for section; the rows of the table in order."""
-    from bench import deadlines, engine_speed, ingest, restart
+    from bench import day, deadlines, engine_speed, ingest, restart
     from bench.report import Row
     from bench.stores import DEFAULT_PG_URL, open_bench, pg_reachable
 
@@ -70,7 +77,7 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     rows: list[Row] = []
     pg_url = args.pg_url or DEFAULT_PG_URL
     for backend in _names(args.backends):
-        if not only & {"ingest", "restart", "deadlines"}:
+        if not only & {"ingest", "restart", "deadlines", "day"}:
             break
         if backend == "postgresql" and (why := await pg_reachable(pg_url)) is not None:
             rows.append(Row(section="store", what="postgresql", figure="skipped",
@@ -84,13 +91,19 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
             if "ingest" in only:
                 say(f"{backend}: ingest")
                 rows += await ingest.measure(
-                    bench, posts=args.posts, games=args.games, raw_rows=args.raw_rows
+                    bench, posts=args.posts, games=_counts(args.games), raw_rows=args.raw_rows
                 )
             if "deadlines" in only:
                 say(f"{backend}: deadlines")
                 rows += await deadlines.measure(
-                    bench, timers=args.timers, spread=args.spread, games=args.games
+                    bench,
+                    timers=args.timers,
+                    spread=args.spread,
+                    games=min(10, max(_counts(args.games))),
                 )
+            if "day" in only:
+                say(f"{backend}: one long day")
+                rows += await day.measure(bench, posts=args.day_posts)
     if "discord" in only:
         from bench import discord_calls  # simcord: the bench extra
 
@@ -100,6 +113,10 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
         say("engine")
         rows += engine_speed.measure(args.engine_seconds)
     return rows
+
+
+def _counts(value: str) -> list[int]:
+    return [int(name) for name in _names(value)]
 
 
 def _names(value: str) -> list[str]:

@@ -31,6 +31,8 @@ from engine.model import Instant
 class _Run:
     bench: Bench | None
     late: list[float] = field(default_factory=list)
+    locked: list[float] = field(default_factory=list)
+    """Seconds from the deadline to the lock committed and its effects performed."""
     errors: list[str] = field(default_factory=list)
     fired: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -54,6 +56,7 @@ async def fire(run_id: int, game_id: int, due: float) -> None:
             outcome = await service.submit(game_id, service.lock_command(state, info, forced=True))
             if outcome.error is not None:
                 run.errors.append(outcome.error.key)
+            run.locked.append(SystemClock().now().timestamp() - due)
     except Exception as exc:  # reported in the table, not raised inside APScheduler
         run.errors.append(type(exc).__name__)
     finally:
@@ -75,8 +78,7 @@ async def timer_games(bench: Bench, count: int) -> list[int]:
             seed=created.seed,
             commitment=created.commitment,
             seats=[
-                SeatSpec(seat=i, name=p.name, user_id=p.user_id)
-                for i, p in enumerate(players, 1)
+                SeatSpec(seat=i, name=p.name, user_id=p.user_id) for i, p in enumerate(players, 1)
             ],
             events=[codec.dump(e) for e in start_events(created, deadline)],
             options={"tie": "lots", "language": "zh-CN"},
@@ -140,24 +142,27 @@ async def measure(
         gc.unfreeze()
     p50, p99 = in_ms(busy.late)
     base50, base99 = in_ms(idle.late)
-    met = p99 <= 50.0 and not busy.errors
+    lock50, lock99 = in_ms(busy.locked)
+    # The issue's bars: 1,000 timers within 15 s (67/s) → p99 ≤ 50 ms; within 3 s → ≤ 500 ms.
+    lock_bar = 50.0 if timers / spread <= 70 else 500.0
     note = (
-        f"{timers} timers due over {spread:g} s, each locking its game; "
-        f"{posted} vote posts ingested meanwhile across {games} games "
-        f"({posted / elapsed:.0f}/s); max {max(busy.late) * 1000:.1f} ms"
+        f"{timers} timers due over {spread:g} s ({timers / spread:.0f}/s), each locking its "
+        f"game; {posted} vote posts ingested meanwhile across {games} games "
+        f"({posted / elapsed:.0f}/s); job start max {max(busy.late) * 1000:.1f} ms late"
     )
     if busy.errors:
         note += f"; errors: {sorted(set(busy.errors))}"
+    what = f"{bench.backend}: {timers} games' deadlines within {spread:g} s while ingest runs"
     return [
         Row(
             section="deadlines",
-            what=f"{bench.backend}: {timers} games' deadline timers while ingest runs",
+            what=f"{what}: job start",
             figure=f"p99 {p99:.1f} ms late",
             baseline=f"idle loop: p50 {base50:.1f} / p99 {base99:.1f} ms",
             p50_ms=p50,
             p99_ms=p99,
-            target="p99 ≤ 50 ms",
-            met=met,
+            target="p99 ≤ 20 ms",
+            met=p99 <= 20.0 and not busy.errors,
             note=note,
             values={
                 "timers": timers,
@@ -170,5 +175,16 @@ async def measure(
                 "posts_during": posted,
                 "errors": busy.errors,
             },
-        )
+        ),
+        Row(
+            section="deadlines",
+            what=f"{what}: deadline → lock committed + effects performed",
+            figure=f"p99 {lock99:.1f} ms",
+            baseline=f"job start p99 {p99:.1f} ms",
+            p50_ms=lock50,
+            p99_ms=lock99,
+            target=f"p99 ≤ {lock_bar:.0f} ms",
+            met=lock99 <= lock_bar and not busy.errors,
+            values={"locked_p50_ms": lock50, "locked_p99_ms": lock99},
+        ),
     ]

@@ -1,4 +1,4 @@
-"""Ingest: vote posts through the bot's whole path, against the store's raw durable append rate.
+"""Ingest: vote posts through the bot's whole path, against the drivers' own durable append rate.
 
 The full path per post is what `PlayCog.ingest` does for a message in a vote channel: the game's
 state and seat names (cached), `parse_vote_post`, then `GameService.submit(PostVote, message_id)`:
@@ -11,28 +11,26 @@ The bot's store uses group commit (`bot.store.repository`): posts to different g
 while a transaction is being written share the next commit, each post still waiting for that
 durable commit (the same `synchronous` setting) before its effect is performed.
 
-The raw baseline appends comparable rows (one `events` row and one `outbox` row, with the same
-JSON payloads) in one transaction per post, committed, through the same SQLAlchemy engine: the
-store's durable append rate. It runs with one writer and with M writers; the faster is the
-baseline. For context (not the baseline), the same raw rows are also appended M to a commit, as
-the group commit does at best. The runs alternate in rounds, so drift (page cache, WAL growth,
-checkpoints) falls on all of them.
+The baselines (`bench.baselines`) append comparable rows (one `events` row and one `outbox` row,
+with the same JSON payloads) without the bot's layers: C `sqlite3` on the same file and settings,
+one post per commit and M posts per commit; `asyncpg` with one and N connections, and grouped.
+Each run is judged against the baseline issue #16 sets for it (`_target`). The runs alternate in
+rounds, so drift (page cache, WAL growth, checkpoints) falls on all of them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, cast
+from functools import partial
 
-from sqlalchemy import Table, insert
-
+from bench import baselines
 from bench.report import Row, in_ms, rate
 from bench.stores import Bench, Snowflakes, create_game, lock_now, utcnow
 from bot.runtime.schedule import to_ms
-from bot.store.models import Event, Outbox
 from engine import codec
 from engine.commands import PostVote
 from engine.effects import ReplyToPost
@@ -59,21 +57,6 @@ class IngestResult:
     def rate(self) -> float:
         """Posts per second."""
         return rate(self.posts, self.seconds)
-
-
-@dataclass
-class RawResult:
-    """What the raw append measured (best of the concurrencies tried)."""
-
-    rows: int
-    seconds: float
-    writers: int
-    by_writers: dict[int, float] = field(default_factory=dict)
-
-    @property
-    def rate(self) -> float:
-        """Appends (transactions) per second."""
-        return rate(self.rows, self.seconds)
 
 
 def post_texts(seat: int, user_id: int) -> list[str]:
@@ -153,146 +136,156 @@ async def run_ingest(
     return result
 
 
-def _raw_payloads(game_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def _raw_payloads() -> tuple[str, str]:
+    """The JSON a vote post appends: its event and its ✅ reply (as text, for the C drivers)."""
     post = VotePost(
         post_id="1456089543475200005", author="1400000000000000105", seat=Seat(5),
         target=Seat(9), abstain=False, at=Instant(to_ms(utcnow())),
     )  # fmt: skip
-    event = codec.dump(VotePosted(post=post))
-    effect = codec.dump(ReplyToPost(post_id=post.post_id, key=None))
-    return event, effect
+    dumps = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+    return dumps(codec.dump(VotePosted(post=post))), dumps(
+        codec.dump(ReplyToPost(post_id=post.post_id, key=None))
+    )
 
 
-async def raw_append(bench: Bench, game_id: int, rows: int, writers: int, first_seq: int) -> float:
-    """Append `rows` (events + outbox row, one commit each) with `writers` at once; seconds."""
-    event, effect = _raw_payloads(game_id)
-    events = insert(cast(Table, Event.__table__))
-    outbox = insert(cast(Table, Outbox.__table__))
-    engine = bench.db.engine
-    per = rows // writers
+@dataclass
+class _Baselines:
+    """Seconds and rows per baseline variant, summed over the rounds."""
 
-    async def writer(w: int) -> None:
-        base = first_seq + w * per
-        for i in range(per):
-            now = utcnow()
-            async with engine.begin() as conn:
-                await conn.execute(
-                    events,
-                    {"game_id": game_id, "seq": base + i, "type": "VotePosted",
-                     "payload": event, "message_id": None, "created_at": now},
-                )  # fmt: skip
-                await conn.execute(
-                    outbox,
-                    {"game_id": game_id, "seq": base + i, "message_id": None, "payload": effect,
-                     "attempts": 0, "last_error": None, "created_at": now, "done_at": None},
-                )  # fmt: skip
+    seconds: dict[str, float] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
 
-    start = time.perf_counter()
-    await asyncio.gather(*(writer(w) for w in range(writers)))
-    return time.perf_counter() - start
+    def add(self, name: str, rows: int, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+        self.rows[name] = self.rows.get(name, 0) + rows
+
+    def rate(self, name: str) -> float:
+        return rate(self.rows.get(name, 0), self.seconds.get(name, 0.0))
 
 
-async def raw_append_grouped(
-    bench: Bench, game_id: int, rows: int, per_commit: int, first_seq: int
-) -> float:
-    """Append `rows` (events + outbox row each), `per_commit` of them to a commit; seconds."""
-    event, effect = _raw_payloads(game_id)
-    events = insert(cast(Table, Event.__table__))
-    outbox = insert(cast(Table, Outbox.__table__))
-    start = time.perf_counter()
-    for base in range(first_seq, first_seq + rows, per_commit):
-        now = utcnow()
-        seqs = range(base, min(base + per_commit, first_seq + rows))
-        async with bench.db.engine.begin() as conn:
-            await conn.execute(
-                events,
-                [{"game_id": game_id, "seq": seq, "type": "VotePosted", "payload": event,
-                  "message_id": None, "created_at": now} for seq in seqs],
-            )  # fmt: skip
-            await conn.execute(
-                outbox,
-                [{"game_id": game_id, "seq": seq, "message_id": None, "payload": effect,
-                  "attempts": 0, "last_error": None, "created_at": now, "done_at": None}
-                 for seq in seqs],
-            )  # fmt: skip
-    return time.perf_counter() - start
+async def _baseline_round(
+    bench: Bench, game_id: int, rows: int, groups: list[int], first: int, out: _Baselines
+) -> int:
+    """One round of every baseline variant; the next free seq."""
+    payloads = _raw_payloads()
+    if bench.backend == "sqlite":
+        for per in [1, *groups]:
+            n = max(per, rows // per * per)
+            out.add(f"c/{per}", n, baselines.sqlite_append(bench, game_id, payloads, n, per, first))
+            first += n
+        return first
+    conns_tried = sorted({min(g, 10) for g in groups})  # a server allows ~100 clients in all
+    for conns, per in [(1, 1), *((c, 1) for c in conns_tried), *((1, g) for g in groups)]:
+        n = max(conns * per, rows // (conns * per) * conns * per)
+        seconds = await baselines.pg_append(
+            bench, game_id, payloads, n, connections=conns, per_commit=per, first=first
+        )
+        out.add(f"pg/{conns}x{per}", n, seconds)
+        first += n
+    return first
+
+
+def _target(backend: str, games: int, base: _Baselines) -> tuple[str, float, str, float] | None:
+    """(baseline label, its rate, target text, least ratio) the issue sets for this run."""
+    if backend == "sqlite":
+        if games in (1, 10):
+            least = 0.25 if games == 1 else 0.6
+            return "C sqlite3, 1 post per commit", base.rate("c/1"), f"ratio ≥ {least}", least
+        if games >= 100:
+            per = f"c/{games}"
+            return f"C sqlite3, {games} posts per commit", base.rate(per), "ratio ≥ 0.25", 0.25
+        return None
+    if games == 10:
+        return "asyncpg, 10 connections", base.rate("pg/10x1"), "ratio ≥ 0.5", 0.5
+    return None
 
 
 async def measure(
-    bench: Bench, *, posts: int, games: int, raw_rows: int, rounds: int = 4
+    bench: Bench, *, posts: int, games: list[int] | int, raw_rows: int, rounds: int = 2
 ) -> list[Row]:
-    """The ingest row of the table for one backend.
-
-    The full path and the raw appends alternate in `rounds` rounds (raw with one writer, the
-    full path, raw with `games` writers), so whatever else the machine does falls on both.
-    """
+    """The ingest rows for one backend: the bot with 1, 10, 100 games at once, each beside the
+    driver's own rate measured in the same rounds."""
+    counts = [games] if isinstance(games, int) else list(games)
     ids = Snowflakes()
-    game_ids = await prepare_games(bench, games)
+    sets: dict[int, list[int]] = {}
+    first_game = 0
+    for count in counts:
+        sets[count] = await prepare_games(bench, count, first=first_game)
+        first_game += count
     raw_game = await create_game(bench.service, RAW_GAME)
-    # Warm-up: a few posts through both paths (imports, statement caches, connections).
-    await run_ingest(bench, game_ids, min(posts, 2 * games), seed=1, ids=ids)
+    for count in counts:  # warm-up: imports, statement caches, connections
+        await run_ingest(bench, sets[count], min(posts, 2 * count), seed=1, ids=ids)
+    groups = sorted({c for c in counts if c > 1})
+    base = _Baselines()
     next_seq = 1_000_000
-    await raw_append(bench, raw_game, 2 * games, 1, next_seq)
-    next_seq += 2 * games
-    writers_tried = sorted({1, games})
-    raw_time = dict.fromkeys(writers_tried, 0.0)
-    raw_rows_by = dict.fromkeys(writers_tried, 0)
-    full = IngestResult(posts=0, games=games, seconds=0.0)
+    next_seq = await _baseline_round(
+        bench, raw_game, 2 * max(counts), groups, next_seq, _Baselines()
+    )
+    full = {c: IngestResult(posts=0, games=c, seconds=0.0) for c in counts}
+    cpu = dict.fromkeys(counts, 0.0)
     per_round = max(1, posts // rounds)
-    raw_per_round = max(games, raw_rows // rounds // len(writers_tried))
-    grouped_rows, grouped_time = 0, 0.0
     for r in range(rounds):
-        for writers in writers_tried:
-            n = (raw_per_round // writers) * writers
-            if writers == writers_tried[-1]:
-                part = await run_ingest(bench, game_ids, per_round, seed=10 + r, ids=ids)
-                full.posts += part.posts
-                full.seconds += part.seconds
-                full.latencies += part.latencies
-                full.refused += part.refused
-            raw_time[writers] += await raw_append(bench, raw_game, n, writers, next_seq)
-            raw_rows_by[writers] += n
-            next_seq += n
-        grouped_time += await raw_append_grouped(bench, raw_game, raw_per_round, games, next_seq)
-        grouped_rows += raw_per_round
-        next_seq += raw_per_round
-    grouped = rate(grouped_rows, grouped_time)
-    by_writers = {w: rate(raw_rows_by[w], raw_time[w]) for w in writers_tried}
-    best = max(by_writers, key=lambda w: by_writers[w])
-    raw = RawResult(rows=raw_rows_by[best], seconds=raw_time[best], writers=best,
-                    by_writers=by_writers)  # fmt: skip
-    p50, p99 = in_ms(full.latencies)
-    ratio = full.rate / raw.rate if raw.rate else None
-    others = ", ".join(f"{w} writer(s) {r:.0f}/s" for w, r in sorted(by_writers.items()))
-    sync = "WAL, synchronous=FULL" if bench.backend == "sqlite" else "INSERT + COMMIT"
-    return [
-        Row(
-            section="ingest",
-            what=f"{bench.backend}: {full.posts} vote posts, {games} games at once",
-            figure=f"{full.rate:.0f} posts/s",
-            baseline=f"{raw.rate:.0f} raw appends/s ({sync})",
-            ratio=ratio,
-            p50_ms=p50,
-            p99_ms=p99,
-            target="ratio ≥ 0.5",
-            met=ratio is not None and ratio >= 0.5,
-            note=f"the bot group-commits (posts to different games recorded at once share one "
-            f"durable commit, each awaited before its effect); raw = 1 events row + 1 outbox row "
-            f"per commit, same engine, best of {others}; for context, raw rows {games} to a "
-            f"commit: {grouped:.0f}/s; {full.refused} post(s) refused by the engine",
-            values={
-                "posts": full.posts,
-                "games": games,
-                "seconds": full.seconds,
-                "posts_per_s": full.rate,
-                "raw_appends_per_s": raw.rate,
-                "raw_by_writers": by_writers,
-                "raw_writers": raw.writers,
-                "raw_grouped_per_s": grouped,
-                "raw_grouped_per_commit": games,
-                "p50_ms": p50,
-                "p99_ms": p99,
-                "refused": full.refused,
-            },
+        for count in counts:
+            cpu0 = time.process_time()
+            part = await run_ingest(bench, sets[count], per_round, seed=10 + r, ids=ids)
+            cpu[count] += time.process_time() - cpu0
+            one = full[count]
+            one.posts += part.posts
+            one.seconds += part.seconds
+            one.latencies += part.latencies
+            one.refused += part.refused
+        next_seq = await _baseline_round(
+            bench, raw_game, raw_rows // rounds, groups, next_seq, base
         )
-    ]
+    rows = []
+    context = ", ".join(f"{name} {base.rate(name):.0f}/s" for name in base.rows)
+    for count in counts:
+        result = full[count]
+        cpu_ms = cpu[count] / max(1, result.posts) * 1000
+        p50, p99 = in_ms(result.latencies)
+        target = _target(bench.backend, count, base)
+        label, against, aim, least = target if target else ("", 0.0, "", 0.0)
+        ratio = result.rate / against if against else None
+        rows.append(
+            Row(
+                section="ingest",
+                what=f"{bench.backend}: {result.posts} vote posts, {count} game(s) at once",
+                figure=f"{result.rate:.0f} posts/s",
+                baseline=f"{label}: {against:.0f}/s" if label else "",
+                ratio=ratio,
+                p50_ms=p50,
+                p99_ms=p99,
+                target=aim,
+                met=(ratio is not None and ratio >= least) if target else None,
+                note=f"CPU {cpu_ms:.2f} ms per post (whole process); the bot group-commits, each "
+                f"post awaiting its durable commit before its effect; the drivers alone, 1 events "
+                f"+ 1 outbox row per post (c = sqlite3, pg = asyncpg connections x posts per "
+                f"commit): {context}; {result.refused} post(s) refused by the engine",
+                values={
+                    "posts": result.posts,
+                    "games": count,
+                    "seconds": result.seconds,
+                    "posts_per_s": result.rate,
+                    "cpu_ms_per_post": cpu_ms,
+                    "baseline_per_s": against,
+                    "drivers_per_s": {name: base.rate(name) for name in base.rows},
+                    "p50_ms": p50,
+                    "p99_ms": p99,
+                    "refused": result.refused,
+                },
+            )
+        )
+        if count == 10:
+            rows.append(
+                Row(
+                    section="ingest",
+                    what=f"{bench.backend}: CPU per post, 10 games at once (whole path)",
+                    figure=f"{cpu_ms:.2f} ms",
+                    target="≤ 0.35 ms",
+                    met=cpu_ms <= 0.35,
+                    note="process CPU time (event loop and driver threads) over the posts; "
+                    "a PostgreSQL server's own CPU is not counted",
+                    values={"cpu_ms_per_post": cpu_ms},
+                )
+            )
+    return rows

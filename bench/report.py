@@ -97,9 +97,7 @@ def render_table(rows: Sequence[Row], info: dict[str, Any] | None = None) -> str
         )
         for r in rows
     ]
-    widths = [
-        max([_width(h)] + [_width(c[i]) for c in cells]) for i, h in enumerate(HEADERS)
-    ]
+    widths = [max([_width(h)] + [_width(c[i]) for c in cells]) for i, h in enumerate(HEADERS)]
     lines = [_line(HEADERS, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += [_line(c, widths) for c in cells]
     notes = [f"- {r.section} / {r.what}: {r.note}" for r in rows if r.note]

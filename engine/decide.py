@@ -66,6 +66,7 @@ from engine.resolve import (
 from engine.rulesets import Ruleset, rules_for
 from engine.rulesets.base import CONFESS
 from engine.state import (
+    POSTS,
     DayRecord,
     GameState,
     LastActRecord,
@@ -426,7 +427,7 @@ def _post_vote(state: GameState, cmd: PostVote) -> list[Event]:
     window = _need_window(state)
     if window.kind is not PhaseKind.DAY or window.chooser is not None or window.last_act:
         raise PhaseError("vote.window_closed")
-    if any(p.post_id == cmd.post_id for p in state.posts):
+    if POSTS.holds(state.posts, cmd.post_id):  # an index, not a scan of the day's posts
         raise PhaseError("vote.duplicate_post", post=cmd.post_id)
     return [VotePosted(post=judge_post(state, cmd))]
 

@@ -335,3 +335,58 @@ class GameState:
     def paused(self) -> bool:
         """True while a moderator has paused the clock."""
         return self.paused_remaining is not None
+
+
+class PostIndex:
+    """Whether a day's posts hold a post id, without scanning the day on every vote post.
+
+    The states of one day share their post objects (`evolve` appends), so the index is kept per
+    day, keyed by the identity of the day's first post: the newest posts tuple seen and each post
+    id's position in it. A tuple that extends the known one by appended posts (its first, middle
+    and last known posts the same objects) adds only the new ones; any other tuple (an older
+    state, a voided post, a state read from a snapshot) is indexed afresh. A hit is checked at
+    its position, and a stale one falls back to a scan, so the answer is always the scan's. A
+    memo only: nothing here changes a state, its equality or its serialized form.
+    """
+
+    LIMIT = 4096
+    """Days remembered (the oldest is dropped first)."""
+
+    def __init__(self) -> None:
+        self._days: dict[int, tuple[tuple[VotePost, ...], dict[str, int]]] = {}
+
+    def holds(self, posts: tuple[VotePost, ...], post_id: str) -> bool:
+        """Whether one of `posts` has `post_id`."""
+        if not posts:
+            return False
+        ids = self._index(posts)
+        at = ids.get(post_id)
+        if at is None:
+            return False
+        if at < len(posts) and posts[at].post_id == post_id:
+            return True
+        return any(p.post_id == post_id for p in posts)
+
+    def _index(self, posts: tuple[VotePost, ...]) -> dict[str, int]:
+        key = id(posts[0])
+        known = self._days.pop(key, None)
+        if known is not None and known[0] is posts:
+            ids = known[1]
+        elif known is not None and _extends(posts, known[0]):
+            ids = known[1]
+            ids.update((p.post_id, i) for i, p in enumerate(posts[len(known[0]) :], len(known[0])))
+        else:
+            ids = {p.post_id: i for i, p in enumerate(posts)}
+        self._days[key] = (posts, ids)  # the strong reference keeps id(posts[0]) from reuse
+        if len(self._days) > self.LIMIT:
+            del self._days[next(iter(self._days))]
+        return ids
+
+
+def _extends(posts: tuple[VotePost, ...], known: tuple[VotePost, ...]) -> bool:
+    n = len(known)
+    return n <= len(posts) and all(posts[i] is known[i] for i in (0, n // 2, n - 1))
+
+
+POSTS = PostIndex()
+"""The engine's one index of the days' posts (a memo: answers are the same without it)."""

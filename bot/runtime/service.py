@@ -3,8 +3,8 @@
 Theory of operation (DESIGN.md): load the game's state (cached, or rebuilt from its newest
 snapshot and the events after it), let the engine decide, commit the events and their effects to
 the outbox in one transaction, then perform the effects and mark them done. After an input that
-opens a window (or every ``bot.runtime.snapshots.EVERY`` events) the new state is stored as a
-snapshot.
+opens a window (or, within a window, on the geometric cadence of ``bot.runtime.snapshots.due``) the
+new state is stored as a snapshot.
 A Discord message id makes an input idempotent: a redelivered post returns the first outcome and
 writes nothing. Inputs to one game are serialized by a per-game lock, so effects are performed in
 the order their events happened; inputs to different games recorded at the same time share one
@@ -342,7 +342,7 @@ class GameService:
         last_seq = result.last_seq
         assert last_seq is not None
         snapshot_seq = loaded.snapshot_seq
-        if not finished and due(events, last_seq - snapshot_seq):
+        if not finished and due(state, events, last_seq - snapshot_seq):
             # after the commit of the events it covers; written with the next transaction
             self.repo.save_snapshot_soon(
                 game_id, last_seq, SNAPSHOTS.version, SNAPSHOTS.dump(state)

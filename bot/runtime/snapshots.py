@@ -5,8 +5,12 @@ that cannot be read, or was written by other engine code, is ignored and the eve
 version is a digest of the engine's source, so a snapshot is only ever loaded by the rules that
 made it (after an upgrade, each game is replayed once and snapshotted again).
 
-Cadence (``due``): after every input that changes the phase (its events open a window), and after
-``EVERY`` events since the last snapshot, so the tail a restart replays stays short.
+Cadence (``due``): after every input that changes the phase (its events open a window), and within
+a window once the events since the last snapshot are at least ``EVERY`` and at least as many as the
+window's vote posts the state holds. A snapshot's size grows with the day's posts, so this spaces
+them geometrically: the bytes written per post stay the same however long the day (a fixed
+cadence wrote the whole day again every ``EVERY`` posts, ~1 MB at 5,000 posts), and the tail a
+restart replays stays within the day's posts.
 """
 
 from __future__ import annotations
@@ -66,7 +70,10 @@ SNAPSHOTS: SnapshotCodec[GameState] = SnapshotCodec(
 """How the bot stores a game's state and continues from it."""
 
 
-def due(events: Sequence[Event], since_snapshot: int) -> bool:
-    """Whether to snapshot after an input: it opened a window, or ``EVERY`` events have been
-    appended since the last snapshot (``since_snapshot`` counts them, these included)."""
-    return since_snapshot >= EVERY or any(isinstance(e, WindowOpened) for e in events)
+def due(state: GameState, events: Sequence[Event], since_snapshot: int) -> bool:
+    """Whether to snapshot ``state`` after an input's ``events``: they opened a window, or the
+    events since the last snapshot (``since_snapshot``, these included) are at least ``EVERY``
+    and at least the vote posts ``state`` holds."""
+    if since_snapshot >= max(EVERY, len(state.posts)):
+        return True
+    return any(isinstance(e, WindowOpened) for e in events)

@@ -90,6 +90,8 @@ def resolve_url(url: str | URL | None = None) -> URL:
 
 # One serializer for both backends: no NaN (PostgreSQL's json refuses it), Chinese kept readable.
 _json_dumps = partial(json.dumps, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+json_dumps = _json_dumps
+"""The store's JSON serializer, for writes that bypass SQLAlchemy (``bot.store.sqlite_group``)."""
 
 
 def _on_sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:

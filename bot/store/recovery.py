@@ -161,8 +161,11 @@ async def recover(
     resumes the game; finished games' last effects are performed.
     """
     report: RecoveryReport[S] = RecoveryReport()
+    clean = await repo.load_active_games(fold, snapshot=snapshot)  # a few bulk reads
     for game_id in await repo.active_game_ids():
-        loaded = await rebuild(repo, game_id, fold, snapshot=snapshot)
+        loaded = clean.get(game_id)
+        if loaded is None:
+            loaded = await rebuild(repo, game_id, fold, snapshot=snapshot)
         if loaded is None:
             info = await repo.get_game(game_id)
             report.stopped[game_id] = info.status_error or ""

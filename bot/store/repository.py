@@ -40,6 +40,7 @@ from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
+from bot.store import sqlite_group
 from bot.store import statements as sql
 from bot.store.db import LAZY_COMMIT, WRITE_NOW, Clock, utc_now
 from bot.store.errors import (
@@ -160,6 +161,36 @@ def _gap_free(game_id: int, after_seq: int, last_seq: int, rows: Sequence[Any]) 
     if len(rows) != last_seq - after_seq:
         raise CorruptLog(game_id, after_seq + len(rows) + 1, "missing event")
     return [payload for _, payload in rows]
+
+
+def _recorded(
+    game_id: int,
+    seq: int,
+    seqs: tuple[int | None, int | None],
+    outcome: JsonDict | None,
+    outbox_ids: Sequence[int],
+    payloads: Sequence[JsonDict],
+) -> RecordResult:
+    """An input just recorded: its events' seqs and its outbox rows (all at ``seq``)."""
+    items = tuple(
+        OutboxItem(id=i, game_id=game_id, seq=seq, payload=payload, attempts=0,
+                   last_error=None, done_at=None)
+        for i, payload in zip(outbox_ids, payloads, strict=True)
+    )  # fmt: skip
+    return RecordResult(game_id=game_id, duplicate=False, first_seq=seqs[0], last_seq=seqs[1],
+                        outcome=outcome, outbox=items)  # fmt: skip
+
+
+async def _sqlite_thread(conn: AsyncConnection) -> Any:
+    """The aiosqlite connection under ``conn`` (it runs a function on its own thread), or None on
+    another backend or driver."""
+    if conn.dialect.name != "sqlite":
+        return None
+    raw = await conn.get_raw_connection()
+    thread = raw.driver_connection
+    if not hasattr(thread, "_execute") or not hasattr(thread, "_conn"):
+        return None
+    return thread
 
 
 class Repository:
@@ -440,15 +471,59 @@ class Repository:
         async with self._writing(lazy=not group.appends) as s:
             conn = await s.connection()
             now = self._clock()
+            if (thread := await _sqlite_thread(conn)) is not None and not any(
+                a.batch.seats for a in group.appends
+            ):
+                done = await self._write_group_on(thread, s, group, now)
+                stage.committing = True
+                return done
             changed: set[int] = set()
-            if group.marks:
-                params = {"ids": list(group.marks), "now": now}
-                changed = set((await conn.execute(sql.MARK_DONE, params)).scalars())
+            for ids in sql.chunks(list(group.marks)):
+                params = {"ids": ids, "now": now}
+                changed |= set((await conn.execute(sql.MARK_DONE, params)).scalars())
             results = await self._append_group(s, conn, group.appends, now)
             if group.snapshots:
                 await self._put_snapshots(conn, group.snapshots)
             stage.committing = True
         return results, changed
+
+    async def _write_group_on(
+        self, thread: Any, s: AsyncSession, group: Group, now: datetime
+    ) -> tuple[list[RecordResult | StoreError], set[int]]:
+        """The group's writes in one call on SQLite's database thread (``sqlite_group``); the
+        rare answers that need a look-up (a duplicate, a refusal) are read after it."""
+        plans = [
+            sqlite_group.PlannedAppend(
+                game_id=a.game_id, expected_seq=a.expected_seq, finish=a.finish,
+                message_id=a.batch.message_id, outcome=a.batch.outcome, events=a.batch.events,
+                types=[_event_type(p) for p in a.batch.events], effects=a.batch.effects,
+            )
+            for a in group.appends
+        ]  # fmt: skip
+        written = await thread._execute(
+            sqlite_group.write, thread._conn, now, list(group.marks), plans, group.snapshots
+        )
+        results: list[RecordResult | StoreError] = []
+        for append, answer in zip(group.appends, written.appends, strict=True):
+            if answer == sqlite_group.SEEN:
+                assert append.batch.message_id is not None
+                results.append(
+                    cast(RecordResult, await self._duplicate(s, append.batch.message_id))
+                )
+            elif answer == sqlite_group.REFUSED:
+                results.append(await self._refusal(s, append.game_id, append.expected_seq))
+            else:
+                last_seq, outbox_ids = cast(tuple[int, list[int]], answer)
+                n = len(append.batch.events)
+                first, last = (last_seq - n + 1, last_seq) if n else (None, None)
+                outcome = dict(append.batch.outcome) if append.batch.outcome is not None else None
+                payloads = [dict(effect) for effect in append.batch.effects]
+                results.append(
+                    _recorded(
+                        append.game_id, last_seq, (first, last), outcome, outbox_ids, payloads
+                    )
+                )
+        return results, written.changed
 
     async def _append_group(
         self, s: AsyncSession, conn: AsyncConnection, appends: list[Append], now: datetime
@@ -511,18 +586,11 @@ class Repository:
             outbox_ids = await sql.insert_outbox(conn, outbox)
         at = 0
         for index, game_id, seq, first, last, outcome, count in made:
-            items = tuple(
-                OutboxItem(id=outbox_id, game_id=game_id, seq=seq, payload=row["payload"],
-                           attempts=0, last_error=None, done_at=None)
-                for outbox_id, row in zip(
-                    outbox_ids[at : at + count], outbox[at : at + count], strict=True
-                )
-            )  # fmt: skip
+            payloads = [row["payload"] for row in outbox[at : at + count]]
+            answers[index] = _recorded(
+                game_id, seq, (first, last), outcome, outbox_ids[at : at + count], payloads
+            )
             at += count
-            answers[index] = RecordResult(
-                game_id=game_id, duplicate=False, first_seq=first, last_seq=last,
-                outcome=outcome, outbox=items,
-            )  # fmt: skip
         assert all(answer is not None for answer in answers)
         return cast(list[RecordResult | StoreError], answers)
 
@@ -913,6 +981,39 @@ class Repository:
             head = await self._payloads(conn, game_id, 0, base)
         return Loaded(fold(head + tail), last)
 
+    async def load_active_games(
+        self, fold: Fold[S], *, snapshot: SnapshotCodec[S] | None = None
+    ) -> dict[int, Loaded[S]]:
+        """Every active game that rebuilds cleanly, from two bulk reads (a restart's reads).
+
+        A game left out (a gap in its log, a snapshot or event that will not load, a replay
+        that fails, or one changed between the two reads) is for ``load_game`` and its error
+        handling, one by one: the result for those in it is exactly ``load_game``'s.
+        """
+        version = snapshot.version if snapshot is not None else None
+        try:
+            async with self._reading() as conn:
+                heads = (await conn.execute(sql.ACTIVE_HEADS, {"v": version})).all()
+                rows = (await conn.execute(sql.ACTIVE_TAILS, {"v": version})).all()
+        except ValueError:  # unreadable JSON somewhere: each game on its own finds where
+            return {}
+        tails: dict[int, list[tuple[int, JsonDict]]] = {}
+        for game_id, seq, payload in rows:
+            tails.setdefault(game_id, []).append((seq, payload))
+        games: dict[int, Loaded[S]] = {}
+        for game_id, last, base, blob in heads:
+            base = base or 0
+            try:
+                tail = _gap_free(game_id, base, last, tails.get(game_id, []))
+                if not base or snapshot is None:
+                    games[game_id] = Loaded(fold(tail), last)
+                else:
+                    state = snapshot.resume(snapshot.load(cast(JsonDict, blob)), tail)
+                    games[game_id] = Loaded(state, last, snapshot_seq=base)
+            except Exception:  # load_game says what is wrong, and acts on it
+                continue
+        return games
+
     async def _last_seq_of(self, conn: AsyncConnection, game_id: int) -> int:
         last = (await conn.execute(sql.LAST_SEQ, {"g": game_id})).scalar()
         if last is None:
@@ -978,11 +1079,13 @@ class Repository:
         self._grouped().mark(outbox_id, wait=False)
 
     async def _mark_done_now(self, ids: list[int]) -> set[int]:
+        changed: set[int] = set()
         async with self._writing(lazy=True) as s:
-            result = await (await s.connection()).execute(
-                sql.MARK_DONE, {"ids": ids, "now": self._clock()}
-            )
-            return set(result.scalars())
+            conn = await s.connection()
+            for part in sql.chunks(ids):
+                result = await conn.execute(sql.MARK_DONE, {"ids": part, "now": self._clock()})
+                changed |= set(result.scalars())
+        return changed
 
     async def record_attempt_failure(self, outbox_id: int, error: str) -> None:
         """Count a failed attempt and keep its error (truncated) for moderators and operators."""

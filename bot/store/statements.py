@@ -52,6 +52,16 @@ MARK_DONE = (
     .values(done_at=_NOW, attempts=Outbox.attempts + 1)
     .returning(Outbox.id)
 )
+CHUNK = 10_000
+"""Most ids bound in one statement: drivers refuse more than 32,767 parameters (asyncpg, SQLite's
+default limit), and done marks can pile up by tens of thousands while a large group is written."""
+
+
+def chunks(ids: list[int]) -> list[list[int]]:
+    """``ids`` in lists of at most ``CHUNK``."""
+    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
+
+
 SEEN = select(Input.message_id).where(Input.message_id.in_(bindparam("ids", expanding=True)))
 RELEASE_CHANNELS = delete(ChannelBinding).where(ChannelBinding.game_id == bindparam("g"))
 """A finished game lets go of its channels (with the append that finishes it)."""
@@ -140,3 +150,40 @@ def bump(expected: bool, finish: bool) -> Any:
     if finish:
         stmt = stmt.values(status=GameStatus.FINISHED.value, finished_at=_NOW)
     return stmt
+
+
+def _bulk_statements() -> tuple[Any, Any]:
+    """Every active game's last seq and newest snapshot of version ``:v`` (heads), and every
+    active game's events after that snapshot (tails, by game and seq): a restart's reads in two."""
+
+    def newest(game_id: Any) -> Any:
+        return (
+            select(func.max(Snapshot.seq))
+            .where(
+                Snapshot.game_id == game_id,
+                Snapshot.version == bindparam("v"),
+                Snapshot.seq <= Game.last_seq,
+            )
+            .correlate(Game, Event)
+            .scalar_subquery()
+        )
+
+    active = Game.status == GameStatus.ACTIVE.value
+    heads = (
+        select(Game.id, Game.last_seq, Snapshot.seq, Snapshot.state)
+        .select_from(Game)
+        .outerjoin(Snapshot, (Snapshot.game_id == Game.id) & (Snapshot.seq == newest(Game.id)))
+        .where(active)
+        .order_by(Game.id)
+    )
+    tails = (
+        select(Event.game_id, Event.seq, Event.payload)
+        .join(Game, Game.id == Event.game_id)
+        .where(active, Event.seq > func.coalesce(newest(Event.game_id), 0))
+        .where(Event.seq <= Game.last_seq)
+        .order_by(Event.game_id, Event.seq)
+    )
+    return heads, tails
+
+
+ACTIVE_HEADS, ACTIVE_TAILS = _bulk_statements()

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, select, text
 
 from bot.store.db import Database
 from bot.store.models import Outbox
@@ -16,6 +16,7 @@ from bot.store.repository import (
     GameNotFound,
     RecordResult,
     Repository,
+    SeatSpec,
     SeqConflict,
 )
 from tests.store.test_store_recovery import make_game
@@ -138,3 +139,46 @@ async def test_done_marks_are_written_with_the_next_transaction(db: Database) ->
     assert len(commits.levels) == 1
     assert [item.id for item in await Repository(db.sessions).undone_effects(gid)] == [first.id + 1]
     assert await repo.mark_done(first.id + 1) and not await repo.mark_done(first.id + 1)
+
+
+async def test_sqlite_group_rows_read_back_as_sqlalchemy_writes_them(db: Database) -> None:
+    """On SQLite a group is written by plain sqlite3 calls on the driver's thread: its rows must
+    be the rows SQLAlchemy writes (JSON text, datetimes), read back the same way."""
+    repo = Repository(db.sessions)
+    created = await repo.create_game(
+        server_id=1, ruleset="v2", seed="s", commitment="c", seats=[SeatSpec(1, "甲")],
+        events=[{"type": "Started", "名": "甲"}],
+    )  # fmt: skip
+    gid = created.game_id
+    result = await repo.record(
+        gid, events=[{"type": "Added", "n": 1, "名": "乙"}], effects=[{"type": "Say", "t": "丙"}],
+        message_id=77, outcome={"ok": True}, expected_seq=1,
+    )  # fmt: skip
+    assert (result.first_seq, result.last_seq) == (2, 2)
+    assert [item.payload for item in result.outbox] == [{"type": "Say", "t": "丙"}]
+    rows = await repo.event_rows(gid)
+    assert [r.payload for r in rows] == [{"type": "Started", "名": "甲"},
+                                         {"type": "Added", "n": 1, "名": "乙"}]  # fmt: skip
+    assert all(r.created_at.tzinfo is not None for r in rows)
+    async with db.engine.connect() as conn:
+        raw = (
+            await conn.execute(text("SELECT payload, created_at FROM events ORDER BY seq"))
+        ).all()
+    if db.engine.dialect.name == "sqlite":
+        assert raw[1][0] == '{"type":"Added","n":1,"名":"乙"}'
+        assert len(raw[0][1]) == len(raw[1][1]) == len("2026-01-01 00:00:00.000000")
+    again = await repo.record(gid, events=[{"type": "Added", "n": 1}], message_id=77)
+    assert again.duplicate and again.outcome == {"ok": True}
+    assert [item.payload for item in again.outbox] == [{"type": "Say", "t": "丙"}]
+
+
+async def test_more_done_marks_than_a_statement_may_bind_are_written(repo: Repository) -> None:
+    """Done marks pile up by tens of thousands while a large group is written; drivers refuse
+    over 32,767 parameters in one statement, so the marks go in parts."""
+    gid = await make_game(repo, effects=1)
+    (item,) = await repo.undone_effects(gid)
+    for outbox_id in range(item.id, item.id + 40_000):
+        repo.mark_done_soon(outbox_id)
+    await repo.flush()
+    assert await repo.undone_effects(gid) == []
+    assert await repo.mark_done(item.id) is False  # written: marking again changes nothing

@@ -114,6 +114,19 @@ async def test_gap_in_the_log_is_a_corrupt_game(db: Database, repo: Repository) 
     assert report.stopped == {gid: "replay failed at event 3: CorruptLog"}
 
 
+async def test_the_bulk_read_gives_what_each_game_alone_gives_and_leaves_out_a_broken_one(
+    db: Database, repo: Repository
+) -> None:
+    clean = [await make_game(repo, *range(n)) for n in (0, 1, 5)]
+    broken = await make_game(repo, 1, 2, 3)
+    async with db.sessions() as s, s.begin():
+        await s.execute(delete(Event).where(Event.game_id == broken, Event.seq == 2))
+    loaded = await repo.load_active_games(fold)
+    assert set(loaded) == set(clean)  # the broken game is for load_game and its stop
+    for gid in clean:
+        assert loaded[gid] == await repo.load_game(gid, fold)
+
+
 async def test_missing_tail_is_a_corrupt_game(db: Database, repo: Repository) -> None:
     gid = await make_game(repo, 1)
     async with db.sessions() as s, s.begin():

@@ -1,0 +1,167 @@
+"""The machine's own limits, measured beside the bot in the same run: no SQLAlchemy, no aiosqlite.
+
+SQLite: Python's `sqlite3` (C) on the bench's own migrated file, with the bot's settings (WAL,
+`synchronous=FULL`), appending what a vote post appends at least (one `events` row and one `outbox`
+row with the same JSON payloads), one commit per post or `per_commit` posts to a commit.
+PostgreSQL: `asyncpg` directly on the same scratch database: one connection, N connections at once,
+or grouped. Restart: a C read of the rows a rebuild reads (the newest snapshot of each active game
+and the events after it) with `json.loads` of each, in a few bulk queries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]  # no type information shipped
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects.postgresql import asyncpg as pg_asyncpg
+from sqlalchemy.engine import make_url
+
+from bench.stores import Bench, utcnow
+from bot.store import statements
+
+_EVENT = (
+    "INSERT INTO events (game_id, seq, type, payload, message_id, created_at) "
+    "VALUES (?, ?, 'VotePosted', ?, NULL, ?)"
+)
+_OUTBOX = (
+    "INSERT INTO outbox (game_id, seq, message_id, payload, attempts, last_error, created_at, "
+    "done_at) VALUES (?, ?, NULL, ?, 0, NULL, ?, NULL)"
+)
+
+
+def sqlite_path(bench: Bench) -> str:
+    """The file of a SQLite bench."""
+    database = make_url(bench.url).database
+    assert database is not None
+    return database
+
+
+@contextmanager
+def sqlite_c(bench: Bench) -> Iterator[sqlite3.Connection]:
+    """A plain `sqlite3` connection to the bench's file, with the bot's settings."""
+    conn = sqlite3.connect(sqlite_path(bench), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=10000")
+        yield conn
+    finally:
+        conn.close()
+
+
+def sqlite_append(
+    bench: Bench, game_id: int, payloads: tuple[str, str], rows: int, per_commit: int, first: int
+) -> float:
+    """Seconds to append `rows` (events + outbox row each), `per_commit` to a durable commit."""
+    event, effect = payloads
+    with sqlite_c(bench) as conn:
+        start = time.perf_counter()
+        for base in range(first, first + rows, per_commit):
+            now = utcnow().replace(tzinfo=None).isoformat(sep=" ")
+            conn.execute("BEGIN IMMEDIATE")
+            for seq in range(base, min(base + per_commit, first + rows)):
+                conn.execute(_EVENT, (game_id, seq, event, now))
+                conn.execute(_OUTBOX, (game_id, seq, effect, now))
+            conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+
+def pg_dsn(bench: Bench) -> str:
+    """The bench's PostgreSQL URL for asyncpg (no SQLAlchemy driver name)."""
+    return make_url(bench.url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def pg_append(
+    bench: Bench,
+    game_id: int,
+    payloads: tuple[str, str],
+    rows: int,
+    *,
+    connections: int,
+    per_commit: int,
+    first: int,
+) -> float:
+    """Seconds for asyncpg to append `rows` over `connections` at once, `per_commit` to a
+    commit (PostgreSQL's default, durable `synchronous_commit`)."""
+    event, effect = payloads
+    conns = [await asyncpg.connect(pg_dsn(bench)) for _ in range(connections)]
+    ev = _EVENT.replace("?", "${}").format(1, 2, "3::json", 4)
+    ob = _OUTBOX.replace("?", "${}").format(1, 2, "3::json", 4)
+    per = rows // connections
+
+    async def writer(conn: Any, base: int) -> None:
+        for start in range(base, base + per, per_commit):
+            now = utcnow()
+            seqs = range(start, min(start + per_commit, base + per))
+            async with conn.transaction():
+                if per_commit == 1:
+                    await conn.execute(ev, game_id, start, event, now)
+                    await conn.execute(ob, game_id, start, effect, now)
+                else:
+                    await conn.executemany(ev, [(game_id, s, event, now) for s in seqs])
+                    await conn.executemany(ob, [(game_id, s, effect, now) for s in seqs])
+
+    try:
+        began = time.perf_counter()
+        await asyncio.gather(*(writer(c, first + i * per) for i, c in enumerate(conns)))
+        return time.perf_counter() - began
+    finally:
+        for conn in conns:
+            await conn.close()
+
+
+def _bulk_sql(backend: str, version: str) -> list[tuple[str, list[Any]]]:
+    """The store's own two bulk reads of a restart (``bot.store.statements``) as the driver's SQL
+    and parameters, so the C driver reads the same rows the same way (bound, as the bot binds)."""
+    dialect = sqlite.dialect() if backend == "sqlite" else pg_asyncpg.dialect()
+    out = []
+    for stmt in (statements.ACTIVE_HEADS, statements.ACTIVE_TAILS):
+        compiled = stmt.compile(dialect=dialect)
+        names = compiled.positiontup or []
+        out.append((str(compiled), [version if n == "v" else compiled.params[n] for n in names]))
+    return out
+
+
+async def read_decode(bench: Bench, version: str) -> tuple[float, int]:
+    """Seconds for a C read + `json.loads` of every active game's newest snapshot and the events
+    after it (the store's two bulk queries), and the rows read; with the cyclic GC paused, as
+    `GameService.recover` pauses it (its collections over a large heap would be most of it)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return await _read_decode(bench, version)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+async def _read_decode(bench: Bench, version: str) -> tuple[float, int]:
+    loads = json.loads
+    (head_sql, head_args), (tail_sql, tail_args) = _bulk_sql(bench.backend, version)
+    if bench.backend == "sqlite":
+        with sqlite_c(bench) as conn:
+            start = time.perf_counter()
+            heads = conn.execute(head_sql, head_args).fetchall()
+            tails = conn.execute(tail_sql, tail_args).fetchall()
+            decoded = [loads(r[3]) for r in heads if r[3] is not None] + [
+                loads(r[2]) for r in tails
+            ]
+            return time.perf_counter() - start, len(decoded)
+    conn = await asyncpg.connect(pg_dsn(bench))
+    try:
+        start = time.perf_counter()
+        heads = await conn.fetch(head_sql, *head_args)
+        tails = await conn.fetch(tail_sql, *tail_args)
+        decoded = [loads(r[3]) for r in heads if r[3] is not None] + [loads(r[2]) for r in tails]
+        return time.perf_counter() - start, len(decoded)
+    finally:
+        await conn.close()

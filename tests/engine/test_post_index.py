@@ -1,0 +1,49 @@
+"""The duplicate-post index answers exactly what a scan of the day's posts answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from engine.model import Instant, Seat
+from engine.state import PostIndex, VotePost
+
+
+def _post(n: int) -> VotePost:
+    return VotePost(post_id=str(n), author="1", seat=Seat(1), target=Seat(2), abstain=False,
+                    at=Instant(n))  # fmt: skip
+
+
+def test_the_index_agrees_with_a_scan_through_appends_voids_branches_and_new_days() -> None:
+    rng = random.Random(16)
+    index = PostIndex()
+    seen: list[tuple[VotePost, ...]] = [()]
+    posts: tuple[VotePost, ...] = ()
+    for step in range(3000):
+        move = rng.random()
+        if move < 0.6:  # a vote post (what evolve does)
+            posts = (*posts, _post(rng.randrange(400)))
+        elif move < 0.7 and posts:  # a moderator voids one: same ids, a new object
+            at = rng.randrange(len(posts))
+            voided = dataclasses.replace(posts[at], void_reason="void")
+            posts = tuple(voided if i == at else p for i, p in enumerate(posts))
+        elif move < 0.85:  # an older state of the day (a branch, a refused input's state)
+            posts = rng.choice(seen)
+        elif move < 0.9:  # the lock: a new day
+            posts = ()
+        else:  # the same day read back from a snapshot: equal posts, new objects
+            posts = tuple(dataclasses.replace(p) for p in posts)
+        seen.append(posts)
+        for post_id in {str(rng.randrange(400)) for _ in range(3)} | {
+            p.post_id for p in posts[-2:]
+        }:
+            assert index.holds(posts, post_id) == any(p.post_id == post_id for p in posts), step
+
+
+def test_a_redelivered_post_is_found_however_long_the_day() -> None:
+    index = PostIndex()
+    posts: tuple[VotePost, ...] = ()
+    for n in range(5000):
+        assert not index.holds(posts, str(n))
+        posts = (*posts, _post(n))
+    assert index.holds(posts, "0") and index.holds(posts, "4999") and not index.holds(posts, "x")
