@@ -27,7 +27,8 @@ from bot.runtime.service import GameService
 from bot.runtime.timing import Clock, DeadlineScheduler
 from bot.runtime.vote_hints import VoteHints
 from bot.runtime.vote_posts import VotePosts
-from bot.store import LobbyInfo
+from bot.store import LobbyInfo, Shards
+from bot.store.claims import shard_ids
 from engine.model import Instant, Seat, Team
 from engine.rulesets import rules_for
 from engine.state import GameState
@@ -50,6 +51,18 @@ async def resume_games(runtime_key: int, attempt: int = 0) -> None:
         log.error("resuming games failed (attempt %s): %s", attempt + 1, type(exc).__name__)
         when = runtime.clock.now() + dt.timedelta(seconds=backoff(attempt + 1))
         runtime.scheduler.schedule("faguan:resume", when, resume_games, runtime_key, attempt + 1)
+
+
+def shards_of(settings: Settings) -> Shards | None:
+    """The shards a process with these settings runs (None: every shard, in one process)."""
+    discord = settings.discord
+    if discord.shard_count is None:
+        return None
+    return Shards(discord.shard_count, shard_ids(discord.shard_count, discord.shard_ids))
+
+
+def _shown(shards: Shards | None) -> str:
+    return "all" if shards is None else f"{list(shards.ids)} of {shards.count}"
 
 
 class Runtime:
@@ -79,6 +92,9 @@ class Runtime:
         self.seed_source = seed_source or (lambda: secrets.token_hex(16))
         """Where a new game's seed comes from (fixed in tests)."""
         self.routes = ChannelRoutes()
+        self.shards = shards_of(settings)
+        """The shards this process runs (None: all of them, one process); it recovers, schedules
+        and performs for the games of their servers only."""
         self.key = id(self)
         _RUNTIMES[self.key] = self
 
@@ -130,15 +146,16 @@ class Runtime:
         """Recover, catch up, reconcile deadlines (raises if the database is away)."""
         self.port.recovering(True)
         try:
-            stopped = await self.service.recover()
+            stopped = await self.service.recover(self.shards)
         finally:
             self.port.recovering(False)
         for game_id, reason in stopped.items():
             log.error("game %s stopped: %s", game_id, reason)
-        for game_id in await self.service.active_games():
+        owned = await self.service.active_games(self.shards)
+        for game_id in owned:
             info = await self.service.info(game_id, refresh=True)
             if not self.port.serves(info.server_id):
-                continue  # another shard's game
+                continue  # a server the bot is no longer on: nothing to post to
             self.routes.register(game_id, info.channels)
             try:
                 await self.votes.catch_up(game_id)
@@ -149,6 +166,7 @@ class Runtime:
             except Exception as exc:  # the platform away: the effects and the next resume set it
                 log.warning("game %s: permissions not reconciled: %s", game_id, type(exc).__name__)
             await self.deadlines.reconcile(game_id)
+        log.info("resumed %s active games (shards: %s)", len(owned), _shown(self.shards))
         if not self.scheduler.manual:
             # What is alive once started (rebuilt games, caches) stays alive: keep it out of the
             # cyclic GC's full collections, which pause the event loop (~100 ms with a large heap)

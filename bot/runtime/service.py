@@ -37,6 +37,7 @@ from bot.store import (
     Repository,
     SeatSpec,
     SeqConflict,
+    Shards,
     deliver,
     recover,
 )
@@ -399,15 +400,18 @@ class GameService:
         )
 
     # -- start -------------------------------------------------------------------------------------
-    async def recover(self) -> dict[int, str]:
-        """Rebuild every active game and perform what the outbox still holds; returns the games
-        stopped because their events could not be replayed (id → reason)."""
+    async def recover(self, shards: Shards | None = None) -> dict[int, str]:
+        """Rebuild every active game (of the servers on `shards`, if given: this process's) and
+        perform what the outbox still holds for them; returns the games stopped because their
+        events could not be replayed (id → reason)."""
         # Rebuilding allocates the states that stay cached: the cyclic GC finds nothing to free
         # among them, and its full collections while they pile up cost a fifth of the rebuild.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            report = await recover(self.repo, fold, self._perform or _nothing, snapshot=SNAPSHOTS)
+            report = await recover(
+                self.repo, fold, self._perform or _nothing, snapshot=SNAPSHOTS, shards=shards
+            )
         finally:
             if collecting:
                 gc.enable()
@@ -419,9 +423,9 @@ class GameService:
         """Write what the store keeps for its next transaction (done marks, snapshots)."""
         await self.repo.flush()
 
-    async def active_games(self) -> list[int]:
-        """Ids of the games in play."""
-        return await self.repo.active_game_ids()
+    async def active_games(self, shards: Shards | None = None) -> list[int]:
+        """Ids of the games in play (of the servers on `shards`, if given)."""
+        return await self.repo.active_game_ids(shards)
 
     async def is_active(self, game_id: int) -> bool:
         """Whether the game is in play."""

@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError
 
 from bot.store.errors import CorruptLog
 from bot.store.repository import Repository
-from bot.store.values import Fold, JsonDict, Loaded, OutboxItem, SnapshotCodec
+from bot.store.values import Fold, JsonDict, Loaded, OutboxItem, Shards, SnapshotCodec
 
 log = logging.getLogger(__name__)
 
@@ -154,15 +154,17 @@ async def recover(
     perform: Perform,
     *,
     snapshot: SnapshotCodec[S] | None = None,
+    shards: Shards | None = None,
 ) -> RecoveryReport[S]:
-    """At start: rebuild every active game, then perform every undone effect again.
+    """At start: rebuild every active game, then perform every undone effect again (with
+    ``shards``: of the games of the servers on them only; other processes own the rest).
 
     Effects of games just stopped stay undone (their state is in doubt) until a moderator
     resumes the game; finished games' last effects are performed.
     """
     report: RecoveryReport[S] = RecoveryReport()
-    clean = await repo.load_active_games(fold, snapshot=snapshot)  # a few bulk reads
-    for game_id in await repo.active_game_ids():
+    clean = await repo.load_active_games(fold, snapshot=snapshot, shards=shards)  # bulk reads
+    for game_id in await repo.active_game_ids(shards):
         loaded = clean.get(game_id)
         if loaded is None:
             loaded = await rebuild(repo, game_id, fold, snapshot=snapshot)
@@ -171,5 +173,5 @@ async def recover(
             report.stopped[game_id] = info.status_error or ""
         else:
             report.games[game_id] = loaded
-    report.delivery = await deliver(repo, await repo.undone_effects(), perform)
+    report.delivery = await deliver(repo, await repo.undone_effects(shards=shards), perform)
     return report

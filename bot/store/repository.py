@@ -76,6 +76,7 @@ from bot.store.values import (
     S,
     SeatSpec,
     SeatTerm,
+    Shards,
     SnapshotCodec,
     StandingRow,
     StoredEvent,
@@ -788,12 +789,14 @@ class Repository:
         async with self._sessions() as s:
             return [_info(row) for row in await s.scalars(query)]
 
-    async def active_game_ids(self) -> list[int]:
-        """Ids of the games to rebuild at start."""
+    async def active_game_ids(self, shards: Shards | None = None) -> list[int]:
+        """Ids of the games to rebuild at start (with ``shards``: of the servers on them; found
+        through the status index, not by reading every game)."""
+        query = select(Game.id).where(Game.status == GameStatus.ACTIVE.value).order_by(Game.id)
+        if shards is not None:
+            query = query.where(sql.owned(Game.server_id))
         async with self._sessions() as s:
-            rows = await s.scalars(
-                select(Game.id).where(Game.status == GameStatus.ACTIVE.value).order_by(Game.id)
-            )
+            rows = await s.scalars(query, _shard_params(shards))
             return list(rows)
 
     async def stop_game(self, game_id: int, error: str) -> None:
@@ -982,19 +985,26 @@ class Repository:
         return Loaded(fold(head + tail), last)
 
     async def load_active_games(
-        self, fold: Fold[S], *, snapshot: SnapshotCodec[S] | None = None
+        self,
+        fold: Fold[S],
+        *,
+        snapshot: SnapshotCodec[S] | None = None,
+        shards: Shards | None = None,
     ) -> dict[int, Loaded[S]]:
-        """Every active game that rebuilds cleanly, from two bulk reads (a restart's reads).
+        """Every active game that rebuilds cleanly, from two bulk reads (a restart's reads);
+        with ``shards``, only the games of the servers on them.
 
         A game left out (a gap in its log, a snapshot or event that will not load, a replay
         that fails, or one changed between the two reads) is for ``load_game`` and its error
         handling, one by one: the result for those in it is exactly ``load_game``'s.
         """
         version = snapshot.version if snapshot is not None else None
+        heads_sql, tails_sql = sql.bulk_statements(sharded=shards is not None)
+        bound: dict[str, Any] = {"v": version, **_shard_params(shards)}
         try:
             async with self._reading() as conn:
-                heads = (await conn.execute(sql.ACTIVE_HEADS, {"v": version})).all()
-                rows = (await conn.execute(sql.ACTIVE_TAILS, {"v": version})).all()
+                heads = (await conn.execute(heads_sql, bound)).all()
+                rows = (await conn.execute(tails_sql, bound)).all()
         except ValueError:  # unreadable JSON somewhere: each game on its own finds where
             return {}
         tails: dict[int, list[tuple[int, JsonDict]]] = {}
@@ -1036,9 +1046,14 @@ class Repository:
     # --- outbox -------------------------------------------------------------------------------
 
     async def undone_effects(
-        self, game_id: int | None = None, *, include_stopped: bool = False
+        self,
+        game_id: int | None = None,
+        *,
+        include_stopped: bool = False,
+        shards: Shards | None = None,
     ) -> list[OutboxItem]:
-        """Effects not yet marked done, in the order they were recorded.
+        """Effects not yet marked done, in the order they were recorded (with ``shards``: of
+        the games of the servers on them only — another process performs the rest).
 
         Finished games' effects are included (the last input's reveal must still go out);
         those of games stopped on an error are not, unless asked: their state is in doubt.
@@ -1053,8 +1068,10 @@ class Repository:
             query = query.where(Outbox.game_id == game_id)
         if not include_stopped:
             query = query.where(Game.status != GameStatus.STOPPED_ERROR.value)
+        if shards is not None:
+            query = query.where(sql.owned(Game.server_id))
         async with self._sessions() as s:
-            rows = await s.scalars(query)
+            rows = await s.scalars(query, _shard_params(shards))
             return [_item(row) for row in rows if row.id not in self._unwritten_marks]
 
     async def mark_done(self, outbox_id: int) -> bool:
@@ -1244,3 +1261,8 @@ class Repository:
                 StandingRow(user_id=r.user_id, points=r.points, games=r.games, wins=r.wins)
                 for r in rows
             ]
+
+
+def _shard_params(shards: Shards | None) -> dict[str, Any]:
+    """The bound values of ``statements.owned`` (none when every shard is this process's)."""
+    return {} if shards is None else {"count": shards.count, "ids": list(shards.ids)}

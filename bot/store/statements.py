@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from bot.store.db import UTCDateTime
 from bot.store.models import ChannelBinding, Event, Game, GameStatus, Input, Outbox, Snapshot
+from bot.store.values import DISCORD_SHARD_SHIFT
 
 
 def upsert(session: AsyncSession, table: Any) -> Any:
@@ -152,9 +153,18 @@ def bump(expected: bool, finish: bool) -> Any:
     return stmt
 
 
-def _bulk_statements() -> tuple[Any, Any]:
+def owned(server_id: Any) -> Any:
+    """``server_id``'s Discord shard is one of ``:ids`` out of ``:count`` (``(id >> 22) % count``,
+    as integer arithmetic both backends share)."""
+    shard = (server_id / (1 << DISCORD_SHARD_SHIFT)) % bindparam("count", type_=Integer())
+    return shard.in_(bindparam("ids", expanding=True))
+
+
+@cache
+def bulk_statements(sharded: bool = False) -> tuple[Any, Any]:
     """Every active game's last seq and newest snapshot of version ``:v`` (heads), and every
-    active game's events after that snapshot (tails, by game and seq): a restart's reads in two."""
+    active game's events after that snapshot (tails, by game and seq): a restart's reads in two.
+    ``sharded``: only the games of the servers on shards ``:ids`` of ``:count``."""
 
     def newest(game_id: Any) -> Any:
         return (
@@ -169,6 +179,8 @@ def _bulk_statements() -> tuple[Any, Any]:
         )
 
     active = Game.status == GameStatus.ACTIVE.value
+    if sharded:
+        active = active & owned(Game.server_id)
     heads = (
         select(Game.id, Game.last_seq, Snapshot.seq, Snapshot.state)
         .select_from(Game)
@@ -186,4 +198,4 @@ def _bulk_statements() -> tuple[Any, Any]:
     return heads, tails
 
 
-ACTIVE_HEADS, ACTIVE_TAILS = _bulk_statements()
+ACTIVE_HEADS, ACTIVE_TAILS = bulk_statements()

@@ -187,3 +187,19 @@ class GameDraft:
     options: JsonDict
     channels: JsonDict
     schedule: JsonDict
+
+
+DISCORD_SHARD_SHIFT = 22
+"""Discord's shard of a server: ``(server_id >> 22) % shard_count``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shards:
+    """The Discord shards a process runs: its games are those of the servers on them."""
+
+    count: int
+    ids: tuple[int, ...]
+
+    def owns(self, server_id: int) -> bool:
+        """Whether a server's games belong to this process."""
+        return (server_id >> DISCORD_SHARD_SHIFT) % self.count in self.ids

@@ -58,10 +58,10 @@ class FakePort:
         self.recovering_seen.append(on)
 
 
-def settings(db: Path, **game: object) -> Settings:
+def settings(db: Path, discord: dict[str, object] | None = None, **game: object) -> Settings:
     return load(
         {
-            "discord": {"token": "test-token"},
+            "discord": {"token": "test-token", **(discord or {})},
             "database": {"url": f"sqlite+aiosqlite:///{db}"},
             "game": {"schedule": {"power": "1h", "vote": "1h"}, "reminder": "off", **game},
         },
@@ -76,10 +76,13 @@ class Wired:
     clock: FakeClock
     database: Database
 
-    async def restart(self, port: FakePort | None = None) -> Wired:
+    async def restart(
+        self, port: FakePort | None = None, config: Settings | None = None
+    ) -> Wired:
         """A new runtime on the same database (the old one's jobs find nothing to do)."""
         self.runtime.close()
-        return await wire(self.runtime.settings, self.database, self.clock, port or self.port)
+        config = config or self.runtime.settings
+        return await wire(config, self.database, self.clock, port or self.port)
 
 
 async def wire(

@@ -13,7 +13,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from fakes import FakePort, Wired, runtime_on
+from fakes import FakePort, Wired, runtime_on, settings
 
 from bot.config import WindowLength
 from bot.runtime.port import DISCORD_EPOCH_MS, ChannelPost
@@ -177,4 +177,25 @@ async def test_reminders_reach_pending_players_privately_once_per_window(tmp_pat
         assert all(str(game_id) in text for _user, text in w.port.sent)
     finally:
         w.runtime.close()
+        await w.database.dispose()
+
+
+async def test_a_shard_process_resumes_only_the_games_of_its_shards(tmp_path: Path) -> None:
+    """Servers on shard 0 and 1 of 2 ((id >> 22) % 2), both on this client: a process running
+    shard 1 routes, reconciles and schedules the shard-1 game only."""
+    zero, one = 1000 << 22, 1001 << 22
+    w = await runtime_on(tmp_path, FakePort(servers={zero, one}))
+    try:
+        theirs = await new_game(w, server_id=zero, seed="a")
+        mine = await new_game(w, server_id=one, seed="b")
+        config = settings(tmp_path / "runtime.db", {"shard_count": 2, "shard_ids": [1]})
+        shard = await w.restart(config=config)
+        await shard.runtime.resume_games()
+        assert shard.port.reconciled == [mine]
+        routed = set(shard.runtime.routes.channel_games.values())
+        assert routed == {mine}, (theirs, routed)
+        assert [job.id for job in shard.runtime.scheduler.jobs()] == [f"game:{mine}:deadline"]
+        assert shard.runtime.service.cached_state(theirs) is None  # not even rebuilt
+        shard.runtime.close()
+    finally:
         await w.database.dispose()

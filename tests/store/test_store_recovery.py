@@ -12,6 +12,7 @@ from bot.store.db import Database
 from bot.store.models import Event, GameStatus
 from bot.store.recovery import deliver, describe_failure, first_failing_seq, recover
 from bot.store.repository import OutboxItem, Repository, SeatSpec
+from bot.store.values import Shards
 
 pytestmark = pytest.mark.asyncio
 
@@ -33,9 +34,11 @@ def fold(events: list[dict[str, Any]]) -> int:
     return total
 
 
-async def make_game(repo: Repository, *ns: int, effects: int = 0) -> int:
+async def make_game(
+    repo: Repository, *ns: int, effects: int = 0, server_id: int = 1
+) -> int:
     created = await repo.create_game(
-        server_id=1,
+        server_id=server_id,
         ruleset="v2",
         seed="seed",
         commitment="c",
@@ -179,3 +182,26 @@ async def test_first_failing_seq_bisects() -> None:
     assert describe_failure(IllegalEvent(SECRET), 27) == (
         "replay failed at event 27: IllegalEvent[replay.illegal]"
     )
+
+
+async def test_a_shard_process_recovers_and_performs_only_its_servers_games(
+    repo: Repository,
+) -> None:
+    """Discord's shard of a server is (id >> 22) % count: a process running shard 1 of 3
+    rebuilds, lists and performs for the games of shard-1 servers only."""
+    servers = {shard: (999 + shard) << 22 for shard in range(3)}  # (id >> 22) % 3 == shard
+    games = {shard: await make_game(repo, 1, effects=1, server_id=server_id)
+             for shard, server_id in servers.items()}  # fmt: skip
+    mine = Shards(3, (1,))
+    assert all(mine.owns(servers[1]) != mine.owns(servers[s]) for s in (0, 2))
+    assert await repo.active_game_ids(mine) == [games[1]]
+    assert sorted(await repo.active_game_ids()) == sorted(games.values())
+    assert [i.game_id for i in await repo.undone_effects(shards=mine)] == [games[1]]
+    assert set(await repo.load_active_games(fold, shards=mine)) == {games[1]}
+    performer = Performer()
+    report = await recover(repo, fold, performer, shards=mine)
+    assert set(report.games) == {games[1]}
+    assert len(performer.keys) == 1  # its effect only: the others are other processes'
+    others = Shards(3, (0, 2))
+    assert sorted(await repo.active_game_ids(others)) == sorted([games[0], games[2]])
+    assert {i.game_id for i in await repo.undone_effects(shards=others)} == {games[0], games[2]}
