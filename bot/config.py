@@ -65,11 +65,12 @@ DATABASE_DRIVERS: Final = ("sqlite+aiosqlite", "postgresql+asyncpg")
 
 #: Every section ("" is the file's top level) and the keys it may hold; sub-tables are keys too.
 LAYOUT: Final[Mapping[str, tuple[str, ...]]] = {
-    "": ("discord", "database", "game"),
+    "": ("discord", "database", "game", "metrics"),
     "discord": ("token", "moderator_role", "shard_count", "shard_ids"),
     "database": ("url",),
     "game": ("timezone", "language", "reminder", "live_tally", "schedule"),
     "game.schedule": ("power", "vote"),
+    "metrics": ("host", "port"),
 }
 
 
@@ -191,6 +192,14 @@ class DiscordSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsSettings:
+    """The Prometheus endpoint (`/metrics`), off unless a port is set."""
+
+    host: str = "127.0.0.1"
+    port: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DatabaseSettings:
     """Where events and the outbox live (an async SQLAlchemy URL)."""
 
@@ -220,6 +229,7 @@ class Settings:
     database: DatabaseSettings
     game: GameDefaults
     source: str = "defaults"
+    metrics: MetricsSettings = MetricsSettings()
 
     def require_token(self) -> str:
         """Return the bot token, or raise a ConfigError that says exactly how to provide one."""
@@ -436,6 +446,22 @@ def _parse_shard_ids(value: object) -> tuple[int, ...]:
     return ids
 
 
+def _parse_host(value: object) -> str:
+    allowed = 'an address to listen on, e.g. "127.0.0.1" (this machine only) or "0.0.0.0"'
+    if isinstance(value, str) and value.strip() and len(value) <= 255 and " " not in value:
+        return value.strip()
+    raise _Invalid(f"got {_describe(value)}", allowed)
+
+
+def _parse_port(value: object) -> int:
+    allowed = "a port from 1 to 65535 (leave it out: no metrics endpoint)"
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 1 <= value <= 65535:
+            return value
+        raise _Invalid(f"{value} is not a port", allowed)
+    raise _Invalid(f"got {_describe(value)}", allowed)
+
+
 def _parse_database_url(value: object) -> str:
     allowed = (
         "sqlite+aiosqlite:///PATH (e.g. sqlite+aiosqlite:///./faguan.db) or "
@@ -577,6 +603,11 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
                 f"ids from 0 to shard_count - 1 = {shard_count - 1}",
             )
 
+    # [metrics]
+    metrics_table = reader.table(raw, "metrics")
+    metrics_host, _ = reader.value(metrics_table, "metrics", "host", _parse_host, "127.0.0.1")
+    metrics_port, _ = reader.value(metrics_table, "metrics", "port", _parse_port, None)
+
     # [database]
     database_table = reader.table(raw, "database")
     url, _ = reader.value(
@@ -626,6 +657,7 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
             live_tally=live_tally,
         ),
         source=source,
+        metrics=MetricsSettings(host=metrics_host, port=metrics_port),
     )
 
 

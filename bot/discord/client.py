@@ -154,6 +154,8 @@ class FaguanBot(commands.Bot):
             return  # answered by the cog
         name = interaction.command.qualified_name if interaction.command else "?"
         log.error("command /%s failed: %s", name, type(original).__name__)
+        if self.runtime.metrics is not None:
+            self.runtime.metrics.discord_errors.inc()
         log.debug("command /%s failed", name, exc_info=original)
         with contextlib.suppress(discord.HTTPException):
             await respond(interaction, say(locale_of(self.judge, interaction), "notice.try_again"))

@@ -151,6 +151,9 @@ class DeadlineRunner:
         if not forced and state.deadline is not None and self.now_ms() < state.deadline:
             self.schedule_deadline(game_id, state.deadline)
             return None
+        if not forced and state.deadline is not None and self.service.metrics is not None:
+            late = (self.now_ms() - state.deadline) / 1000
+            self.service.metrics.deadline_lateness.observe(late)
         if state.window is not None:
             await self.votes.catch_up(game_id)
         info = await self.service.info(game_id)

@@ -19,6 +19,7 @@ from typing import Any
 from bot.config import Settings
 from bot.runtime.contexts import Contexts
 from bot.runtime.deadlines import DeadlineRunner, backoff
+from bot.runtime.metrics import Metrics
 from bot.runtime.port import ChatPort
 from bot.runtime.reminders import Reminders
 from bot.runtime.routes import ChannelRoutes
@@ -92,6 +93,8 @@ class Runtime:
         self.seed_source = seed_source or (lambda: secrets.token_hex(16))
         """Where a new game's seed comes from (fixed in tests)."""
         self.routes = ChannelRoutes()
+        self.metrics: Metrics | None = None
+        """The /metrics endpoint's figures, when `[metrics] port` is set."""
         self.shards = shards_of(settings)
         """The shards this process runs (None: all of them, one process); it recovers, schedules
         and performs for the games of their servers only."""
@@ -121,10 +124,23 @@ class Runtime:
             port=self.port,
         )
         service.on_delivery_failure(self.deadlines.schedule_retry)
+        metrics = self.settings.metrics
+        if metrics.port is not None:
+            self.metrics = Metrics()
+            self.metrics.serve(metrics.host, metrics.port)
+            service.metrics = self.metrics
+            self.metrics.refresh_every(self._backlog)
+
+    async def _backlog(self) -> tuple[int, int]:
+        """(active games this process owns, effects not yet performed) for the metrics."""
+        owned = await self.service.active_games(self.shards)
+        return len(owned), await self.service.repo.undone_count(self.shards)
 
     def close(self) -> None:
         """Jobs still scheduled for this runtime find nothing to do."""
         _RUNTIMES.pop(self.key, None)
+        if self.metrics is not None:
+            self.metrics.close()
         if hasattr(self, "deadlines"):
             self.deadlines.close()
             self.reminders.close()

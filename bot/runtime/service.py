@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from bot.runtime.hosting import forum_channels, is_forum, vote_post_steps
+from bot.runtime.metrics import Metrics
 from bot.runtime.schedule import GameSchedule, from_ms, to_ms
 from bot.runtime.snapshots import SNAPSHOTS, due
 from bot.runtime.start_steps import start_effects
@@ -99,6 +101,8 @@ class GameService:
         self._in_order: set[int] = set()
         """Games whose every recorded effect was performed: no earlier one to deliver first."""
         self._on_failure: Callable[[int, int], None] | None = None
+        self.metrics: Metrics | None = None
+        """Where inputs and failed effects are counted (the /metrics endpoint), if it is on."""
 
     def set_performer(self, perform: Perform) -> None:
         """Who performs effects (the Discord shell; a recorder in tests)."""
@@ -264,6 +268,7 @@ class GameService:
         """Decide, commit, deliver. A refused command changes nothing (a refused vote post is
         remembered by its message id, with its reply, so a redelivery is answered once).
         `name`: a substitute's display name, recorded with their seat term (ReplacePlayer)."""
+        arrived = time.perf_counter()
         async with self._locks[game_id]:
             for attempt in (1, 2):
                 loaded = await self._load(game_id)
@@ -276,6 +281,8 @@ class GameService:
                     if attempt == 2:
                         raise
                     continue
+                if self.metrics is not None:
+                    self.metrics.input(_outcome_name(outcome), time.perf_counter() - arrived)
                 if pending:
                     # Everything still undone for this game, in order: earlier failures first
                     # (read back unless every earlier effect of this game is known performed).
@@ -359,6 +366,8 @@ class GameService:
         if not items or self._perform is None:
             return not items
         report = await deliver(self.repo, items, self._perform)
+        if report.failed and self.metrics is not None:
+            self.metrics.discord_errors.inc(len(report.failed))
         if report.failed and self._on_failure is not None:
             failed = [item for item in items if item.id in report.failed]
             for game_id, tries in {item.game_id: item.attempts + 1 for item in failed}.items():
@@ -430,6 +439,12 @@ class GameService:
     async def is_active(self, game_id: int) -> bool:
         """Whether the game is in play."""
         return (await self.info(game_id)).status is GameStatus.ACTIVE
+
+
+def _outcome_name(outcome: Outcome) -> str:
+    if outcome.duplicate:
+        return "duplicate"
+    return "refused" if outcome.error is not None else "accepted"
 
 
 async def _nothing(item: OutboxItem) -> None:

@@ -1045,6 +1045,20 @@ class Repository:
 
     # --- outbox -------------------------------------------------------------------------------
 
+    async def undone_count(self, shards: Shards | None = None) -> int:
+        """How many effects are recorded and not yet performed (the outbox backlog; with
+        ``shards``: of the games of the servers on them)."""
+        query = (
+            select(func.count())
+            .select_from(Outbox)
+            .join(Game, Game.id == Outbox.game_id)
+            .where(Outbox.done_at.is_(None))
+        )
+        if shards is not None:
+            query = query.where(sql.owned(Game.server_id))
+        async with self._sessions() as s:
+            return int(await s.scalar(query, _shard_params(shards)) or 0)
+
     async def undone_effects(
         self,
         game_id: int | None = None,

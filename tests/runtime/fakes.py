@@ -58,9 +58,15 @@ class FakePort:
         self.recovering_seen.append(on)
 
 
-def settings(db: Path, discord: dict[str, object] | None = None, **game: object) -> Settings:
+def settings(
+    db: Path,
+    discord: dict[str, object] | None = None,
+    metrics: dict[str, object] | None = None,
+    **game: object,
+) -> Settings:
     return load(
         {
+            "metrics": metrics or {},
             "discord": {"token": "test-token", **(discord or {})},
             "database": {"url": f"sqlite+aiosqlite:///{db}"},
             "game": {"schedule": {"power": "1h", "vote": "1h"}, "reminder": "off", **game},
@@ -94,10 +100,15 @@ async def wire(
     return Wired(runtime, port, clock, database)
 
 
-async def runtime_on(tmp: Path, port: FakePort | None = None, **game: object) -> Wired:
-    """A started runtime on a fresh, migrated SQLite file."""
+async def runtime_on(
+    tmp: Path,
+    port: FakePort | None = None,
+    metrics: dict[str, object] | None = None,
+    **game: object,
+) -> Wired:
+    """A started runtime on a fresh, migrated SQLite file (`metrics`: its [metrics] table)."""
     db = tmp / "runtime.db"
-    config = settings(db, **game)
+    config = settings(db, metrics=metrics, **game)
     await upgrade(config.database.url)
     # from now: a catch-up reads from the game's creation, which the database stamps
     clock = FakeClock(dt.datetime.now(dt.UTC).replace(microsecond=0))
