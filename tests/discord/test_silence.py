@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from conftest import EnvClock
-from gamebot import Driver, Table, build_table, make_bot
+from gamebot import Driver, Table, build_table, make_bot, running_table
 from simcord import BackendError, Env
 
 
@@ -49,3 +49,26 @@ async def test_elder_silence_lasts_one_day(table: Table) -> None:
     else:  # voted out on day 1: stays closed
         with pytest.raises(BackendError):
             await table.player(quiet).send(table.channel, "诈尸")
+
+
+async def test_in_a_forum_game_a_silenced_players_main_post_is_taken_down(tmp_path: Path) -> None:
+    """One overwrite governs a forum's posts, so the silence is kept by taking the silenced
+    player's main-post posts down for the day (told privately); their vote in the 投票帖 counts."""
+    async with running_table(tmp_path / "f.db", 11, EnvClock(), "silence", "forum") as t:
+        d = Driver(t, "v4_butterfly")
+        roles = await d.start()
+        elder = next(s for s, r in roles.items() if r == "elder")
+        quiet = next(s for s, r in sorted(roles.items()) if r == "civilian")
+        other = next(s for s, r in sorted(roles.items()) if r == "civilian" and s != quiet)
+        await d.power_by_menu(elder, "silence", quiet)
+        await d.lock()  # day 1
+        await t.player(quiet).send(t.channel, "我有话说")
+        await t.player(other).send(t.channel, "我可以说话")
+        await t.env.settle()
+        said = [m.content for m in t.channel.history()]
+        assert "我可以说话" in said and "我有话说" not in said
+        told = [m.content for m in t.dms(t.player(quiet))]
+        assert any("禁言" in text and "主帖" in text for text in told), told[-2:]
+        await d.post_vote(quiet, f"投 {other}号", other)
+        state = await t.bot.runtime.service.state(d.game_id)
+        assert [(p.seat, p.target, p.void_reason) for p in state.posts] == [(quiet, other, None)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from bot.discord import permissions
 from bot.discord.interactions import (
     NoGame,
     answer_command,
@@ -24,7 +26,7 @@ from bot.discord.port import post_of
 from bot.discord.views import PASS, valid_targets
 from bot.discord.vote_threads import channel_of
 from bot.records.render import Context, known_seats, public_roster
-from bot.runtime.hosting import vote_channel_id
+from bot.runtime.hosting import is_forum, vote_channel_id
 from bot.runtime.schedule import to_ms
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.errors import EngineError
@@ -120,8 +122,29 @@ class PlayCog(commands.Cog, name="PlayCog"):
             return
         if self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
             await self.judge.runtime.votes.ingest(game_id, post_of(message))
+        elif await self._silenced_in_forum(game_id, message):
+            return
         elif await self.judge.runtime.hints.due(game_id, post_of(message)):
             await self._hint(game_id, message)
+
+    async def _silenced_in_forum(self, game_id: int, message: discord.Message) -> bool:
+        """森林老人's silence in a forum game: one overwrite governs the main post and the day's
+        投票帖 alike, so a silenced player's post in the main post is taken down instead, and
+        they are told privately (their votes in the 投票帖 still count, as in text hosting)."""
+        info = await self.judge.runtime.service.info(game_id)
+        if not is_forum(info.channels) or message.channel.id != int(info.channels["game"]):
+            return False
+        state = await self.judge.runtime.service.state(game_id)
+        seats = set(state.seats_of(str(message.author.id)))
+        if not seats or not seats <= permissions.silenced_now(state):
+            return False
+        with contextlib.suppress(discord.HTTPException):
+            await message.delete()
+        ctx = await self.judge.runtime.contexts.context(game_id, state)
+        notice = ctx.t("notice.silenced_post_removed", game=game_id)
+        with contextlib.suppress(discord.HTTPException):
+            await message.author.send(notice)
+        return True
 
     async def _hint(self, game_id: int, message: discord.Message) -> None:
         """A vote posted in the discussion channel: say where votes count, in a reply that
