@@ -325,11 +325,11 @@ async def test_resuming_games_when_the_database_is_away_is_retried(
     recover = GameService.recover
     fails = {"left": 2}
 
-    async def away_then_back(self: GameService) -> Any:
+    async def away_then_back(self: GameService, shards: Any = None) -> Any:
         if fails["left"]:
             fails["left"] -= 1
             raise OperationalError("SELECT", {}, Exception("could not connect to server"))
-        return await recover(self)
+        return await recover(self, shards)
 
     monkeypatch.setattr(GameService, "recover", away_then_back)
     new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
