@@ -133,7 +133,7 @@ class FaguanBot(commands.Bot):
 
     async def close(self) -> None:
         """Stop timers and the database with the bot."""
-        self.runtime.close()
+        await self.runtime.aclose()
         if not self.runtime.scheduler.manual:
             self.runtime.scheduler.shutdown()
         await super().close()

@@ -90,12 +90,20 @@ class Metrics:
         self._refresher = asyncio.get_running_loop().create_task(loop())
 
     def close(self) -> None:
-        """Stop refreshing and listening."""
+        """Stop refreshing and listening (`aclose` also waits for a refresh under way)."""
         if self._refresher is not None:
             self._refresher.cancel()
-            self._refresher = None
         if self._server is not None:
             with contextlib.suppress(Exception):
                 self._server.shutdown()
                 self._server.server_close()
             self._server = None
+
+    async def aclose(self) -> None:
+        """`close`, then wait (briefly) for a refresh under way to end: its database work must
+        not outlive the database it reads."""
+        self.close()
+        task, self._refresher = self._refresher, None
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), timeout=5)

@@ -136,6 +136,12 @@ class Runtime:
         owned = await self.service.active_games(self.shards)
         return len(owned), await self.service.repo.undone_count(self.shards)
 
+    async def aclose(self) -> None:
+        """`close`, and the metrics' work under way ended (before the database closes)."""
+        self.close()
+        if self.metrics is not None:
+            await self.metrics.aclose()
+
     def close(self) -> None:
         """Jobs still scheduled for this runtime find nothing to do."""
         _RUNTIMES.pop(self.key, None)

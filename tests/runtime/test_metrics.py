@@ -45,7 +45,7 @@ async def test_no_endpoint_unless_a_port_is_set(tmp_path: Path) -> None:
 async def test_the_endpoint_counts_inputs_games_backlog_and_lateness(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(metrics_module, "REFRESH_SECONDS", 0.01)
+    monkeypatch.setattr(metrics_module, "REFRESH_SECONDS", 0.02)
     port = free_port()
     w = await runtime_on(tmp_path, FakePort(), metrics={"port": port})
     try:
@@ -65,5 +65,5 @@ async def test_the_endpoint_counts_inputs_games_backlog_and_lateness(
         assert undone and seen["faguan_outbox_backlog"] == len(undone)
         assert seen["faguan_discord_errors_total"] == 0
     finally:
-        w.runtime.close()
+        await w.runtime.aclose()
         await w.database.dispose()
