@@ -152,7 +152,9 @@ class Worker:
         config = self.config
         asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, tell_tasks)
         claims.RETRY_SECONDS = 0.2
-        held = await claims.claim_patiently(config["url"], config["shard_count"], config["shard_ids"])
+        held = await claims.claim_patiently(
+            config["url"], config["shard_count"], config["shard_ids"]
+        )
         say({"claimed": True})
         try:
             await upgrade(config["url"])
@@ -164,7 +166,9 @@ class Worker:
         config = self.config
         clock = EnvClock()
         settings = self.settings()
-        bot = create_bot(settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: SEED)
+        bot = create_bot(
+            settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: SEED
+        )
         self.watch(bot)
         env = Env(bot, check_errors=False)
         clock.bind(env)
@@ -180,8 +184,7 @@ class Worker:
         try:
             await asyncio.wait_for(self.resumed.wait(), 60)
             await env.settle()
-            owned = await bot.runtime.service.active_games(bot.runtime.shards)
-            say({"recovered": sorted(self.recovered), "owned": owned, "shards": str(bot.runtime.shards), "now": env.now().timestamp()})
+            say({"recovered": sorted(self.recovered), "now": env.now().timestamp()})
             for line in sys.stdin:
                 command = json.loads(line)
                 if command["do"] == "quit":
