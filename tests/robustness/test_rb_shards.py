@@ -44,7 +44,8 @@ from bot.records.replay import run
 
 WORKER = Path(__file__).with_name("shardworker.py")
 GUILDS = [(index, ((6000 + index) << 22) | 7) for index in range(4)]
-"""(index, server id): with 2 shards, servers 0 and 2 are on shard 0; with 3, servers 0 and 3."""
+"""(index, server id): with 2 shards, servers 0 and 2 are on shard 0; with 3, servers 0 and 3.
+The low 22 bits are not zero, as in a real id (the shard is the bits above them)."""
 ANSWER_SECONDS = 120
 
 
@@ -67,7 +68,7 @@ class Process:
             "keys": str(folder / f"keys-{lane}.txt"),
         }
         self.keys = folder / f"keys-{lane}.txt"
-        self.errors = open(folder / f"worker-{lane}.log", "w+")  # noqa: SIM115 - closed in `wait`
+        self.errors = open(folder / f"worker-{lane}.log", "w+")  # noqa: SIM115 - closed in quit/kill
         self.popen = subprocess.Popen(
             [sys.executable, str(WORKER), json.dumps(config)],
             stdin=subprocess.PIPE,
