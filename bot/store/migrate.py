@@ -22,6 +22,9 @@ from sqlalchemy.pool import NullPool
 from bot.store.db import create_engine, resolve_url
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATING_KEY = 0x46A60003
+"""Advisory lock held while migrating PostgreSQL: shard processes started together on a new
+database migrate one after the other (the later ones find it up to date), not at once."""
 
 
 def alembic_config() -> Config:
@@ -36,6 +39,8 @@ async def _run(url: str | URL | None, action: Callable[[Config], None]) -> None:
     engine = create_engine(url, poolclass=NullPool)
 
     def with_connection(connection: Connection) -> None:
+        if connection.dialect.name == "postgresql":  # released when the transaction ends
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATING_KEY})")
         config = alembic_config()
         config.attributes["connection"] = connection
         action(config)

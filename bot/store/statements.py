@@ -155,8 +155,9 @@ def bump(expected: bool, finish: bool) -> Any:
 
 def owned(server_id: Any) -> Any:
     """``server_id``'s Discord shard is one of ``:ids`` out of ``:count`` (``(id >> 22) % count``,
-    as integer arithmetic both backends share)."""
-    shard = (server_id / (1 << DISCORD_SHARD_SHIFT)) % bindparam("count", type_=Integer())
+    as integer arithmetic both backends share: `//`, since `/` is a true division in SQLAlchemy 2
+    and on PostgreSQL leaves the low 22 bits as a fraction)."""
+    shard = (server_id // (1 << DISCORD_SHARD_SHIFT)) % bindparam("count", type_=Integer())
     return shard.in_(bindparam("ids", expanding=True))
 
 
