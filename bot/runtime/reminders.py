@@ -4,9 +4,10 @@ something to do (a power, a vote, a pick), sent once per window even across rest
 Theory of operation. The lead time is `settings.game.reminder` (None: no reminders). Whenever the
 bot schedules a game's deadline it also schedules `fire_reminder` at `deadline - lead` (or now, if
 that moment has passed) under the stable job id `game:{id}:remind:{window}`. When it fires, the
-window must still be the open one and the clock running. Each seat reminded is written to the
-game's channels JSON (`reminded: {window: [seats]}`) right after its message is sent, so a restart
-reschedules the job but never reminds a seat twice; the send itself (through the port) first
+window must still be the open one and the clock running. Each seat reminded is marked in the
+game's channels JSON under a key of its own (`reminded:{window}:{seat}`: a mark never rewrites
+another) right after its message is sent, so a restart reschedules the job but never reminds a
+seat twice; the send itself (through the port) first
 looks for the same text in the DM (a crash between the send and the mark). Players turn theirs
 off with `/remind off` (server settings, `remind_off`: user ids).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from bot.records.render import deadline_text
@@ -108,8 +110,7 @@ class Reminders:
         if window_key(state) != window or state.paused or state.deadline is None:
             return []
         info = await service.info(game_id, refresh=True)
-        reminded: dict[str, list[int]] = dict(info.channels.get("reminded", {}))
-        done = set(reminded.get(window, []))
+        done = reminded_seats(info.channels, window)
         settings = await service.repo.get_settings(info.server_id)
         off = {int(u) for u in settings.get(REMIND_OFF, [])}
         todo = pending(state)
@@ -128,11 +129,24 @@ class Reminders:
             if not await self.port.send_private(int(player), text):
                 # which seats are reminded depends on their powers: the seat only at DEBUG
                 log.debug("game %s: seat %s takes no DMs; no reminder", game_id, seat)
-            done.add(int(seat))
             sent.append(int(seat))
-            reminded[window] = sorted(done)
-            await service.set_channels(game_id, {"reminded": reminded})
+            await service.set_channels(game_id, {f"{REMINDED}{window}:{int(seat)}": True})
         return sent
+
+
+REMINDED = "reminded:"
+"""Game-row key prefix: `reminded:{window}:{seat}` marks a seat reminded in that window."""
+
+
+def reminded_seats(channels: Mapping[str, Any], window: str) -> set[int]:
+    """The seats already reminded in `window` (and those of the one-value marks older games
+    kept under `reminded`)."""
+    prefix = f"{REMINDED}{window}:"
+    marked = {int(key[len(prefix) :]) for key in channels if key.startswith(prefix)}
+    legacy = channels.get("reminded")
+    if isinstance(legacy, dict):
+        marked |= {int(seat) for seat in legacy.get(window, [])}
+    return marked
 
 
 def _phase(ctx: Any, state: Any) -> str:
