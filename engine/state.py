@@ -342,8 +342,8 @@ class PostIndex:
 
     The states of one day share their post objects (`evolve` appends), so the index is kept per
     day, keyed by the identity of the day's first post: the newest posts tuple seen and each post
-    id's position in it. A tuple that extends the known one by appended posts (its first, middle
-    and last known posts the same objects) adds only the new ones; any other tuple (an older
+    id's position in it. A tuple that extends the known one by appended posts (its first posts
+    equal to the known ones, compared in C, identity first) adds only the new ones; any other tuple (an older
     state, a voided post, a state read from a snapshot) is indexed afresh. A hit is checked at
     its position, and a stale one falls back to a scan, so the answer is always the scan's. A
     memo only: nothing here changes a state, its equality or its serialized form.
@@ -384,8 +384,7 @@ class PostIndex:
 
 
 def _extends(posts: tuple[VotePost, ...], known: tuple[VotePost, ...]) -> bool:
-    n = len(known)
-    return n <= len(posts) and all(posts[i] is known[i] for i in (0, n // 2, n - 1))
+    return len(known) <= len(posts) and posts[: len(known)] == known
 
 
 POSTS = PostIndex()

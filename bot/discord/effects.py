@@ -243,7 +243,9 @@ class DiscordEffects:
         if not dealt:
             marks[f"{DM_UNSEEN}{int(seat)}"] = True
         await self.judge.runtime.service.set_channels(game_id, marks)
-        log.warning("game %s: a player does not accept DMs", game_id)
+        if dealt:  # the deal DMs everyone: its failure depends on no role
+            log.warning("game %s: a player does not accept DMs", game_id)
+        # later, who is DMed when depends on roles: not even the time of a failure at INFO
         log.debug("game %s: seat %s does not accept DMs", game_id, seat)
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         mention = f"<@{state.seat(seat).player}>"

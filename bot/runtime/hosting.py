@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from engine.events import DayResolved, Event, GameEnded, WindowOpened
 from engine.model import PhaseKind
+from engine.state import GameState
 
 FORUM: Final = "forum"
 PREFIX: Final = "vote_post:"
@@ -64,6 +65,17 @@ def vote_channel_id(channels: Mapping[str, Any]) -> int | None:
         return int(channels["vote"])
     posts = vote_posts(channels)
     return posts[max(posts)] if posts else None
+
+
+def vote_channel_for(channels: Mapping[str, Any], state: GameState) -> int | None:
+    """Where a vote posted now goes: the vote channel, or the open day's own 投票帖 (None while
+    it is not opened yet: never a past day's post)."""
+    if not is_forum(channels):
+        return int(channels["vote"])
+    window = state.window
+    if window is None or window.kind is not PhaseKind.DAY:
+        return None
+    return vote_posts(channels).get(window.number)
 
 
 def vote_channel_of(channels: Mapping[str, Any], post_id: int) -> int | None:

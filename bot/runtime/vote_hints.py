@@ -13,6 +13,7 @@ from bot.runtime.contexts import Contexts
 from bot.runtime.port import ChannelPost
 from bot.runtime.service import GameService
 from bot.runtime.vote_posts import seat_maps
+from engine.model import PhaseKind
 from engine.voteparse import NotAVote, parse_vote_post
 
 HINTED = "vote_hint:"
@@ -37,7 +38,9 @@ class VoteHints:
         names, mentions = seat_maps(state, ctx)
         if isinstance(parse_vote_post(post.content, names=names, mentions=mentions), NotAVote):
             return False
-        day = state.window.number if state.window is not None else 0
+        if state.window is None or state.window.kind is not PhaseKind.DAY:
+            return False  # votes are cast by day: a vote-like line at night is talk
+        day = state.window.number
         claim = (game_id, post.author_id, day)
         if claim in self._claimed:
             return False

@@ -47,3 +47,15 @@ def test_a_redelivered_post_is_found_however_long_the_day() -> None:
         assert not index.holds(posts, str(n))
         posts = (*posts, _post(n))
     assert index.holds(posts, "0") and index.holds(posts, "4999") and not index.holds(posts, "x")
+
+
+def test_one_post_object_in_two_histories_is_no_false_extension() -> None:
+    """The same VotePost object appended to two different days' states of equal length (first,
+    middle and last posts shared): the other history's ids must not be taken for this one's."""
+    index = PostIndex()
+    a, b, c, d, e, x, y, z = (_post(n) for n in range(8))
+    known = (a, b, c, d, e)
+    assert index.holds(known, "1")
+    other = (a, x, c, y, e, z)  # shares the first, middle and last known objects, not the prefix
+    assert not index.holds(other, "1") and not index.holds(other, "3")
+    assert index.holds(other, "5") and index.holds(other, "7")

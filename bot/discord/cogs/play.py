@@ -26,7 +26,7 @@ from bot.discord.port import post_of
 from bot.discord.views import PASS, valid_targets
 from bot.discord.vote_threads import channel_of
 from bot.records.render import Context, known_seats, public_roster
-from bot.runtime.hosting import is_forum, vote_channel_id
+from bot.runtime.hosting import is_forum, vote_channel_for
 from bot.runtime.schedule import to_ms
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.errors import EngineError
@@ -135,8 +135,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if not is_forum(info.channels) or message.channel.id != int(info.channels["game"]):
             return False
         state = await self.judge.runtime.service.state(game_id)
-        seats = set(state.seats_of(str(message.author.id)))
-        if not seats or not seats <= permissions.silenced_now(state):
+        # the rule text hosting keeps with an overwrite (any of the player's cards silenced)
+        if not permissions.denied(state, str(message.author.id), {"game"}).issuperset(
+            permissions.SILENCED
+        ):
             return False
         with contextlib.suppress(discord.HTTPException):
             await message.delete()
@@ -276,8 +278,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await respond(interaction, text(self.judge, interaction, key, **params))
             return
         info = await self.judge.runtime.service.info(game_id)
-        where = vote_channel_id(info.channels)  # a forum game: the day's 投票帖
-        assert where is not None  # a vote window is open: so is its vote post
+        where = vote_channel_for(info.channels, state)
+        if where is None:  # a forum game whose day's 投票帖 is still being opened
+            await respond(interaction, text(self.judge, interaction, "notice.try_again"))
+            return
         channel = await channel_of(self.judge.client, where)
         assert isinstance(channel, discord.TextChannel | discord.Thread)
         line = ctx.t(
