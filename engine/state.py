@@ -340,13 +340,14 @@ class GameState:
 class PostIndex:
     """Whether a day's posts hold a post id, without scanning the day on every vote post.
 
-    The states of one day share their post objects (`evolve` appends), so the index is kept per
-    day, keyed by the identity of the day's first post: the newest posts tuple seen and each post
-    id's position in it. A tuple that extends the known one by appended posts (its first posts
-    equal to the known ones, compared in C, identity first) adds only the new ones; any other
-    tuple (an older state, a voided post, a state read from a snapshot) is indexed afresh. A hit
-    is checked at its position, and a stale one falls back to a scan, so the answer is always the
-    scan's. The engine runs on one thread (this is not locked). A memo only: nothing here changes a state, its equality or its serialized form.
+    The states of one day share their post objects (`evolve` appends), so the index is kept per day,
+    keyed by the identity of the day's first post: the newest posts tuple seen and each post id's
+    position in it. A tuple that extends the known one by appended posts (its first posts equal to
+    the known ones, compared in C, identity first) adds only the new ones; any other tuple (an older
+    state, a voided post, a state read from a snapshot) is indexed afresh. A hit is checked at its
+    position, and a stale one falls back to a scan, so the answer is always the scan's. The engine
+    runs on one thread (this is not locked). A memo only: nothing here changes a state, its equality
+    or its serialized form.
     """
 
     LIMIT = 4096
