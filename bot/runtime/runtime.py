@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.config import Settings
+from bot.runtime.catch_ups import CatchUps
 from bot.runtime.contexts import Contexts
-from bot.runtime.deadlines import DeadlineRunner, backoff
+from bot.runtime.deadlines import DeadlineRunner, backoff, fire_deadline
 from bot.runtime.metrics import Metrics
 from bot.runtime.port import ChatPort
 from bot.runtime.reminders import Reminders
@@ -76,6 +77,7 @@ class Runtime:
     hints: VoteHints
     reminders: Reminders
     deadlines: DeadlineRunner
+    catch_ups: CatchUps
 
     def __init__(
         self,
@@ -124,6 +126,7 @@ class Runtime:
             port=self.port,
         )
         service.on_delivery_failure(self.deadlines.schedule_retry)
+        self.catch_ups = CatchUps(self._catch_up)
         metrics = self.settings.metrics
         if metrics.port is not None:
             self.metrics = Metrics()
@@ -148,6 +151,7 @@ class Runtime:
         if self.metrics is not None:
             self.metrics.close()
         if hasattr(self, "deadlines"):
+            self.catch_ups.close()
             self.deadlines.close()
             self.reminders.close()
 
@@ -165,7 +169,11 @@ class Runtime:
         return rules_for(state).team_of(state.seat(seat))
 
     async def resume_games(self) -> None:
-        """Recover, catch up, reconcile deadlines (raises if the database is away)."""
+        """Recover every game, then make each ready to serve at once: its channels routed and its
+        deadline (and reminder) scheduled from its rebuilt state, every record read in one query.
+        The catch-up on its vote channel, the reconcile of its permissions and, after the
+        catch-up, an overdue lock are queued (`catch_ups`, worked a few games at a time;
+        `caught_up` waits for them). Raises if the database is away."""
         self.port.recovering(True)
         try:
             stopped = await self.service.recover(self.shards)
@@ -173,27 +181,43 @@ class Runtime:
             self.port.recovering(False)
         for game_id, reason in stopped.items():
             log.error("game %s stopped: %s", game_id, reason)
-        owned = await self.service.active_games(self.shards)
-        for game_id in owned:
-            info = await self.service.info(game_id, refresh=True)
+        infos = await self.service.active_infos(self.shards)
+        now = self.now_ms()
+        for info in infos:
             if not self.port.serves(info.server_id):
                 continue  # a server the bot is no longer on: nothing to post to
-            self.routes.register(game_id, info.channels)
-            try:
-                await self.votes.catch_up(game_id)
-            except Exception as exc:  # the platform away: the lock sweeps the channel again
-                log.warning("game %s: catch-up failed: %s", game_id, type(exc).__name__)
-            try:  # who may post, from the state: nothing a lost edit left behind stands
-                await self.port.reconcile_permissions(game_id)
-            except Exception as exc:  # the platform away: the effects and the next resume set it
-                log.warning("game %s: permissions not reconciled: %s", game_id, type(exc).__name__)
-            await self.deadlines.reconcile(game_id)
-        log.info("resumed %s active games (shards: %s)", len(owned), _shown(self.shards))
+            self.routes.register(info.id, info.channels)
+            state = self.service.cached_state(info.id)
+            if state is None or (state.deadline is not None and state.deadline <= now):
+                self.catch_ups.add(info.id, overdue=True)  # locked after its catch-up
+                continue
+            if state.deadline is not None:
+                self.deadlines.schedule_deadline(info.id, state.deadline)
+            self.catch_ups.add(info.id)
+        log.info("resumed %s active games (shards: %s)", len(infos), _shown(self.shards))
         if not self.scheduler.manual:
             # What is alive once started (rebuilt games, caches) stays alive: keep it out of the
             # cyclic GC's full collections, which pause the event loop (~100 ms with a large heap)
             # and make deadline timers late (faguan bench, deadlines).
             gc.freeze()
+
+    async def caught_up(self) -> None:
+        """Until the start-up work `resume_games` queued is done."""
+        await self.catch_ups.wait()
+
+    async def _catch_up(self, game_id: int, overdue: bool) -> None:
+        """One game's start-up work: read its vote channel, set its permissions, then (if its
+        deadline had passed, or its state is to be loaded) lock or schedule it."""
+        try:
+            await self.votes.catch_up(game_id)
+        except Exception as exc:  # the platform away: the lock sweeps the channel again
+            log.warning("game %s: catch-up failed: %s", game_id, type(exc).__name__)
+        try:  # who may post, from the state: nothing a lost edit left behind stands
+            await self.port.reconcile_permissions(game_id)
+        except Exception as exc:  # the platform away: the effects and the next resume set it
+            log.warning("game %s: permissions not reconciled: %s", game_id, type(exc).__name__)
+        if overdue:  # locks now, or schedules it; tried again later if it cannot
+            await fire_deadline(self.deadlines.key, game_id)
 
     async def start_game(
         self, lobby: LobbyInfo, started: Callable[[int], Awaitable[None]] | None = None

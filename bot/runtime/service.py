@@ -119,6 +119,13 @@ class GameService:
             self._info[game_id] = await self.repo.get_game(game_id)
         return self._info[game_id]
 
+    async def active_infos(self, shards: Shards | None = None) -> list[GameInfo]:
+        """Every active game's stored row (of the servers on `shards`, if given), read in one
+        query and cached: a restart's look-ups, not one per game."""
+        infos = await self.repo.active_games_info(shards)
+        self._info.update((info.id, info) for info in infos)
+        return infos
+
     def cached_state(self, game_id: int) -> GameState | None:
         """The state if loaded, without I/O."""
         loaded = self._loaded.get(game_id)

@@ -799,6 +799,16 @@ class Repository:
             rows = await s.scalars(query, _shard_params(shards))
             return list(rows)
 
+    async def active_games_info(self, shards: Shards | None = None) -> list[GameInfo]:
+        """Every active game's record (with ``shards``: of the servers on them), in id order,
+        in one query: what a restart routes and schedules from, instead of a look-up per game."""
+        query = select(*Game.__table__.columns).where(Game.status == GameStatus.ACTIVE.value)
+        if shards is not None:
+            query = query.where(sql.owned(Game.server_id))
+        async with self._reading() as conn:
+            rows = await conn.execute(query.order_by(Game.id), _shard_params(shards))
+            return [_info(cast(Game, row)) for row in rows]  # a row of its columns reads as one
+
     async def stop_game(self, game_id: int, error: str) -> None:
         """Mark a game ``stopped_error`` with a reason moderators see; it takes no more input."""
         await self._set_status(game_id, GameStatus.STOPPED_ERROR, error)

@@ -147,6 +147,7 @@ async def test_start_up_resumes_only_the_games_of_the_servers_it_serves(tmp_path
         theirs = await new_game(w, server_id=2, seed="b")
         other = await w.restart(FakePort(servers={1}))  # another process holds server 2
         await other.runtime.resume_games()
+        await other.runtime.caught_up()
         assert other.port.recovering_seen == [True, False]
         assert other.port.reconciled == [mine]
         routed = set(other.runtime.routes.channel_games.values())
@@ -195,6 +196,7 @@ async def test_a_shard_process_resumes_only_the_games_of_its_shards(tmp_path: Pa
         config = settings(tmp_path / "runtime.db", {"shard_count": 2, "shard_ids": [1]})
         shard = await w.restart(config=config)
         await shard.runtime.resume_games()
+        await shard.runtime.caught_up()
         assert shard.port.reconciled == [mine]
         routed = set(shard.runtime.routes.channel_games.values())
         assert routed == {mine}, (theirs, routed)
