@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.config import Settings
 from bot.runtime.catch_ups import CatchUps
+from bot.runtime.collections_paused import collections_paused
 from bot.runtime.contexts import Contexts
 from bot.runtime.deadlines import DeadlineRunner, backoff, fire_deadline
 from bot.runtime.metrics import Metrics
@@ -174,6 +175,16 @@ class Runtime:
         The catch-up on its vote channel, the reconcile of its permissions and, after the
         catch-up, an overdue lock are queued (`catch_ups`, worked a few games at a time;
         `caught_up` waits for them). Raises if the database is away."""
+        with collections_paused():  # everything made here stays alive (frozen below)
+            resumed = await self._resume_games()
+        log.info("resumed %s active games (shards: %s)", resumed, _shown(self.shards))
+        if not self.scheduler.manual:
+            # What is alive once started (rebuilt games, caches) stays alive: keep it out of the
+            # cyclic GC's full collections, which pause the event loop (~100 ms with a large heap)
+            # and make deadline timers late (faguan bench, deadlines).
+            gc.freeze()
+
+    async def _resume_games(self) -> int:
         self.port.recovering(True)
         try:
             stopped = await self.service.recover(self.shards)
@@ -194,12 +205,7 @@ class Runtime:
             if state.deadline is not None:
                 self.deadlines.schedule_deadline(info.id, state.deadline)
             self.catch_ups.add(info.id)
-        log.info("resumed %s active games (shards: %s)", len(infos), _shown(self.shards))
-        if not self.scheduler.manual:
-            # What is alive once started (rebuilt games, caches) stays alive: keep it out of the
-            # cyclic GC's full collections, which pause the event loop (~100 ms with a large heap)
-            # and make deadline timers late (faguan bench, deadlines).
-            gc.freeze()
+        return len(infos)
 
     async def caught_up(self) -> None:
         """Until the start-up work `resume_games` queued is done."""

@@ -14,7 +14,6 @@ commit (the store's group commit), each still committed before its effects are p
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
 from collections import defaultdict
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from bot.runtime.collections_paused import collections_paused
 from bot.runtime.hosting import forum_channels, is_forum, vote_post_steps
 from bot.runtime.metrics import Metrics
 from bot.runtime.schedule import GameSchedule, from_ms, to_ms
@@ -422,15 +422,10 @@ class GameService:
         events could not be replayed (id → reason)."""
         # Rebuilding allocates the states that stay cached: the cyclic GC finds nothing to free
         # among them, and its full collections while they pile up cost a fifth of the rebuild.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collections_paused():
             report = await recover(
                 self.repo, fold, self._perform or _nothing, snapshot=SNAPSHOTS, shards=shards
             )
-        finally:
-            if collecting:
-                gc.enable()
         for game_id, loaded in report.games.items():
             self._loaded[game_id] = loaded
         return report.stopped
