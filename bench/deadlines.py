@@ -1,12 +1,13 @@
 """Deadlines: how late the bot's deadline timers fire, with 200 games' timers and ingest running.
 
 The real `DeadlineScheduler` with the `SystemClock` (APScheduler's `AsyncIOScheduler` on the same
-event loop as everything else) gets one job per game, due at times spread over a few seconds. A
-job does what `bot.app.fire_deadline` does: it locks the game's window through the service (the
-lock's effects go to the no-op performer). Lateness is `clock.now()` at the start of the job minus
-the time it was due. The baseline is the same number of timers on the same loop with nothing else
-to do (their jobs only note the time), measured first in the same run. As the bot does once it has
-started, what the set-up left alive is frozen out of the cyclic GC (`gc.freeze`).
+event loop as everything else) gets one job per game, due at times spread over a few seconds. A job
+does what `bot.runtime.deadlines.fire_deadline` does: it locks the game's window through the service
+(the lock's effects go to the no-op performer). Lateness is `clock.now()` at the start of the job
+minus the time it was due. The baseline is the same number of timers on the same loop with nothing
+else to do (their jobs only note the time), measured first in the same run. As the bot does once it
+has started, every active game is rebuilt and its record read (`GameService.recover`,
+`active_infos`) and what the set-up left alive is frozen out of the cyclic GC (`gc.freeze`).
 """
 
 from __future__ import annotations
@@ -118,6 +119,11 @@ async def measure(
     idle = await _fire_timers(None, list(range(1, timers + 1)), lead=0.5, spread=spread)
     lock_ids = await timer_games(bench, timers)
     ingest_ids = await prepare_games(bench, games, first=90_000)
+    # As in the bot once started (Runtime.resume_games): every active game rebuilt, its record read
+    stopped = await bench.service.recover()
+    await bench.service.active_infos()
+    if stopped:
+        raise AssertionError(f"games stopped on rebuild: {stopped}")
     ids = Snowflakes()
     stop = asyncio.Event()
     posted = 0

@@ -428,6 +428,9 @@ class GameService:
             )
         for game_id, loaded in report.games.items():
             self._loaded[game_id] = loaded
+            if game_id not in report.delivery.blocked and not self._locks[game_id].locked():
+                # every effect recorded for it is performed: its next input needs no look-up
+                self._in_order.add(game_id)
         return report.stopped
 
     async def flush(self) -> None:

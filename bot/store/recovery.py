@@ -40,6 +40,8 @@ class Delivery:
     performed: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
     deferred: list[int] = field(default_factory=list)
+    blocked: set[int] = field(default_factory=set)
+    """Games with an effect that failed (theirs after it wait for the next pass)."""
 
 
 @dataclass
@@ -58,7 +60,7 @@ async def deliver(repo: Repository, items: Sequence[OutboxItem], perform: Perfor
     undone effect; one code path for both.
     """
     report = Delivery()
-    blocked: set[int] = set()
+    blocked = report.blocked
     for item in items:
         if item.game_id in blocked:
             report.deferred.append(item.id)

@@ -205,3 +205,39 @@ async def test_a_shard_process_resumes_only_the_games_of_its_shards(tmp_path: Pa
         shard.runtime.close()
     finally:
         await w.database.dispose()
+
+
+async def test_a_restart_is_ready_before_its_catch_ups_and_locks_overdue_games_after_them(
+    tmp_path: Path,
+) -> None:
+    """`resume_games` returns with every future deadline scheduled and nothing read from the
+    platform yet; the queued work reads each vote channel, sets permissions and locks an overdue
+    window only after its posts are in (they count by their own time)."""
+    w = await runtime_on(tmp_path, FakePort(servers={1, 2}))
+    try:
+        overdue = await new_game(w, server_id=1, seed="a")
+        w.clock.advance(1800)
+        waiting = await new_game(w, server_id=2, seed="b")
+        await to_day(w, overdue)
+        await to_day(w, waiting)  # half an hour later
+        day_ends = (await w.runtime.service.state(overdue)).deadline
+        assert day_ends is not None
+        w.clock.advance(60)
+        post(w, 1002, "投 3号", n=1, server_id=1)  # made while the bot was down
+        later = await w.runtime.service.state(waiting)
+        assert later.deadline is not None and later.deadline > day_ends
+        w.clock.set(dt.datetime.fromtimestamp((day_ends + later.deadline) / 2000, dt.UTC))
+        other = await w.restart()
+        await other.runtime.resume_games()
+        jobs = {job.id for job in other.runtime.scheduler.jobs()}
+        assert jobs == {f"game:{waiting}:deadline"}  # the overdue one waits for its catch-up
+        assert other.port.reconciled == [] and other.runtime.catch_ups.pending == 2
+        await other.runtime.caught_up()
+        assert sorted(other.port.reconciled) == sorted([overdue, waiting])
+        state = await other.runtime.service.state(overdue)
+        assert state.window is not None and state.window.kind is PhaseKind.NIGHT
+        day = state.history[-1]
+        assert [(v.author, v.target) for v in day.posts] == [("1002", Seat(3))]  # type: ignore[union-attr]
+        other.runtime.close()
+    finally:
+        await w.database.dispose()
