@@ -25,6 +25,7 @@ import itertools
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any, Final, Protocol, runtime_checkable
 
 from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
@@ -119,6 +120,7 @@ class _Entry:
     seq: int
 
 
+@cache  # checked once per function (a restart schedules thousands of jobs with a few)
 def _check_job_func(func: JobFunc) -> None:
     if not inspect.iscoroutinefunction(func):
         raise TypeError(f"deadline jobs must be `async def` functions, got {func!r}")
