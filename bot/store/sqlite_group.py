@@ -50,12 +50,17 @@ class Written:
     appends: list[tuple[int, list[int]] | str] = field(default_factory=list)
 
 
-def stored_time(value: datetime) -> str:
-    """A datetime as SQLAlchemy stores it in SQLite: naive UTC, microseconds always (a naive
-    one is refused, as ``UTCDateTime`` refuses it)."""
+def in_utc(value: datetime) -> datetime:
+    """``value`` in UTC; a naive one is refused, as ``UTCDateTime`` refuses it (for writes that
+    bypass SQLAlchemy)."""
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"naive datetime {value!r}: store only timezone-aware datetimes")
-    naive = value.astimezone(UTC).replace(tzinfo=None)
+    return value.astimezone(UTC)
+
+
+def stored_time(value: datetime) -> str:
+    """A datetime as SQLAlchemy stores it in SQLite: naive UTC, microseconds always."""
+    naive = in_utc(value).replace(tzinfo=None)
     return naive.isoformat(sep=" ", timespec="microseconds")
 
 
