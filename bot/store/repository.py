@@ -261,12 +261,16 @@ class Repository:
                     await s.execute(text("SET LOCAL synchronous_commit = off"))
                 yield s
             return
+        async with self._write_lock(), self._sessions() as s, s.begin():
+            await s.connection(execution_options=options)
+            yield s
+
+    def _write_lock(self) -> asyncio.Lock:
+        """The lock this process's SQLite writes queue on (see ``_writing``)."""
         loop = asyncio.get_running_loop()
         if self._writer is None or self._writer[0] is not loop:
             self._writer = (loop, asyncio.Lock())
-        async with self._writer[1], self._sessions() as s, s.begin():
-            await s.connection(execution_options=options)
-            yield s
+        return self._writer[1]
 
     def _grouped(self) -> Writer:
         loop = asyncio.get_running_loop()
@@ -501,17 +505,13 @@ class Repository:
             plans = _plans(group)
             if pg_group.fits(plans):
                 return await self._write_group_pg(self._pg, group, plans, stage)
+        if one_call and self._serial:
+            done = await self._write_group_sqlite(group, stage)
+            if done is not None:
+                return done
         async with self._writing(lazy=not group.appends) as s:
             conn = await s.connection()
             now = self._clock()
-            if one_call and (thread := await _sqlite_thread(conn)) is not None:
-                written = await thread._execute(
-                    sqlite_group.write, thread._conn, now, list(group.marks), _plans(group),
-                    group.snapshots,
-                )  # fmt: skip
-                done = await self._answers(group, written, s), written.changed
-                stage.committing = True
-                return done
             changed: set[int] = set()
             for ids in sql.chunks(list(group.marks)):
                 params = {"ids": ids, "now": now}
@@ -521,6 +521,26 @@ class Repository:
                 await self._put_snapshots(conn, group.snapshots)
             stage.committing = True
         return results, changed
+
+    async def _write_group_sqlite(
+        self, group: Group, stage: Stage
+    ) -> tuple[list[RecordResult | StoreError], set[int]] | None:
+        """The group in one call on SQLite's database thread (``sqlite_group.commit``: begin,
+        write, commit), or None where the driver is not aiosqlite; the rare answers that need a
+        look-up (a duplicate, a refusal) are read after it."""
+        bind = self._sessions.kw.get("bind")
+        if bind is None:
+            return None
+        plans = _plans(group)
+        async with self._write_lock(), bind.connect() as conn:
+            if (thread := await _sqlite_thread(conn)) is None:
+                return None
+            info = (await conn.get_raw_connection()).info
+            written = await thread._execute(
+                sqlite_group.commit, thread._conn, info, bool(plans), stage, self._clock(),
+                list(group.marks), plans, group.snapshots,
+            )  # fmt: skip
+        return await self._answered(group, written)
 
     async def _write_group_pg(
         self, bind: AsyncEngine, group: Group, plans: list[PlannedAppend], stage: Stage
@@ -539,6 +559,12 @@ class Repository:
                 else:
                     await conn.invalidate()
                 raise
+        return await self._answered(group, written)
+
+    async def _answered(
+        self, group: Group, written: Written
+    ) -> tuple[list[RecordResult | StoreError], set[int]]:
+        """``_answers`` of a group written and committed, with a session to read in if needed."""
         if all(isinstance(answer, tuple) for answer in written.appends):
             return await self._answers(group, written, None), written.changed
         async with self._sessions() as s:

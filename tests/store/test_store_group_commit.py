@@ -4,12 +4,13 @@ its own answer, one input's failure is its own; done marks ride with the next tr
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import sqlite3
+from typing import Any, ClassVar
 
 import pytest
 from sqlalchemy import event, select, text
 
-from bot.store import pg_group
+from bot.store import pg_group, sqlite_group
 from bot.store.db import Database
 from bot.store.models import Outbox
 from bot.store.repository import (
@@ -34,21 +35,30 @@ async def new_game(repo: Repository, effects: int = 0) -> int:
 
 
 class Commits:
-    """Counts the commits of an engine: through SQLAlchemy, with SQLite's ``synchronous`` level
-    at each; and the groups PostgreSQL writes in one call on the driver (``pg_group.write``: one
-    transaction each, "FULL" when durable, "NORMAL" when committed lazily)."""
+    """Counts the commits of an engine, with the durability of each: SQLAlchemy's, with
+    SQLite's ``synchronous`` level; and the groups written in one call on the driver: SQLite's
+    (``sqlite_group.commit``, the level read back from the connection after it) and PostgreSQL's
+    (``pg_group.write``: one transaction each, "FULL" when durable, "NORMAL" when lazy)."""
+
+    LEVELS: ClassVar[dict[int, str]] = {1: "NORMAL", 2: "FULL"}
 
     def __init__(self, db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
         self.levels: list[str] = []
         event.listen(db.engine.sync_engine, "commit", self._commit)
-        write = pg_group.write
+        write, commit = pg_group.write, sqlite_group.commit
 
-        async def counted(conn: Any, args: tuple[Any, ...], *, durable: bool) -> Any:
+        async def pg_written(conn: Any, args: tuple[Any, ...], *, durable: bool) -> Any:
             written = await write(conn, args, durable=durable)
             self.levels.append("FULL" if durable else "NORMAL")
             return written
 
-        monkeypatch.setattr(pg_group, "write", counted)
+        def sqlite_committed(conn: sqlite3.Connection, *args: Any) -> Any:
+            written = commit(conn, *args)
+            self.levels.append(self.LEVELS[conn.execute("PRAGMA synchronous").fetchone()[0]])
+            return written
+
+        monkeypatch.setattr(pg_group, "write", pg_written)
+        monkeypatch.setattr(sqlite_group, "commit", sqlite_committed)
 
     def _commit(self, conn: Any) -> None:
         self.levels.append(str(conn.connection.info.get("synchronous", "FULL")))
