@@ -23,8 +23,9 @@ Theory of operation ("nothing lost, nothing doubled", DESIGN.md):
 - Events and effects are opaque JSON to this module; folding them into a state is injected.
 Nothing here imports the engine or discord.
 
-The values it returns are in ``values``, its errors in ``errors``, its SQL in ``statements`` and
-the group commit's queue in ``writer``; all are importable from here too.
+The values it returns are in ``values``, its errors in ``errors``, its SQL in ``statements``,
+the group commit's queue in ``writer``, and a group written in one call on the driver in
+``sqlite_group`` and ``pg_group``; its values and errors are importable from here too.
 """
 
 from __future__ import annotations
