@@ -23,8 +23,9 @@ Theory of operation ("nothing lost, nothing doubled", DESIGN.md):
 - Events and effects are opaque JSON to this module; folding them into a state is injected.
 Nothing here imports the engine or discord.
 
-The values it returns are in ``values``, its errors in ``errors``, its SQL in ``statements`` and
-the group commit's queue in ``writer``; all are importable from here too.
+The values it returns are in ``values``, its errors in ``errors``, its SQL in ``statements``,
+the group commit's queue in ``writer``, and a group written in one call on the driver in
+``sqlite_group`` and ``pg_group``; its values and errors are importable from here too.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from typing import Any, cast
 
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.store import sqlite_group
+from bot.store import pg_group, sqlite_group
 from bot.store import statements as sql
 from bot.store.db import LAZY_COMMIT, WRITE_NOW, Clock, utc_now
 from bot.store.errors import (
@@ -65,6 +66,7 @@ from bot.store.models import (
     Snapshot,
     Standing,
 )
+from bot.store.sqlite_group import REFUSED, SEEN, PlannedAppend, Written
 from bot.store.values import (
     Fold,
     GameDraft,
@@ -194,6 +196,27 @@ async def _sqlite_thread(conn: AsyncConnection) -> Any:
     return thread
 
 
+def _plans(group: Group) -> list[PlannedAppend]:
+    """A group's inputs as the rows a one-call write writes."""
+    return [
+        PlannedAppend(
+            game_id=a.game_id, expected_seq=a.expected_seq, finish=a.finish,
+            message_id=a.batch.message_id, outcome=a.batch.outcome, events=a.batch.events,
+            types=[_event_type(p) for p in a.batch.events], effects=a.batch.effects,
+        )
+        for a in group.appends
+    ]  # fmt: skip
+
+
+def _asyncpg_engine(sessions: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
+    """The engine of ``sessions`` if it is PostgreSQL through asyncpg (``pg_group`` writes on
+    its connections), else None."""
+    bind = sessions.kw.get("bind")
+    if isinstance(bind, AsyncEngine) and bind.dialect.name == "postgresql":
+        return bind if bind.dialect.driver == "asyncpg" else None
+    return None
+
+
 class Repository:
     """Storage for the shell; every method is one short transaction."""
 
@@ -202,6 +225,11 @@ class Repository:
         self._clock = clock
         bind = sessions.kw.get("bind")
         self._serial = bind is not None and bind.dialect.name == "sqlite"
+        self._pg = _asyncpg_engine(sessions)
+        """PostgreSQL through asyncpg: a group is written in one statement (``pg_group``)."""
+        self._one_call = True
+        """Write groups in one call on the driver (SQLite, PostgreSQL); False: statement by
+        statement through SQLAlchemy (what the one-call writes are checked against)."""
         self._writer: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._group: Writer | None = None
         self._unwritten_marks: set[int] = set()
@@ -234,12 +262,16 @@ class Repository:
                     await s.execute(text("SET LOCAL synchronous_commit = off"))
                 yield s
             return
+        async with self._write_lock(), self._sessions() as s, s.begin():
+            await s.connection(execution_options=options)
+            yield s
+
+    def _write_lock(self) -> asyncio.Lock:
+        """The lock this process's SQLite writes queue on (see ``_writing``)."""
         loop = asyncio.get_running_loop()
         if self._writer is None or self._writer[0] is not loop:
             self._writer = (loop, asyncio.Lock())
-        async with self._writer[1], self._sessions() as s, s.begin():
-            await s.connection(execution_options=options)
-            yield s
+        return self._writer[1]
 
     def _grouped(self) -> Writer:
         loop = asyncio.get_running_loop()
@@ -469,15 +501,18 @@ class Repository:
     ) -> tuple[list[RecordResult | StoreError], set[int]]:
         """One transaction: done marks, then the inputs, then snapshots. Durable (the store's
         ``synchronous`` setting) if it holds an input; committed lazily otherwise."""
+        one_call = self._one_call and not any(a.batch.seats for a in group.appends)
+        if one_call and self._pg is not None:
+            plans = _plans(group)
+            if pg_group.fits(plans):
+                return await self._write_group_pg(self._pg, group, plans, stage)
+        if one_call and self._serial:
+            done = await self._write_group_sqlite(group, stage)
+            if done is not None:
+                return done
         async with self._writing(lazy=not group.appends) as s:
             conn = await s.connection()
             now = self._clock()
-            if (thread := await _sqlite_thread(conn)) is not None and not any(
-                a.batch.seats for a in group.appends
-            ):
-                done = await self._write_group_on(thread, s, group, now)
-                stage.committing = True
-                return done
             changed: set[int] = set()
             for ids in sql.chunks(list(group.marks)):
                 params = {"ids": ids, "now": now}
@@ -488,30 +523,68 @@ class Repository:
             stage.committing = True
         return results, changed
 
-    async def _write_group_on(
-        self, thread: Any, s: AsyncSession, group: Group, now: datetime
+    async def _write_group_sqlite(
+        self, group: Group, stage: Stage
+    ) -> tuple[list[RecordResult | StoreError], set[int]] | None:
+        """The group in one call on SQLite's database thread (``sqlite_group.commit``: begin,
+        write, commit), or None where the driver is not aiosqlite; the rare answers that need a
+        look-up (a duplicate, a refusal) are read after it."""
+        bind = self._sessions.kw.get("bind")
+        if bind is None:
+            return None
+        plans = _plans(group)
+        async with self._write_lock(), bind.connect() as conn:
+            if (thread := await _sqlite_thread(conn)) is None:
+                return None
+            info = (await conn.get_raw_connection()).info
+            written = await thread._execute(
+                sqlite_group.commit, thread._conn, info, bool(plans), stage, self._clock(),
+                list(group.marks), plans, group.snapshots,
+            )  # fmt: skip
+        return await self._answered(group, written)
+
+    async def _write_group_pg(
+        self, bind: AsyncEngine, group: Group, plans: list[PlannedAppend], stage: Stage
     ) -> tuple[list[RecordResult | StoreError], set[int]]:
-        """The group's writes in one call on SQLite's database thread (``sqlite_group``); the
-        rare answers that need a look-up (a duplicate, a refusal) are read after it."""
-        plans = [
-            sqlite_group.PlannedAppend(
-                game_id=a.game_id, expected_seq=a.expected_seq, finish=a.finish,
-                message_id=a.batch.message_id, outcome=a.batch.outcome, events=a.batch.events,
-                types=[_event_type(p) for p in a.batch.events], effects=a.batch.effects,
-            )
-            for a in group.appends
-        ]  # fmt: skip
-        written = await thread._execute(
-            sqlite_group.write, thread._conn, now, list(group.marks), plans, group.snapshots
-        )
+        """The group in one statement on the asyncpg connection (``pg_group``), committed with
+        it; the rare answers that need a look-up (a duplicate, a refusal) are read after it."""
+        args = pg_group.arguments(self._clock(), list(group.marks), plans, group.snapshots)
+        async with bind.connect() as conn:
+            raw = (await conn.get_raw_connection()).driver_connection
+            stage.committing = True
+            try:
+                written = await pg_group.write(raw, args, durable=bool(plans))
+            except Exception as exc:
+                if pg_group.rejected(exc):  # the server refused it: nothing was written
+                    stage.committing = False
+                else:
+                    await conn.invalidate()
+                raise
+        return await self._answered(group, written)
+
+    async def _answered(
+        self, group: Group, written: Written
+    ) -> tuple[list[RecordResult | StoreError], set[int]]:
+        """``_answers`` of a group written and committed, with a session to read in if needed."""
+        if all(isinstance(answer, tuple) for answer in written.appends):
+            return await self._answers(group, written, None), written.changed
+        async with self._sessions() as s:
+            return await self._answers(group, written, s), written.changed
+
+    async def _answers(
+        self, group: Group, written: Written, s: AsyncSession | None
+    ) -> list[RecordResult | StoreError]:
+        """Each input's answer from what a one-call write wrote (``s`` reads a duplicate's first
+        recording and why a refused input was refused)."""
         results: list[RecordResult | StoreError] = []
         for append, answer in zip(group.appends, written.appends, strict=True):
-            if answer == sqlite_group.SEEN:
-                assert append.batch.message_id is not None
+            if answer == SEEN:
+                assert s is not None and append.batch.message_id is not None
                 results.append(
                     cast(RecordResult, await self._duplicate(s, append.batch.message_id))
                 )
-            elif answer == sqlite_group.REFUSED:
+            elif answer == REFUSED:
+                assert s is not None
                 results.append(await self._refusal(s, append.game_id, append.expected_seq))
             else:
                 last_seq, outbox_ids = cast(tuple[int, list[int]], answer)
@@ -524,7 +597,7 @@ class Repository:
                         append.game_id, last_seq, (first, last), outcome, outbox_ids, payloads
                     )
                 )
-        return results, written.changed
+        return results
 
     async def _append_group(
         self, s: AsyncSession, conn: AsyncConnection, appends: list[Append], now: datetime

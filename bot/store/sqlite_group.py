@@ -2,10 +2,10 @@
 
 Through SQLAlchemy's async layer each statement is several round trips between the event loop and
 aiosqlite's thread (and as many hand-offs of the GIL): ~30 per vote post, most of a post's CPU.
-Here the group's statements (done marks, the duplicate check, each input's bump of its game's
-row, one INSERT per table, snapshots) run as plain ``sqlite3`` calls in one function on that
-thread, inside the transaction the repository opened (``BEGIN IMMEDIATE``) and commits; what
-they write is what the SQLAlchemy statements of ``bot.store.statements`` write, column for
+Here a group is one function on that thread (``commit``): the ``synchronous`` level,
+``BEGIN IMMEDIATE``, the group's statements as plain ``sqlite3`` calls (done marks, the duplicate
+check, each input's bump of its game's row, one INSERT per table, snapshots) and ``COMMIT``.
+What they write is what the SQLAlchemy statements of ``bot.store.statements`` write, column for
 column (JSON by the store's serializer, datetimes as SQLAlchemy stores them on SQLite).
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.store.db import json_dumps
 from bot.store.statements import chunks
+from bot.store.writer import Stage
 
 SEEN = "seen"
 """An input whose message id is recorded already (a duplicate)."""
@@ -50,12 +51,17 @@ class Written:
     appends: list[tuple[int, list[int]] | str] = field(default_factory=list)
 
 
-def stored_time(value: datetime) -> str:
-    """A datetime as SQLAlchemy stores it in SQLite: naive UTC, microseconds always (a naive
-    one is refused, as ``UTCDateTime`` refuses it)."""
+def in_utc(value: datetime) -> datetime:
+    """``value`` in UTC; a naive one is refused, as ``UTCDateTime`` refuses it (for writes that
+    bypass SQLAlchemy)."""
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"naive datetime {value!r}: store only timezone-aware datetimes")
-    naive = value.astimezone(UTC).replace(tzinfo=None)
+    return value.astimezone(UTC)
+
+
+def stored_time(value: datetime) -> str:
+    """A datetime as SQLAlchemy stores it in SQLite: naive UTC, microseconds always."""
+    naive = in_utc(value).replace(tzinfo=None)
     return naive.isoformat(sep=" ", timespec="microseconds")
 
 
@@ -65,6 +71,37 @@ def _bump_sql(expected: bool, finish: bool) -> str:
         sets += ", status = 'finished', finished_at = ?"
     where = "id = ? AND status = 'active'" + (" AND last_seq = ?" if expected else "")
     return f"UPDATE games SET {sets} WHERE {where} RETURNING last_seq"
+
+
+def commit(
+    conn: sqlite3.Connection,
+    info: dict[str, Any],
+    durable: bool,
+    stage: Stage,
+    now: datetime,
+    marks: Sequence[int],
+    appends: Sequence[PlannedAppend],
+    snapshots: Mapping[int, tuple[int, str, Mapping[str, Any]]],
+) -> Written:
+    """Write the group in a transaction of its own and commit it: ``synchronous=FULL`` if
+    ``durable``, ``NORMAL`` (lazy) otherwise, as ``bot.store.db`` sets it for SQLAlchemy's
+    transactions (``info``: the pooled connection's, where the level in force is kept).
+    ``stage.committing`` is set once ``COMMIT`` is sent: a failure from then on has an unknown
+    outcome."""
+    level = "FULL" if durable else "NORMAL"
+    if info.get("synchronous", "FULL") != level:
+        conn.execute(f"PRAGMA synchronous={level}")
+        info["synchronous"] = level
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        written = write(conn, now, marks, appends, snapshots)
+        stage.committing = True
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return written
 
 
 def write(

@@ -1,7 +1,8 @@
 """A miniature shell with crash points, for the "nothing lost, nothing doubled" tests.
 
 ``play`` drives a scripted game the way the bot does (load → decide → record → perform → mark
-done), through sessions whose commits pass crash points, and a performer standing for Discord.
+done), through sessions whose commits pass crash points (and group commits written in one call
+on the driver, which pass the same points), and a performer standing for Discord.
 A ``Faults`` plan names which crash points (counted across the whole run) kill the work: the
 exception abandons the session without commit, the engine is disposed, and a new one "restarts"
 on the same database: recovery, then catch-up (see ``play``).
@@ -25,6 +26,7 @@ from bot.store.db import Database, create_engine, open_database
 from bot.store.models import Base, Input, Snapshot
 from bot.store.recovery import deliver, recover
 from bot.store.repository import JsonDict, OutboxItem, Repository, SeatSpec, SnapshotCodec
+from bot.store.writer import Group, Stage
 
 # --- crash points -------------------------------------------------------------------------------
 
@@ -68,6 +70,45 @@ def _before_commit(session: Session) -> None:
 @event.listens_for(CrashableSession, "after_commit")
 def _after_commit(session: Session) -> None:
     session.info["faults"].point("after commit")
+
+
+class CrashingStage(Stage):
+    """A group commit's stage that passes the "before commit" crash point when its commit is
+    about to be sent (SQLite: on the database thread, inside the transaction)."""
+
+    def __init__(self, faults: Faults, stage: Stage) -> None:
+        self._faults = faults
+        self._stage = stage
+
+    @property  # type: ignore[override]
+    def committing(self) -> bool:
+        return self._stage.committing
+
+    @committing.setter
+    def committing(self, value: bool) -> None:
+        if value:
+            self._faults.point("before commit")
+        self._stage.committing = value
+
+
+class CrashableRepository(Repository):
+    """The repository, its group commits written in one call on the driver (no session) passing
+    the same crash points as a session's commit."""
+
+    def __init__(self, db: Database, faults: Faults) -> None:
+        super().__init__(db.sessions)
+        self._faults = faults
+
+    async def _write_group_sqlite(self, group: Group, stage: Stage) -> Any:
+        done = await super()._write_group_sqlite(group, CrashingStage(self._faults, stage))
+        if done is not None:
+            self._faults.point("after commit")
+        return done
+
+    async def _write_group_pg(self, bind: Any, group: Group, plans: Any, stage: Stage) -> Any:
+        done = await super()._write_group_pg(bind, group, plans, CrashingStage(self._faults, stage))
+        self._faults.point("after commit")
+        return done
 
 
 def open_crashable(url: str, faults: Faults) -> Database:
@@ -282,7 +323,7 @@ async def play(
     restarted = False
     while True:
         db = open_crashable(url, faults)
-        repo = Repository(db.sessions)
+        repo = CrashableRepository(db, faults)
         try:
             game_id: int | None = None
             if restarted:

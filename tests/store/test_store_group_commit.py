@@ -4,11 +4,13 @@ its own answer, one input's failure is its own; done marks ride with the next tr
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import sqlite3
+from typing import Any, ClassVar
 
 import pytest
 from sqlalchemy import event, select, text
 
+from bot.store import pg_group, sqlite_group
 from bot.store.db import Database
 from bot.store.models import Outbox
 from bot.store.repository import (
@@ -33,22 +35,43 @@ async def new_game(repo: Repository, effects: int = 0) -> int:
 
 
 class Commits:
-    """Counts the commits of an engine, with SQLite's ``synchronous`` level at each."""
+    """Counts the commits of an engine, with the durability of each: SQLAlchemy's, with
+    SQLite's ``synchronous`` level; and the groups written in one call on the driver: SQLite's
+    (``sqlite_group.commit``, the level read back from the connection after it) and PostgreSQL's
+    (``pg_group.write``: one transaction each, "FULL" when durable, "NORMAL" when lazy)."""
 
-    def __init__(self, db: Database) -> None:
+    LEVELS: ClassVar[dict[int, str]] = {1: "NORMAL", 2: "FULL"}
+
+    def __init__(self, db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
         self.levels: list[str] = []
         event.listen(db.engine.sync_engine, "commit", self._commit)
+        write, commit = pg_group.write, sqlite_group.commit
+
+        async def pg_written(conn: Any, args: tuple[Any, ...], *, durable: bool) -> Any:
+            written = await write(conn, args, durable=durable)
+            self.levels.append("FULL" if durable else "NORMAL")
+            return written
+
+        def sqlite_committed(conn: sqlite3.Connection, *args: Any) -> Any:
+            written = commit(conn, *args)
+            self.levels.append(self.LEVELS[conn.execute("PRAGMA synchronous").fetchone()[0]])
+            return written
+
+        monkeypatch.setattr(pg_group, "write", pg_written)
+        monkeypatch.setattr(sqlite_group, "commit", sqlite_committed)
 
     def _commit(self, conn: Any) -> None:
         self.levels.append(str(conn.connection.info.get("synchronous", "FULL")))
 
 
-async def test_inputs_recorded_at_once_share_one_durable_commit(db: Database) -> None:
+async def test_inputs_recorded_at_once_share_one_durable_commit(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = Repository(db.sessions)
     games = [await new_game(repo) for _ in range(6)]
     await repo.record(games[0], events=[added(1)], message_id=500)  # to be redelivered
     await repo.record(games[1], events=[{"type": "End"}], finish=True)  # over
-    commits = Commits(db)
+    commits = Commits(db, monkeypatch)
     answers = await asyncio.gather(
         *(
             repo.record(
@@ -67,8 +90,7 @@ async def test_inputs_recorded_at_once_share_one_durable_commit(db: Database) ->
         return_exceptions=True,
     )
     assert len(commits.levels) == 1  # one transaction for all of them
-    if db.engine.dialect.name == "sqlite":
-        assert commits.levels == ["FULL"]  # durable: the store's own synchronous setting
+    assert commits.levels == ["FULL"]  # durable: the store's own synchronous setting
     fresh = answers[:4]
     for g, answer in zip(games[2:], fresh, strict=True):
         assert isinstance(answer, RecordResult) and not answer.duplicate
@@ -113,19 +135,19 @@ async def test_the_same_message_twice_at_once_is_recorded_once(repo: Repository)
     assert len(await repo.load_events(gid)) == 2
 
 
-async def test_done_marks_are_written_with_the_next_transaction(db: Database) -> None:
+async def test_done_marks_are_written_with_the_next_transaction(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = Repository(db.sessions)
     gid = await new_game(repo, effects=2)
     result = await repo.record(gid, events=[added(1)], effects=[{"type": "B"}], message_id=3)
     (reply,) = result.outbox
-    commits = Commits(db)
+    commits = Commits(db, monkeypatch)
     repo.mark_done_soon(reply.id)
     # performed: no longer undone for this process, and a redelivery has nothing to finish
     assert reply.id not in [item.id for item in await repo.undone_effects(gid)]
     await repo.flush()
-    assert len(commits.levels) == 1  # the mark alone: one transaction, committed lazily
-    if db.engine.dialect.name == "sqlite":
-        assert commits.levels == ["NORMAL"]
+    assert commits.levels == ["NORMAL"]  # the mark alone: one transaction, committed lazily
     async with db.sessions() as s:
         done = await s.scalar(select(Outbox.done_at).where(Outbox.id == reply.id))
     assert done is not None
