@@ -368,6 +368,16 @@ class PostIndex:
             return True
         return any(p.post_id == post_id for p in posts)
 
+    def forget(self, posts: tuple[VotePost, ...]) -> None:
+        """Drop the index of the day `posts` belong to (its window is locked). Else a locked day's
+        ids stay until `LIMIT` newer days push them out: with many games, several days each."""
+        if posts:
+            self._days.pop(id(posts[0]), None)
+
+    def __len__(self) -> int:
+        """Days remembered."""
+        return len(self._days)
+
     def _index(self, posts: tuple[VotePost, ...]) -> dict[str, int]:
         key = id(posts[0])
         known = self._days.pop(key, None)
