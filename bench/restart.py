@@ -37,7 +37,7 @@ from bench.stores import Bench, Snowflakes, create_game, noop_performer, utcnow
 from bot.config import load
 from bot.runtime.runtime import Runtime
 from bot.runtime.schedule import to_ms
-from bot.runtime.service import GameService, fold
+from bot.runtime.service import GameService, fold, give_back_freed_memory
 from bot.runtime.snapshots import SNAPSHOTS
 from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import recover
@@ -192,9 +192,18 @@ def _rss() -> int:
 
 async def memory_per_game(bench: Bench, games: int) -> tuple[float, float]:
     """Bytes per active game a rebuilt service holds: the RSS it added, and the Python heap it
-    keeps (tracemalloc), each divided by the games."""
+    keeps (tracemalloc), each divided by the games. Two rebuilds: tracemalloc's own tables (a
+    trace per live block) would count in the RSS. The RSS before is taken once the heap's free
+    pages are given back, as the rebuild does at its end (else pages freed before the measure,
+    given back by it, would be subtracted from what it keeps)."""
     gc.collect()
+    give_back_freed_memory()
     rss0 = _rss()
+    _, _, service = await rebuild(bench, snapshots=True)
+    gc.collect()
+    rss = _rss() - rss0
+    del service
+    gc.collect()
     tracemalloc.start()
     try:
         _, _, service = await rebuild(bench, snapshots=True)
@@ -202,7 +211,6 @@ async def memory_per_game(bench: Bench, games: int) -> tuple[float, float]:
         heap, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    rss = _rss() - rss0
     del service
     return rss / max(1, games), heap / max(1, games)
 

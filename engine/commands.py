@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from engine.model import Camp, Instant, Power, Seat, Team
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SubmitPower:
     """A player uses (or, with `target=None` and `passed=True`, explicitly passes) a power."""
 
@@ -21,7 +21,7 @@ class SubmitPower:
     seat in the game that holds the power."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PostVote:
     """A public vote post: for `target`, or an abstention; `target=None, abstain=False` is a post
     whose target could not be read (`raw` says what was written)."""
@@ -37,7 +37,7 @@ class PostVote:
     content is unknown, so it cannot count."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Lock:
     """The current window's deadline is reached (or a moderator advances): resolve it.
 
@@ -60,7 +60,7 @@ class Lock:
     the open window (replay files written before the key existed)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class GiveLastWords:
     """A player entitled to last words (遗言) gives them."""
 
@@ -69,7 +69,7 @@ class GiveLastWords:
     at: Instant | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ChooseTied:
     """Under `victim_choice`, the previous night's victim picks one of the tied players."""
 
@@ -78,7 +78,7 @@ class ChooseTied:
     at: Instant | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SetDeadline:
     """Moderator: the current window ends at `deadline`; one earlier than `at` (now) is refused."""
 
@@ -89,7 +89,7 @@ class SetDeadline:
     """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ExtendDeadline:
     """Moderator: move the current deadline by `delta_ms` (negative shortens); a new deadline
     earlier than `at` (now) is refused."""
@@ -101,7 +101,7 @@ class ExtendDeadline:
     """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Pause:
     """Moderator: freeze the clock; the remaining time is kept."""
 
@@ -111,7 +111,7 @@ class Pause:
     """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Resume:
     """Moderator: restart the clock with the remaining time kept at the pause."""
 
@@ -121,7 +121,7 @@ class Resume:
     """The window the command was issued against (`GameState.window_index`); None: the open one."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ReplacePlayer:
     """Moderator: a substitute (替补) takes the seat, role and state of `seat`."""
 
@@ -133,7 +133,7 @@ class ReplacePlayer:
     """Why, as the moderator said it (announced and logged; optional)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModKill:
     """Moderator: remove a player for inactivity; last words as the ruleset says."""
 
@@ -144,7 +144,7 @@ class ModKill:
     """Why, as the moderator said it (announced and logged; optional)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VoidPost:
     """Moderator: a vote post of the open window does not count."""
 
@@ -154,7 +154,7 @@ class VoidPost:
     at: Instant | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class EndGame:
     """Moderator: declare the game over with a winner (or a draw)."""
 
@@ -163,7 +163,7 @@ class EndGame:
     at: Instant | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Penalize:
     """Moderator: a ruleset penalty as data: the `team`'s (or one `seat`'s) night power — every
     one when `power` is None — does not act on the next night (e.g. 4.0 独杀's 诈尸 penalty)."""

@@ -100,7 +100,9 @@ def decide(state: GameState, command: Command) -> list[Event]:
         case PostVote():
             return _post_vote(state, command)
         case Lock():
-            return _lock(state, rules, command)
+            events = _lock(state, rules, command)
+            POSTS.forget(state.posts)  # the window's posts are closed: its index is not needed
+            return events
         case GiveLastWords():
             return _last_words(state, command)
         case ChooseTied():

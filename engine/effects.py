@@ -22,7 +22,7 @@ def params(**values: Param) -> Params:
     return tuple(sorted(values.items()))
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Announce:
     """A public post in the game channel."""
 
@@ -30,7 +30,7 @@ class Announce:
     params: Params = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Whisper:
     """A private message to the player in `seat` (DM, or ephemeral on their next command)."""
 
@@ -39,7 +39,7 @@ class Whisper:
     params: Params = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TeamNotice:
     """A message in a team's private thread."""
 
@@ -48,7 +48,7 @@ class TeamNotice:
     params: Params = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ClockPost:
     """The 看表帖: the phase lock post, with the exact deadline; players fall silent."""
 
@@ -56,7 +56,7 @@ class ClockPost:
     deadline: Instant | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SetChannelsOpen:
     """Open or close the game channels to the living players (docs/rulings.md, "The forum's
     rhythm"): `open` is the discussion (game) channel; `vote` the vote channel, the same as `open`
@@ -72,7 +72,7 @@ class SetChannelsOpen:
         return self.open if self.vote is None else self.vote
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VoteChannelPost:
     """A public post in the day's vote channel (or vote post): where the forum draws lots
     ("抽签过程必须在投票帖中进行", seed 004). Public information only, like `Announce`."""
@@ -81,7 +81,7 @@ class VoteChannelPost:
     params: Params = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ReplyToPost:
     """A reply to a vote post: ✅ for a valid one (`key=None`), or the reason it is void."""
 
@@ -90,14 +90,14 @@ class ReplyToPost:
     params: Params = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ScheduleDeadline:
     """Wake the shell at `deadline` (None: no timer for the current window)."""
 
     deadline: Instant | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SeatHandover:
     """A seat changed hands: the old player loses access, the new one gets the seat's role."""
 
@@ -106,14 +106,14 @@ class SeatHandover:
     new_player: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SeatLeft:
     """A player left the game (出局): they lose posting rights in the game channels."""
 
     seat: Seat
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TeamJoin:
     """A seat is (now) a member of a team: add them to the team's private thread."""
 
@@ -121,7 +121,7 @@ class TeamJoin:
     seat: Seat
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class OverrideLogged:
     """A moderator's override, for the server's override log: who, what, when (public facts only:
     the same details the record keeps)."""
@@ -132,7 +132,7 @@ class OverrideLogged:
     params: Params = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Silence:
     """A player may not post in the game's discussion channel on day `day` (森林老人's silence,
     docs/rules.md §1.6): from now until the matching `Unsilence`. Votes still count (by vote post or
@@ -142,7 +142,7 @@ class Silence:
     day: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Unsilence:
     """Day `day` is over (or the game is): the silenced player in `seat`, still in the game, may
     post again (remove what `Silence` set; a player out of the game stays closed by `SeatLeft`)."""
@@ -151,19 +151,19 @@ class Unsilence:
     day: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class UpdateStandings:
     """The game is over: add its scores to the server's season standings (once per game)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ReleaseChannels:
     """The game is over: undo every permission the shell set for it (the players' member
     overwrites from leaving and silence, the players' role and its overwrites), so the next game in
     the same channels starts clean. Performing it again is harmless."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Bulletin:
     """Public posts of one input that go out as one message (see `as_posts`)."""
 

@@ -24,7 +24,7 @@ from engine.state import (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class GameCreated:
     """Seats, the deal and the commitment: the first event of every game."""
 
@@ -37,7 +37,7 @@ class GameCreated:
     options: Options
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class WindowOpened:
     """A window opens (night powers, a day vote, a run-off, a victim's choice)."""
 
@@ -45,21 +45,21 @@ class WindowOpened:
     deadline: Instant | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PowerSubmitted:
     """A night submission was accepted (it replaces the seat's earlier one for that power)."""
 
     submission: Submission
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VotePosted:
     """A post was seen in an open vote window (valid or void, with the reason)."""
 
     post: VotePost
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SeatChange:
     """What a resolution does to one seat."""
 
@@ -74,7 +74,7 @@ class SeatChange:
     """The seat survived an attack by an extra life (`SeatState.wounds` + 1)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NightResolved:
     """A night's outcome; `changes` apply to the seats, `record` is what the record shows."""
 
@@ -90,7 +90,7 @@ class NightResolved:
     """Named counts the night changed (their new values)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class DayResolved:
     """A vote window's outcome (or a confession's)."""
 
@@ -104,7 +104,7 @@ class DayResolved:
     """Leavers who may use a power on death until the next lock (earlier ones lapse)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LastActTaken:
     """A player out of the game used (or passed) a power on death; it acted at once."""
 
@@ -115,12 +115,12 @@ class LastActTaken:
     """Players it took out who may use a power on death in turn."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LastActsLapsed:
     """A last-act window closed: the last acts not used are gone."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LastWordsGiven:
     """A player gave their last words (遗言)."""
 
@@ -130,7 +130,7 @@ class LastWordsGiven:
     """Speaking closes the player's power on death (狙击手: shoot or speak)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ChoiceMade:
     """Under `victim_choice`, the previous night's victim picked one of the tied players."""
 
@@ -138,7 +138,7 @@ class ChoiceMade:
     target: Seat
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class DeadlineSet:
     """The current window's deadline changed (None: no deadline)."""
 
@@ -146,7 +146,7 @@ class DeadlineSet:
     record: OverrideRecord | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Paused:
     """The clock stopped with `remaining_ms` left."""
 
@@ -154,7 +154,7 @@ class Paused:
     record: OverrideRecord
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Resumed:
     """The clock restarted; the window now ends at `deadline`."""
 
@@ -162,7 +162,7 @@ class Resumed:
     record: OverrideRecord
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PlayerReplaced:
     """A substitute took a seat."""
 
@@ -171,7 +171,7 @@ class PlayerReplaced:
     record: OverrideRecord
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PlayerRemoved:
     """A moderator removed a player (modkill)."""
 
@@ -182,7 +182,7 @@ class PlayerRemoved:
     """The player's other seats still in the game, removed with it (several cards)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PostVoided:
     """A moderator voided a vote post."""
 
@@ -191,7 +191,7 @@ class PostVoided:
     record: OverrideRecord
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class GameEnded:
     """The game is over."""
 
@@ -199,7 +199,7 @@ class GameEnded:
     record: OverrideRecord | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PowerSuspended:
     """A moderator's penalty: a night power does not act on a coming night."""
 

@@ -132,7 +132,7 @@ class Reveal(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PhaseId:
     """A phase of the game: night n or day n; orders as night 1 < day 1 < night 2 < …"""
 

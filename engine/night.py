@@ -37,7 +37,7 @@ from engine.state import Action, CheckRecord, GameState, LotDraw, Submission
 PASS = "pass"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NightOutcome:
     """Everything a night's resolution decided."""
 

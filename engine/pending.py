@@ -15,7 +15,7 @@ from engine.rulesets import rules_for
 from engine.state import GameState
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Pending:
     """Seats that have not acted yet in the open window."""
 

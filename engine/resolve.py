@@ -331,7 +331,7 @@ def _resolve_choice(
     return _after_resolution(state, rules, resolved, cmd.next_deadline, cmd.runoff_deadline)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class _Elimination:
     """What the day's pick does: who leaves, and whether a veto spared the pick."""
 

@@ -18,7 +18,7 @@ from engine.model import (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Options:
     """Per-game options (docs/rules.md §1.2; docs/replay.md)."""
 
@@ -32,7 +32,7 @@ class Options:
     """The ruleset's own options in force (`Ruleset.option_choices`), by name, defaults filled."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SeatState:
     """One seat: who sits there, their role now and at the deal, and what happened to them."""
 
@@ -50,7 +50,7 @@ class SeatState:
     """Players replaced in this seat (替补), oldest first."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Submission:
     """A night power submission; a later one for the same seat and power replaces it."""
 
@@ -63,7 +63,7 @@ class Submission:
     """A power used without a seat as target (天下无贼: guarding or robbing the virtual 傻根)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Action:
     """A power that resolves tonight: who acted (a team acts as its members) and on whom.
 
@@ -82,7 +82,7 @@ class Action:
     """For a check: the answer the judge gives instead (天下无贼: a bad thief exposed)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VotePost:
     """A vote post seen while a vote window was open, valid or not."""
 
@@ -97,7 +97,7 @@ class VotePost:
     void_params: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Window:
     """The open window: a night's powers, a day's vote (maybe a run-off), or a victim's choice."""
 
@@ -120,7 +120,7 @@ class Window:
         return PhaseId(kind=self.kind, number=self.number)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LotDraw:
     """One verifiable draw: its label, the options in the order drawn from, and the result."""
 
@@ -129,7 +129,7 @@ class LotDraw:
     drawn: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CheckRecord:
     """A private check answer, for the team (or player) that made it."""
 
@@ -140,7 +140,7 @@ class CheckRecord:
     result: CheckResult
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TieRecord:
     """How a tie was settled."""
 
@@ -153,7 +153,7 @@ class TieRecord:
     chooser: Seat | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NightRecord:
     """What a night's resolution did (public: `left`; private: checks)."""
 
@@ -173,7 +173,7 @@ class NightRecord:
     """Private news for a team (a message key): 天下无贼's knife mark for the good thieves."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class DayRecord:
     """What a vote window's lock did: tally, abstentions, void posts, who left, the tie."""
 
@@ -204,7 +204,7 @@ class DayRecord:
     """The vote group (a ruleset's `vote_groups`), when the day holds several votes."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LastActRecord:
     """A power used on death (a last act, 狙击手's shot), or passed (`target` None)."""
 
@@ -219,7 +219,7 @@ class LastActRecord:
     """Using it closed the user's own last words (they had not given them yet)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class OverrideRecord:
     """A moderator command that applied, in the phase it applied."""
 
@@ -232,7 +232,7 @@ class OverrideRecord:
     """When the moderator gave the command, if the shell said."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Result:
     """The end of the game: who won, when, why, and every player's score."""
 
@@ -243,7 +243,7 @@ class Result:
     scores: tuple[tuple[Seat, int], ...]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Suspension:
     """A moderator's penalty: a team's or one seat's night power (every one when `power` is None)
     does not act on night `night` (e.g. 4.0 独杀's 诈尸 penalty)."""
@@ -255,7 +255,7 @@ class Suspension:
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class GameState:
     """Everything about one game. Never mutated: `evolve` returns a new one."""
 
@@ -367,6 +367,16 @@ class PostIndex:
         if at < len(posts) and posts[at].post_id == post_id:
             return True
         return any(p.post_id == post_id for p in posts)
+
+    def forget(self, posts: tuple[VotePost, ...]) -> None:
+        """Drop the index of the day `posts` belong to (its window is locked). Else a locked day's
+        ids stay until `LIMIT` newer days push them out: with many games, several days each."""
+        if posts:
+            self._days.pop(id(posts[0]), None)
+
+    def __len__(self) -> int:
+        """Days remembered."""
+        return len(self._days)
 
     def _index(self, posts: tuple[VotePost, ...]) -> dict[str, int]:
         key = id(posts[0])

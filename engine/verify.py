@@ -15,7 +15,7 @@ from engine.errors import EngineError
 from engine.setup import card_names, new_game
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Finding:
     """One recomputed item: what it is, whether it matches, and the difference if not."""
 

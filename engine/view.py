@@ -16,7 +16,7 @@ from engine.rulesets import rules_for
 from engine.state import DayRecord, GameState, LastActRecord, NightRecord
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SeatInfo:
     """What a viewer knows of one seat."""
 
@@ -30,7 +30,7 @@ class SeatInfo:
     """The identity everyone knows of this seat, where the ruleset has one (无间道)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PlayerView:
     """One viewer's knowledge of the game."""
 

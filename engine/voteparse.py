@@ -57,26 +57,26 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VoteFor:
     """A vote for the player in ``seat`` (not checked: the engine decides if it is valid)."""
 
     seat: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Abstain:
     """An explicit abstention: ``弃权`` / ``abstain`` / ``投弃权`` / ``vote abstain``."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class UnknownTarget:
     """Looks like a vote, but the target cannot be resolved (unknown, missing or several)."""
 
     token: str  # the offending text, for the error message ("" when there is no target)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NotAVote:
     """Ordinary text: not a vote post."""
 
@@ -162,7 +162,7 @@ def _prepare_names(names: Mapping[str, int]) -> dict[str, int | None]:
 # --- scanning -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class _Context:
     text: str  # normalised and folded: what we match against
     norm: str  # normalised, original case: what we report

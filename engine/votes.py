@@ -79,7 +79,7 @@ def _order_key(post: VotePost) -> tuple[int, int, str]:
     return (post.at if post.at is not None else -1, int(pid) if pid.isdigit() else 0, pid)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Tally:
     """The count at a lock."""
 

@@ -14,12 +14,14 @@ commit (the store's group commit), each still committed before its effects are p
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cache
 from typing import Any
 
 from bot.runtime.collections_paused import collections_paused
@@ -431,6 +433,7 @@ class GameService:
             if game_id not in report.delivery.blocked and not self._locks[game_id].locked():
                 # every effect recorded for it is performed: its next input needs no look-up
                 self._in_order.add(game_id)
+        give_back_freed_memory()
         return report.stopped
 
     async def flush(self) -> None:
@@ -444,6 +447,25 @@ class GameService:
     async def is_active(self, game_id: int) -> bool:
         """Whether the game is in play."""
         return (await self.info(game_id)).status is GameStatus.ACTIVE
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none."""
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def give_back_freed_memory() -> None:
+    """Return to the system the heap pages a start's reads used and freed. glibc keeps them
+    otherwise (the rows and JSON of every active game, read at once): ~45 KB of RSS per game
+    rebuilt, held for the life of the process, against ~16 KB the states themselves keep."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _outcome_name(outcome: Outcome) -> str:

@@ -26,7 +26,7 @@ Causes = frozenset[str]
 NEEDLE, VOTE, CONFESS, WITH = "needle", "vote", "confess", "with"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LastWordsPolicy:
     """Who gets last words (docs/rules.md §1.8)."""
 
@@ -41,7 +41,7 @@ class LastWordsPolicy:
     default), or until the next one in which someone leaves (1.0 检查官: 在后一个死亡名单宣布前)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Aftermath:
     """What players leaving bring about: others who leave with them, roles that turn."""
 
@@ -50,7 +50,7 @@ class Aftermath:
     roles: tuple[tuple[Seat, Role], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NightExtras:
     """What a ruleset adds to a night's resolution (`Ruleset.night_extras`)."""
 
@@ -68,7 +68,7 @@ class NightExtras:
     """Private news for a team: (team, message key)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VoteGroup:
     """One of several votes held in the same day window (无间道: each faction's own vote)."""
 
@@ -77,7 +77,7 @@ class VoteGroup:
     candidates: tuple[Seat, ...]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class WinClause:
     """One win condition: when `holds` is true the game ends with `winner`."""
 

@@ -4,6 +4,7 @@ moderator's new deadline may not lie before the moment it is given."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -101,7 +102,7 @@ def test_a_clock_override_issued_against_a_locked_window_is_refused(command: Any
     assert refused.value.key == "phase.window_locked"
     assert g.state is before
     # the same command for the open window applies
-    applied = g.do(type(command)(**{**command.__dict__, "window": g.state.window_index}))
+    applied = g.do(dataclasses.replace(command, window=g.state.window_index))
     assert applied
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from gamekit import Game
+
 from engine.model import Instant, Seat
-from engine.state import PostIndex, VotePost
+from engine.state import POSTS, PostIndex, VotePost
 
 
 def _post(n: int) -> VotePost:
@@ -59,3 +61,18 @@ def test_one_post_object_in_two_histories_is_no_false_extension() -> None:
     other = (a, x, c, y, e, z)  # shares the first, middle and last known objects, not the prefix
     assert not index.holds(other, "1") and not index.holds(other, "3")
     assert index.holds(other, "5") and index.holds(other, "7")
+
+
+def test_a_locked_day_is_forgotten() -> None:
+    g = Game(
+        "v2",
+        ["killer", "killer", "police", "police", "civilian", "civilian", "civilian", "civilian"],
+    )
+    g.lock()  # night 1 → day 1
+    g.vote(1, 3)
+    g.vote(2, 3)  # the day is indexed by the second post's duplicate check
+    remembered = len(POSTS)
+    day = g.state.posts
+    g.lock()
+    assert len(POSTS) == remembered - 1
+    assert g.state.history[-1].posts == day  # the record keeps the posts; only the index goes
