@@ -26,16 +26,13 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import rbkit  # noqa: F401  (puts tests/discord on sys.path, for gamebot)
 from gamebot import COMPARED, compare_with_replay
-from pgserver import PgServer
+from scratchdb import scratch_database  # noqa: F401 (the `database` fixture)
 from shardworker import RULESET, SEED, player_names
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -211,16 +208,6 @@ class Games:
                 "steps": self.steps[game],
             }
         ).record
-
-
-@pytest.fixture
-def database(pg_server: PgServer) -> Iterator[str]:
-    name = f"faguan_shards_{uuid.uuid4().hex[:10]}"
-    asyncio.run(pg_server.create_database(name))
-    try:
-        yield pg_server.url(name)
-    finally:
-        asyncio.run(pg_server.drop_database(name))
 
 
 def test_shard_processes_each_run_their_own_games(database: str, tmp_path: Path) -> None:
