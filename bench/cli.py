@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 #: The sections of the table, in the order they run.
-SECTIONS = ("ingest", "restart", "deadlines", "day", "discord", "engine")
+SECTIONS = ("ingest", "restart", "deadlines", "day", "shards", "discord", "engine")
 #: The databases the store sections can measure.
 BACKENDS = ("sqlite", "postgresql")
 #: The optional dependencies `faguan bench` needs beyond the runtime install.
@@ -50,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--restart-games", type=int, default=100, help="restart: active games to rebuild (K)"
     )
     parser.add_argument(
+        "--shard-games",
+        type=int,
+        default=10_000,
+        help="shards: active games split over 4 shard processes (PostgreSQL only; default 10000)",
+    )
+    parser.add_argument(
         "--day-posts", type=int, default=5000, help="day: vote posts in one long day"
     )
     parser.add_argument("--timers", type=int, default=200, help="deadlines: games' timers")
@@ -68,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     """Every asked-for section; the rows of the table in order."""
-    from bench import day, deadlines, engine_speed, ingest, restart
+    from bench import day, deadlines, engine_speed, ingest, restart, shards
     from bench.report import Row
     from bench.stores import DEFAULT_PG_URL, open_bench, pg_reachable
 
@@ -104,6 +110,17 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
             if "day" in only:
                 say(f"{backend}: one long day")
                 rows += await day.measure(bench, posts=args.day_posts)
+    if "shards" in only:
+        if "postgresql" not in _names(args.backends):
+            why = "shard processes share PostgreSQL, not in --backends"
+            rows.append(Row(section="shards", what="postgresql", figure="skipped", note=why))
+        elif (why := await pg_reachable(pg_url)) is not None:
+            rows.append(Row(section="shards", what="postgresql", figure="skipped",
+                            note=f"PostgreSQL at {pg_url} does not answer: {why}"))  # fmt: skip
+        else:
+            say(f"shards: {args.shard_games} games over 4 processes")
+            async with open_bench("postgresql", pg_url) as bench:
+                rows += await shards.measure(bench, games=args.shard_games)
     if "discord" in only:
         from bench import discord_calls  # simcord: the bench extra
 

@@ -7,8 +7,9 @@ import asyncio
 import json
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL
 
@@ -28,6 +29,17 @@ from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
 from engine.verify import verify_record
+
+if TYPE_CHECKING:
+    from bot.discord.client import FaguanBot
+
+Connect = Callable[["FaguanBot", str], Awaitable[None]]
+"""How `faguan run` connects its bot, with the token, and serves until the end."""
+
+
+async def connect_to_discord(bot: FaguanBot, token: str) -> None:
+    """Log in to Discord's gateway and serve (what `faguan run` does)."""
+    await bot.start(token)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -88,7 +100,7 @@ def _settings(path: str, explicit: bool) -> Settings:
     return load(None)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int:
     try:
         settings = _settings(args.config, args.config_given)
         token = settings.require_token()
@@ -123,7 +135,7 @@ def _run(args: argparse.Namespace) -> int:
             except Exception as exc:
                 raise _DatabaseFailed from exc
             async with create_bot(settings) as bot:
-                await bot.start(token)
+                await connect(bot, token)
         finally:
             await held.release()
 
@@ -239,12 +251,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `faguan` console script."""
+def main(argv: Sequence[str] | None = None, *, connect: Connect | None = None) -> int:
+    """Entry point of the `faguan` console script. `connect` replaces `faguan run`'s connection
+    to Discord (tests/robustness/test_rb_deploy.py runs `faguan run` in a simulated Discord);
+    the console script never passes it."""
     args = build_parser().parse_args(argv)
     if hasattr(args, "config"):
         args.config_given = args.config is not None
         args.config = args.config or "config.toml"
+    if connect is not None and args.func is _run:
+        return _run(args, connect)
     return int(args.func(args))
 
 

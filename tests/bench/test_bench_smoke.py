@@ -51,7 +51,7 @@ def test_an_unknown_section_or_backend_is_one_line_naming_the_known_ones(
     out, err = capsys.readouterr()
     assert out == ""
     assert err == (
-        "faguan bench: --only: unknown bogus (known: ingest, restart, deadlines, day, discord, engine)\n"
+        "faguan bench: --only: unknown bogus (known: ingest, restart, deadlines, day, shards, discord, engine)\n"
     )
     assert main(["bench", "--backends", "mysql", "--only", "ingest"]) == 2
     assert capsys.readouterr().err == (
@@ -79,7 +79,7 @@ def test_without_the_bench_extra_the_discord_section_names_it_and_the_rest_runs(
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr == (
         "faguan bench: the discord section needs simcord, the faguan[bench] extra: pip install -e '.[bench]' "
-        "(or leave it out: --only ingest,restart,deadlines,day,engine)\n"
+        "(or leave it out: --only ingest,restart,deadlines,day,shards,engine)\n"
     )
     ran = _without_simcord(tmp_path, *TINY, "--only", "engine", "--json")
     assert ran.returncode == 0, ran.stderr

@@ -17,7 +17,19 @@ answers one JSON line per command line:
 - `{"do": "vote", "guild": i, "seat": s, "target": t}`: `/vote` (t null: abstain)
 - `{"do": "lock"}`: move the clock to the earliest deadline and fire what is due → fired job ids
 - `{"do": "state", "games": [id…]}`: those games' status, phase and record, and the clock
+- `{"do": "pause", "kind": k, "world": path}`: arm the crash point. The next effect of kind `k`
+  (its payload's type, e.g. `Announce`) is performed on the platform and logged to the keys
+  file, and then, before the performer returns (so before its done mark), the worker writes the
+  bot's posts in its world to `path` (what Discord holds at that instant), says
+  `{"paused": key, "game": id, "sent": [text…]}` (what that effect posted) and waits for ever:
+  the test SIGKILLs it there
+- `{"do": "posts", "guild": i}`: the bot's posts in server i's game channel, oldest first →
+  `{"posts": [[text, restored]…]}` (restored: put back from the killed process's world)
 - `{"do": "quit"}`: shut down cleanly (the claim is released)
+
+Discord outlives the bot: a config's `world` (a file written at a pause) holds the bot's posts of
+the killed process's world, put back into the new world's channels before the bot starts, so the
+performer's look for what it already sent sees them.
 
 Why worlds are rebuilt identically: a restarted process (a new world) must find the channels and
 members its games were played in. simcord's ids are time-based and deterministic, so each server
@@ -107,6 +119,11 @@ class Worker:
         self.recovered: list[int] = []
         self.resumed = asyncio.Event()
         self.servers: dict[int, Server] = {}
+        self.env: Env | None = None
+        self.pause: dict[str, Any] | None = None
+        """The armed crash point (`pause` command), until an effect reaches it."""
+        self.restored: set[int] = set()
+        """The ids of the posts put back from a killed process's world."""
 
     def settings(self) -> Any:
         return load(
@@ -137,9 +154,27 @@ class Worker:
         perform = bot.effects
 
         async def performed(item: Any) -> None:
+            pause = (
+                self.pause
+                if self.pause and item.payload.get("type") == self.pause["kind"]
+                else None
+            )
+            before = self.bot_posts() if pause else []
             await perform(item)
             self.keys.write(f"{item.idempotency_key} {item.game_id}\n")
             self.keys.flush()
+            if pause:
+                self.pause = None
+                after = self.bot_posts()
+                posts = [(channel, text) for _, channel, text in after]
+                Path(pause["world"]).write_text(json.dumps(posts, ensure_ascii=False))
+                sent = [text for _, _, text in after[len(before) :]]
+                assert self.env is not None
+                now = self.env.now().timestamp()
+                say(
+                    {"paused": item.idempotency_key, "game": item.game_id, "sent": sent, "now": now}
+                )
+                await asyncio.Event().wait()  # performed, not marked done: SIGKILLed here
 
         original = service_module.GameService.set_performer
 
@@ -180,6 +215,9 @@ class Worker:
                 self.servers[index] = Server(env, index, guild_id)
         lanes.lane = config["lane"]
         env.backend.advance_clock(config["start_at"])
+        self.env = env
+        if config.get("world"):
+            self.restore(env, json.loads(Path(config["world"]).read_text()))
         await env.start()
         try:
             await asyncio.wait_for(self.resumed.wait(), 60)
@@ -242,7 +280,41 @@ class Worker:
                     "record": record_of(state, names=names),
                 }
             return {"games": games, "now": env.now().timestamp()}
+        if what == "pause":
+            self.pause = command
+            return {"armed": command["kind"]}
+        if what == "posts":
+            channel = self.servers[command["guild"]].channel.id
+            posts = self.bot_posts()
+            return {
+                "posts": [
+                    [text, i in self.restored] for i, where, text in posts if where == channel
+                ]
+            }
         raise ValueError(f"unknown command {what}")
+
+    def restore(self, env: Env, posts: list[tuple[int, str]]) -> None:
+        """Put the bot's posts of a killed process's world back (in the channels this world has:
+        its servers' channels are built with the same ids)."""
+        backend = env.backend
+        for channel_id, text in posts:
+            if channel_id in backend.channels:
+                message = backend.create_message(
+                    channel_id, backend.bot_user.id, text, broadcast=False
+                )
+                self.restored.add(message.id)
+
+    def bot_posts(self) -> list[tuple[int, int, str]]:
+        """(id, channel id, text) of every post of the bot in this world, oldest first."""
+        assert self.env is not None
+        backend = self.env.backend
+        posts = [
+            (message.id, channel_id, message.content)
+            for channel_id, messages in backend.messages.items()
+            for message in messages.values()
+            if message.author_id == backend.bot_user.id
+        ]
+        return sorted(posts)
 
 
 def tell_tasks() -> None:

@@ -26,16 +26,13 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import rbkit  # noqa: F401  (puts tests/discord on sys.path, for gamebot)
-from gamebot import COMPARED
-from pgserver import PgServer
+from gamebot import COMPARED, compare_with_replay
+from scratchdb import scratch_database  # noqa: F401 (the `database` fixture)
 from shardworker import RULESET, SEED, player_names
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -56,7 +53,16 @@ def shard_of(guild_id: int, count: int) -> int:
 class Process:
     """A running shard worker, talked to by JSON lines."""
 
-    def __init__(self, folder: Path, url: str, count: int, ids: list[int], lane: int, at: float):
+    def __init__(
+        self,
+        folder: Path,
+        url: str,
+        count: int,
+        ids: list[int],
+        lane: int,
+        at: float,
+        world: Path | None = None,
+    ):
         self.count, self.ids = count, ids
         config = {
             "url": url,
@@ -66,6 +72,7 @@ class Process:
             "lane": lane,
             "start_at": at,
             "keys": str(folder / f"keys-{lane}.txt"),
+            "world": str(world) if world else None,
         }
         self.keys = folder / f"keys-{lane}.txt"
         self.errors = open(folder / f"worker-{lane}.log", "w+")  # noqa: SIM115 - closed in quit/kill
@@ -119,10 +126,13 @@ class Process:
         self.recovered = self.expect()["recovered"]
         return self.recovered
 
-    def ask(self, **command: Any) -> dict[str, Any]:
+    def send(self, **command: Any) -> None:
         assert self.popen.stdin is not None
         self.popen.stdin.write(json.dumps(command) + "\n")
         self.popen.stdin.flush()
+
+    def ask(self, **command: Any) -> dict[str, Any]:
+        self.send(**command)
         return self.expect()
 
     def quit(self) -> None:
@@ -198,16 +208,6 @@ class Games:
                 "steps": self.steps[game],
             }
         ).record
-
-
-@pytest.fixture
-def database(pg_server: PgServer) -> Iterator[str]:
-    name = f"faguan_shards_{uuid.uuid4().hex[:10]}"
-    asyncio.run(pg_server.create_database(name))
-    try:
-        yield pg_server.url(name)
-    finally:
-        asyncio.run(pg_server.drop_database(name))
 
 
 def test_shard_processes_each_run_their_own_games(database: str, tmp_path: Path) -> None:
@@ -300,6 +300,53 @@ def test_shard_processes_each_run_their_own_games(database: str, tmp_path: Path)
         assert "resolved resolved" not in " ".join(windows[game]), windows[game]
 
 
+def test_sigkill_inside_an_effect(database: str, tmp_path: Path) -> None:
+    """SIGKILL after an effect's platform call and before its done mark: the restarted process
+    performs it again under the same key, finds its post already there (Discord outlives the
+    process: the worker puts the killed world's posts back) and posts nothing twice; the game
+    then plays to its end as the replay of its actions."""
+    games = Games()
+    world = tmp_path / "world.json"
+    running: list[Process] = []
+    try:
+        first = Process(tmp_path, database, 2, [0], 40, 0)
+        running.append(first)
+        assert first.started() == []
+        game = games.start(first, 0)
+        police = games.seats(game, "police")
+        games.kill(first, game, police[0])
+        assert first.ask(do="pause", kind="Announce", world=str(world)) == {"armed": "Announce"}
+        first.send(do="lock")
+        paused = first.expect()  # inside the night's announcement: posted, not marked done
+        games.steps[game].append({"do": "lock"})  # committed before its effects are performed
+        assert paused["game"] == game and paused["sent"], paused
+        first.kill()
+
+        again = Process(tmp_path, database, 2, [0], 41, first.now + 1, world=world)
+        running.append(again)
+        assert again.started() == [game]
+        assert paused["paused"] in {line.split()[0] for line in again.performed()}  # again
+        posts = again.ask(do="posts", guild=0)["posts"]
+        for text in paused["sent"]:  # once, and that one is the killed process's post
+            assert [restored for said, restored in posts if said == text] == [True], text
+
+        # Day 1 lynches the other police: the killers win, as the replay has it.
+        for seat in games.roles[game]:
+            if seat not in police:
+                games.vote(again, game, seat, police[1])
+        games.lock(again)
+        stored = again.ask(do="state", games=[game])["games"][str(game)]
+        assert stored["status"] == "finished"
+        compare_with_replay(stored["record"], games.replayed(game))
+        assert stored["record"]["result"]["winner"] == "killers"
+        again.quit()
+    finally:
+        for process in running:
+            if process.popen.poll() is None:
+                process.kill()
+    assert int(paused["paused"].removeprefix("outbox:")) not in asyncio.run(undone(database))
+
+
 def compare(record: dict[str, Any], replayed: dict[str, Any]) -> None:
     """The stored record equals the replay's (the bot's `record_of` against `faguan replay`),
     phase by phase (a game still in play has no result yet)."""
@@ -309,6 +356,17 @@ def compare(record: dict[str, Any], replayed: dict[str, Any]) -> None:
             assert mine.get(key) == theirs.get(key), (key, mine, theirs)
     for key in ("result", "roles", "lots"):
         assert record.get(key) == replayed.get(key), key
+
+
+async def undone(url: str) -> list[int]:
+    """The outbox's effects not marked done."""
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as connection:
+            rows = await connection.execute(text("SELECT id FROM outbox WHERE done_at IS NULL"))
+            return [row for (row,) in rows]
+    finally:
+        await engine.dispose()
 
 
 async def window_events(url: str) -> dict[int, list[str]]:
