@@ -73,7 +73,7 @@ class DiscordEffects:
             await perform_start(self.judge, item.game_id, step)
             return
         if (post := vote_post_step(item.payload)) is not None:  # a forum game's 投票帖
-            await perform_vote_post(self.judge, self.send_once, item.game_id, *post)
+            await perform_vote_post(self.judge, self.send_once, item.game_id, post)
             return
         effect = codec.load(item.payload)
         game_id = item.game_id

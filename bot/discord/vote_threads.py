@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.records.render import deadline_text
-from bot.runtime.hosting import vote_post_key, vote_posts
+from bot.runtime.hosting import VotePostStep, vote_post_key, vote_posts
+from engine.model import PhaseKind
+from engine.state import GameState
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -37,11 +39,10 @@ async def channel_of(
     return channel
 
 
-async def perform(
-    judge: Judge, send_once: SendOnce, game_id: int, action: str, day: int | None
-) -> None:
+async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePostStep) -> None:
     """Open (or reopen) day `day`'s vote post and link it in the main post, or lock it (`day`
     None: every one of the game). `send_once`: the performer's send that looks before posting."""
+    action, day = step.action, step.day
     info = await judge.runtime.service.info(game_id)
     posts = vote_posts(info.channels)
     if action == "close":
@@ -65,7 +66,8 @@ async def perform(
     title = ctx.t("forum.vote_post_title", day=day, game=game_id)
     post = await _made_before(forum, title)
     if post is None:
-        body = ctx.t("forum.vote_post_body", day=day, deadline=deadline_text(ctx, state.deadline))
+        deadline = deadline_text(ctx, _deadline_shown(state, step))
+        body = ctx.t("forum.vote_post_body", day=day, deadline=deadline)
         post = (await forum.create_thread(name=title, content=body)).thread
     else:
         log.info("game %s: reusing day %s's vote post made before a retry", game_id, day)
@@ -74,6 +76,15 @@ async def perform(
     main = await channel_of(judge.client, int(info.channels["game"]))
     assert isinstance(main, discord.abc.Messageable)
     await send_once(main, ctx.t("forum.vote_post_link", day=day, link=post.mention))
+
+
+def _deadline_shown(state: GameState, step: VotePostStep) -> int | None:
+    """The day vote's deadline as it stands while that vote is open (an extension counts), else
+    the one it opened with: a retry performed later never shows another window's deadline."""
+    window = state.window
+    if window is not None and window.kind is PhaseKind.DAY and window.number == step.day:
+        return state.deadline
+    return step.deadline if step.deadline is not None else state.deadline
 
 
 async def _made_before(forum: discord.ForumChannel, title: str) -> discord.Thread | None:

@@ -16,7 +16,7 @@ is posted before its vote post is locked and a restart performs an undone step o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from engine.events import DayResolved, Event, GameEnded, WindowOpened
 from engine.model import PhaseKind
@@ -97,7 +97,11 @@ def vote_post_steps(events: Sequence[Event]) -> list[dict[str, Any]]:
             case WindowOpened(window=w) if (
                 w.kind is PhaseKind.DAY and w.chooser is None and not w.last_act
             ):
-                steps.append({"type": TYPE, "action": "open", "day": w.number})
+                # the deadline rides in the step: a retry performed after this window has
+                # closed must not show a later window's deadline
+                steps.append(
+                    {"type": TYPE, "action": "open", "day": w.number, "deadline": event.deadline}
+                )
             case DayResolved():
                 steps.append({"type": TYPE, "action": "close", "day": event.record.number})
             case GameEnded():
@@ -105,11 +109,24 @@ def vote_post_steps(events: Sequence[Event]) -> list[dict[str, Any]]:
     return steps
 
 
-def vote_post_step(payload: Mapping[str, Any]) -> tuple[str, int | None] | None:
-    """The (action, day) this payload asks for, or None for any other payload."""
+class VotePostStep(NamedTuple):
+    """One step of a forum game's 投票帖: open (or reopen) a day's post, or lock it."""
+
+    action: str
+    day: int | None
+    """None with "close": every post of the game."""
+    deadline: int | None
+    """The vote window's deadline when it opened (ms); None in steps recorded before it was
+    carried, and for "close"."""
+
+
+def vote_post_step(payload: Mapping[str, Any]) -> VotePostStep | None:
+    """The step this payload asks for, or None for any other payload."""
     if payload.get("type") != TYPE:
         return None
-    action, day = payload.get("action"), payload.get("day")
+    action, day, deadline = payload.get("action"), payload.get("day"), payload.get("deadline")
     if action not in ("open", "close"):
         raise ValueError(f"unknown vote post action {action!r}")
-    return str(action), None if day is None else int(day)
+    return VotePostStep(
+        str(action), None if day is None else int(day), None if deadline is None else int(deadline)
+    )
