@@ -26,8 +26,9 @@ class VoteHints:
     def __init__(self, service: GameService, contexts: Contexts) -> None:
         self.service = service
         self.contexts = contexts
-        self._claimed: set[tuple[int, int, int]] = set()
-        """(game, author, day) already hinted or being hinted by this process."""
+        self._claimed: dict[int, tuple[int, set[int]]] = {}
+        """Per game, its newest day and the authors already hinted (or being hinted) on it by
+        this process: a later day replaces an earlier one, so this stays one day per game."""
 
     async def due(self, game_id: int, post: ChannelPost) -> bool:
         """Whether to hint this post's author now (and, if so, the hint is marked as given)."""
@@ -41,10 +42,15 @@ class VoteHints:
         if state.window is None or state.window.kind is not PhaseKind.DAY:
             return False  # votes are cast by day: a vote-like line at night is talk
         day = state.window.number
-        claim = (game_id, post.author_id, day)
-        if claim in self._claimed:
+        claimed_day, authors = self._claimed.get(game_id, (day, set()))
+        if claimed_day > day:
+            return False  # a post read before a later day opened
+        if claimed_day < day:
+            authors = set()
+        if post.author_id in authors:
             return False
-        self._claimed.add(claim)  # before the next await: a second post cannot claim it too
+        authors.add(post.author_id)  # before the next await: a second post cannot claim it too
+        self._claimed[game_id] = (day, authors)
         key = f"{HINTED}{post.author_id}"
         info = await self.service.info(game_id)
         if info.channels.get(key) == day:

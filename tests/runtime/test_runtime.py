@@ -241,3 +241,25 @@ async def test_a_restart_is_ready_before_its_catch_ups_and_locks_overdue_games_a
         other.runtime.close()
     finally:
         await w.database.dispose()
+
+
+async def test_a_vote_in_the_discussion_earns_one_hint_per_author_per_day(wired: Wired) -> None:
+    w = wired
+    game_id = await new_game(w)
+    await to_day(w, game_id)
+    twice = [post(w, 1001, "投 3号", n) for n in (1, 2)]
+    # two posts handled at once: exactly one of them earns the hint
+    answers = await asyncio.gather(*(w.runtime.hints.due(game_id, p) for p in twice))
+    assert sorted(answers) == [False, True]
+    assert await w.runtime.hints.due(game_id, post(w, 1002, "弃权", 3))
+    assert not await w.runtime.hints.due(game_id, post(w, 1001, "投 4号", 4))
+    # the next day: the same author is hinted again, and only that day's claims are kept
+    for _ in range(2):  # day 1 locks, then night 2
+        state = await w.runtime.service.state(game_id)
+        assert state.deadline is not None
+        w.clock.set(dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC))
+        assert (await w.runtime.deadlines.lock_due(game_id)) is not None
+    state = await w.runtime.service.state(game_id)
+    assert state.window is not None and state.window.kind is PhaseKind.DAY
+    assert await w.runtime.hints.due(game_id, post(w, 1001, "投 3号", 5))
+    assert w.runtime.hints._claimed[game_id] == (state.window.number, {1001})
