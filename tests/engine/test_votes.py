@@ -135,6 +135,21 @@ def test_moderator_void_restores_previous_vote() -> None:
     assert dict(last_day(game).tally) == {1: 1}
 
 
+def test_moderator_void_of_an_abstention_restores_the_vote_before_it() -> None:
+    game = day_game()
+    game.do(PostVote(player="p3", post_id="a", target=Seat(1), at=Instant(1)))
+    game.do(PostVote(player="p3", post_id="b", abstain=True, at=Instant(2)))
+    game.do(PostVote(player="p4", post_id="c", abstain=True, at=Instant(3)))
+    game.do(VoidPost(post_id="b", reason="posted for someone else"))
+    game.do(VoidPost(post_id="c", reason="posted for someone else"))
+    game.lock()
+    record = last_day(game)
+    # p3's vote before the void counts; p4, whose only post was voided, did not vote at all
+    assert dict(record.tally) == {1: 1}
+    assert record.abstained == ()
+    assert Seat(4) not in dict(record.votes)
+
+
 def test_tie_by_lots_draws_one_of_the_tied_and_records_the_label() -> None:
     game = day_game()
     game.day({3: 1, 4: 2})
