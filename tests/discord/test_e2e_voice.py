@@ -205,6 +205,46 @@ async def test_after_mod_advance_the_clock_post_is_its_own_post_after_the_notice
     assert new[1].startswith("【看表】第1夜截止"), new  # the 看表帖, as at a deadline
 
 
+async def test_mod_advance_in_the_warmup_names_it_and_opens_night_one_without_a_clock_post(
+    table: Table,
+) -> None:
+    t = table
+    d = Driver(t, "v2", options="warmup=30")
+    await d.start()
+    before = len(t.public())
+    await t.moderator.slash(t.channel, "mod advance")
+    await t.env.settle()
+    new = t.public()[before:]
+    assert new[0] == "【管理】管理员提前截止游戏热身。", new
+    assert not any(text.startswith("【看表】") for text in new)  # the warm-up has no 看表帖
+    assert new[-1].startswith("天黑了。第1夜"), new
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.window is not None and state.window.kind.value == "night"
+
+
+async def test_mod_advance_in_a_run_off_names_the_run_off_not_the_day(table: Table) -> None:
+    t = table
+    d = Driver(t, "v2", tie="revote")
+    roles = await to_day_one(d)
+    k1, k2 = by_role(roles, "killer")
+    p1, p2 = by_role(roles, "police")
+    for voter, target in ((p1, k1), (p2, k1), (k1, p1), (k2, p1)):  # 2–2: a run-off
+        await d.post_vote(voter, f"投 {target}", target)
+    before = len(t.public())
+    await t.moderator.slash(t.channel, "mod advance")
+    await t.env.settle()
+    first = t.public()[before:]
+    assert first[0] == "【管理】管理员提前截止第1天。", first
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.window is not None and state.window.revote == 1
+    before = len(t.public())
+    await t.moderator.slash(t.channel, "mod advance")
+    await t.env.settle()
+    second = t.public()[before:]
+    assert second[0] == "【管理】管理员提前截止第1天第1次 PK。", second
+    assert second[1].startswith("【看表】"), second
+
+
 async def test_paused_status_says_how_long_is_left_and_no_missing_deadline(table: Table) -> None:
     t = table
     d = Driver(t, "v2")
