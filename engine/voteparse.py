@@ -45,6 +45,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeAlias
 
 __all__ = [
@@ -113,7 +114,7 @@ def parse_vote_post(
         text=folded,
         norm=norm,
         index=index,
-        names=_prepare_names(names or {}),
+        names=_prepared_names(tuple((names or {}).items())),
         mentions=mentions or {},
     )
     starts = _target_starts(folded)
@@ -146,6 +147,15 @@ def _fold(s: str) -> tuple[str, list[int]]:
     return "".join(parts), index
 
 
+@lru_cache(maxsize=1024)
+def _prepared_names(names: tuple[tuple[str, int], ...]) -> Mapping[str, int | None]:
+    """`_prepare_names`, remembered: a game's names change only with its seats, and folding
+    every name again for every post was a third of a vote post's CPU. The mapping is shared
+    between calls: read only. A deterministic memo (the same names, the same answer), bounded
+    to 1,024 seatings: beyond, it folds again as before."""
+    return _prepare_names(dict(names))
+
+
 def _prepare_names(names: Mapping[str, int]) -> dict[str, int | None]:
     """Folded name -> seat, or None when two seats share the folded name.  A name that begins
     with what reads as a seat number (``5``, ``5号``, ``#5 bob``, ``五号``) is no name at all:
@@ -167,7 +177,7 @@ class _Context:
     text: str  # normalised and folded: what we match against
     norm: str  # normalised, original case: what we report
     index: list[int]  # folded position -> norm position (len(text) + 1 entries)
-    names: dict[str, int | None]
+    names: Mapping[str, int | None]
     mentions: Mapping[int, int]
 
     def orig(self, start: int, end: int) -> str:

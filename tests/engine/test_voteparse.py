@@ -278,3 +278,14 @@ def test_keywords_are_case_insensitive(data: st.DataObject) -> None:
     assert parse(f"{any_case('vote')} 5") == VoteFor(seat=5)
     assert parse(any_case("abstain")) == Abstain()
     assert parse(f"{any_case('vote')} {any_case('abstain')}") == Abstain()
+
+
+def test_names_are_read_afresh_when_a_seat_changes_hands() -> None:
+    """The parser remembers a seating's prepared names; a replaced player's new name counts at
+    once and the old one no longer does (the memo is keyed by the names themselves)."""
+    before = {"Alice": 3, "Bob": 4}
+    after = {"Carol": 3, "Bob": 4}  # seat 3 replaced
+    assert parse_vote_post("投 Alice", names=before) == VoteFor(seat=3)
+    assert parse_vote_post("投 Carol", names=after) == VoteFor(seat=3)
+    assert not isinstance(parse_vote_post("投 Alice", names=after), VoteFor)
+    assert parse_vote_post("投 Alice", names=dict(before)) == VoteFor(seat=3)
