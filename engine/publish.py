@@ -84,6 +84,8 @@ def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effec
 
 def _membership(before: GameState | None, after: GameState) -> list[Effect]:
     """Who left the game, and who joined a team (at the deal, or when a role turns)."""
+    if before is not None and before.seats is after.seats:
+        return []  # the same seats (a vote post, a submission): nobody left or joined
     rules = rules_for(after)
     out: list[Effect] = []
     joins: list[TeamJoin] = []
