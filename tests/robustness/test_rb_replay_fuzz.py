@@ -255,10 +255,12 @@ def plausible_files(draw: st.DrawFn) -> dict[str, Any]:
     doc: dict[str, Any] = {"ruleset": ruleset, "seed": draw(texts), "players": names}
     if draw(st.booleans()):
         doc["options"] = {"tie": draw(st.sampled_from(["lots", "revote", "none", "victim_choice"]))}
+        if draw(st.booleans()):
+            doc["options"]["warmup"] = draw(st.sampled_from([0, 1, 30, 600]))
     if odd and draw(st.booleans()):
         doc["options"] = draw(
             st.dictionaries(
-                st.sampled_from(["tie", "self_vote", "composition", "mine_side", "x"]),
+                st.sampled_from(["tie", "self_vote", "composition", "mine_side", "warmup", "x"]),
                 st.sampled_from(["lots", "revote", "none", "victim_choice", "good", "killers"])
                 | toml_values,
                 max_size=3,

@@ -100,6 +100,8 @@ class Walk:
         self.seed = f"{rnd.getrandbits(128):032x}"
         options: dict[str, Any] = {"tie": rnd.choice(["lots", "revote", "none", "victim_choice"])}
         options["self_vote"] = rnd.random() < 0.8
+        if rnd.random() < 0.25:  # a warm-up before night 1: talk, no vote, no power
+            options["warmup"] = rnd.choice([1, 30, 600])
         for name, allowed in sorted(rules.option_choices.items()):
             options[name] = rnd.choice(list(allowed))
         self.created = new_game(
