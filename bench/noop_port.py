@@ -1,4 +1,4 @@
-"""A chat port that does nothing, for running the runtime in the bench without a platform."""
+"""A chat port that does nothing: the runtime without a platform (the bench; the load test)."""
 
 from __future__ import annotations
 

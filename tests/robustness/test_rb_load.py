@@ -23,7 +23,6 @@ import datetime as dt
 import random
 import statistics
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -32,9 +31,9 @@ import rbkit  # noqa: F401  (puts tests/discord on sys.path, for gamebot)
 from gamebot import settings_for
 from rbkit import SCALE
 
+from bench.noop_port import NoopPort
 from bot.config import WindowLength
 from bot.runtime.deadlines import DeadlineRunner
-from bot.runtime.port import ChannelPost
 from bot.runtime.runtime import Runtime
 from bot.runtime.schedule import GameSchedule, to_ms
 from bot.runtime.service import GameService, Outcome, PlayerSpec, fold
@@ -58,32 +57,6 @@ deadline job opens day 1 (a one-hour window) while the other games start."""
 LEAD_S = 2.0
 SPREAD_S = 4.0
 """Deadlines fall between LEAD_S and LEAD_S + SPREAD_S after the bursts begin."""
-
-
-class NoPlatform:
-    """The runtime's port with no platform behind it: no posts to read, nobody to tell."""
-
-    def serves(self, server_id: int) -> bool:
-        return True
-
-    def member_name(self, server_id: int, user_id: int) -> str | None:
-        return None
-
-    async def posts_after(self, channel_id: int, after_id: int) -> AsyncIterator[ChannelPost]:
-        for post in ():
-            yield post
-
-    async def send_private(self, user_id: int, text: str) -> bool:
-        return True
-
-    async def tell_stuck(self, game_id: int, attempts: int) -> None:
-        return None
-
-    async def reconcile_permissions(self, game_id: int) -> None:
-        return None
-
-    def recovering(self, on: bool) -> None:
-        return None
 
 
 class Timed:
@@ -125,7 +98,7 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
     scheduler = DeadlineScheduler(clock)
     assert not scheduler.manual  # the real APScheduler
     runtime = Runtime(
-        settings_for(tmp_path / "load.db"), port=NoPlatform(), clock=clock, scheduler=scheduler
+        settings_for(tmp_path / "load.db"), port=NoopPort(), clock=clock, scheduler=scheduler
     )
     service = GameService(Repository(database.sessions), clock)
     runtime.start(service)  # what the bot's setup_hook does, without Discord
