@@ -123,10 +123,10 @@ class GameService:
 
     async def active_infos(self, shards: Shards | None = None) -> list[GameInfo]:
         """Every active game's stored row (of the servers on `shards`, if given), read in one
-        query and cached: a restart's look-ups, not one per game."""
+        query and cached: a restart's look-ups, not one per game. An entry cached meanwhile (an
+        input read or changed it during the query) is newer than the query's and is kept."""
         infos = await self.repo.active_games_info(shards)
-        self._info.update((info.id, info) for info in infos)
-        return infos
+        return [self._info.setdefault(info.id, info) for info in infos]
 
     def cached_state(self, game_id: int) -> GameState | None:
         """The state if loaded, without I/O."""
