@@ -30,7 +30,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.store.db import create_engine, resolve_url
+from bot.store.db import create_engine, in_memory, resolve_url
 
 try:  # POSIX; elsewhere SQLite runs unguarded (see `_lock_file`)
     import fcntl
@@ -125,9 +125,9 @@ async def claim_patiently(
 
 
 def _lock_file(url: URL) -> IO[bytes] | None:
-    database = url.database or ""
-    if not database or database == ":memory:" or database.startswith("file::memory:"):
+    if in_memory(url):
         return None  # an in-memory database belongs to its process anyway
+    database = url.database or ""
     if fcntl is None:  # pragma: no cover - no flock on this platform: one process, by hand
         return None
     path = os.path.abspath(database) + ".faguan-lock"

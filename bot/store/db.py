@@ -8,12 +8,18 @@ disable it and emit BEGIN ourselves). Write transactions in the repository begin
 ``BEGIN IMMEDIATE`` (``WRITE_NOW``), so on SQLite they take the write lock at once and never fail
 on a stale read snapshot, whatever statement comes first.
 Datetimes are stored as UTC and come back UTC-aware on both backends (``UTCDateTime``).
+
+The pool is tuned for many short transactions: a SQLite connection is rolled back on its return
+only if a transaction is open (otherwise it would cost a round trip to aiosqlite's thread for
+nothing), and a PostgreSQL connection is tested before use only if it idled ``PING_IDLE_SECONDS``
+(a test is three round trips; SQLAlchemy's ``pool_pre_ping`` tests every check-out).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,13 +28,14 @@ from typing import Any
 
 from sqlalchemy import DateTime, Dialect, event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, PoolResetState
 from sqlalchemy.types import TypeDecorator
 
 DEFAULT_URL = "sqlite+aiosqlite:///./faguan.db"
@@ -94,7 +101,18 @@ json_dumps = _json_dumps
 """The store's JSON serializer, for writes that bypass SQLAlchemy (``bot.store.sqlite_group``)."""
 
 
+def in_memory(url: URL) -> bool:
+    """Whether ``url`` names an in-memory SQLite database (each connection has its own)."""
+    database = url.database or ""
+    return not database or database == ":memory:" or database.startswith("file::memory:")
+
+
 def _on_sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    configure_sqlite(dbapi_connection)
+
+
+def configure_sqlite(dbapi_connection: Any) -> None:
+    """Our settings on a new SQLite connection (the pool's, and the group writer's own)."""
     # Disable the driver's own (legacy) BEGIN handling; _on_sqlite_begin emits BEGIN instead.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
@@ -127,17 +145,60 @@ def _on_sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_NOW) else "BEGIN")
 
 
+def _on_sqlite_reset(
+    dbapi_connection: Any, _record: ConnectionPoolEntry, state: PoolResetState
+) -> None:
+    # A connection back in the pool is rolled back only if a transaction is open: BEGIN is ours
+    # (see _on_sqlite_connect), so sqlite3's ``in_transaction`` is exact, and rolling back
+    # outside a transaction does nothing in SQLite but cost a round trip to aiosqlite's thread
+    # (a one-call group write returns its connection that way, once per group).
+    if not state.asyncio_safe or state.transaction_was_reset:
+        return  # garbage-collected (nothing may be awaited) / SQLAlchemy rolled back already
+    driver = dbapi_connection.driver_connection
+    if driver is not None and driver._connection is not None and driver.in_transaction:
+        dbapi_connection.rollback()
+
+
+PING_IDLE_SECONDS = 1.0
+"""A PostgreSQL connection idle in the pool this long is tested before use (a restarted server
+leaves dead ones). One used less than this ago is not: testing costs three round trips (BEGIN,
+an empty query, ROLLBACK), more than a group commit's own one."""
+
+
+_IDLE_SINCE = "faguan_idle_since"
+
+
+def _on_pg_idle(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+    # opened or checked in: idle from now
+    record.info[_IDLE_SINCE] = time.monotonic()
+
+
+def _on_pg_checkout(dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: Any) -> None:
+    since = record.info.get(_IDLE_SINCE)
+    if since is not None and time.monotonic() - since < PING_IDLE_SECONDS:
+        return
+    try:
+        dbapi_connection.ping()
+    except Exception as exc:  # the pool replaces it with a new connection
+        raise DisconnectionError(f"idle connection failed its test ({type(exc).__name__})") from exc
+
+
 def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
     """An async engine for ``url`` (see ``resolve_url``), with the SQLite settings applied."""
     u = resolve_url(url)
     kwargs.setdefault("json_serializer", _json_dumps)
-    if u.get_backend_name() == "postgresql":
-        # A restarted server leaves dead pooled connections: test each before use.
-        kwargs.setdefault("pool_pre_ping", True)
+    if u.get_backend_name() == "sqlite":
+        kwargs.setdefault("pool_reset_on_return", None)  # _on_sqlite_reset does it
     engine = create_async_engine(u, **kwargs)
+    if u.get_backend_name() == "postgresql" and not kwargs.get("pool_pre_ping"):
+        # A restarted server leaves dead pooled connections: test those idle a while.
+        event.listen(engine.sync_engine, "connect", _on_pg_idle)
+        event.listen(engine.sync_engine, "checkin", _on_pg_idle)
+        event.listen(engine.sync_engine, "checkout", _on_pg_checkout)
     if u.get_backend_name() == "sqlite":
         event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
         event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
+        event.listen(engine.sync_engine, "reset", _on_sqlite_reset)
     return engine
 
 

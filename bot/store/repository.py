@@ -67,6 +67,7 @@ from bot.store.models import (
     Standing,
 )
 from bot.store.sqlite_group import REFUSED, SEEN, PlannedAppend, Written
+from bot.store.sqlite_writer import SqliteWriter
 from bot.store.values import (
     Fold,
     GameDraft,
@@ -184,18 +185,6 @@ def _recorded(
                         outcome=outcome, outbox=items)  # fmt: skip
 
 
-async def _sqlite_thread(conn: AsyncConnection) -> Any:
-    """The aiosqlite connection under ``conn`` (it runs a function on its own thread), or None on
-    another backend or driver."""
-    if conn.dialect.name != "sqlite":
-        return None
-    raw = await conn.get_raw_connection()
-    thread = raw.driver_connection
-    if not hasattr(thread, "_execute") or not hasattr(thread, "_conn"):
-        return None
-    return thread
-
-
 def _plans(group: Group) -> list[PlannedAppend]:
     """A group's inputs as the rows a one-call write writes."""
     return [
@@ -230,6 +219,10 @@ class Repository:
         self._one_call = True
         """Write groups in one call on the driver (SQLite, PostgreSQL); False: statement by
         statement through SQLAlchemy (what the one-call writes are checked against)."""
+        self._sqlite_writer = (
+            SqliteWriter.for_engine(bind) if isinstance(bind, AsyncEngine) else None
+        )
+        """SQLite's group commits on a connection of their own (not for a memory database)."""
         self._writer: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._group: Writer | None = None
         self._unwritten_marks: set[int] = set()
@@ -526,20 +519,16 @@ class Repository:
     async def _write_group_sqlite(
         self, group: Group, stage: Stage
     ) -> tuple[list[RecordResult | StoreError], set[int]] | None:
-        """The group in one call on SQLite's database thread (``sqlite_group.commit``: begin,
-        write, commit), or None where the driver is not aiosqlite; the rare answers that need a
-        look-up (a duplicate, a refusal) are read after it."""
-        bind = self._sessions.kw.get("bind")
-        if bind is None:
+        """The group in one call on the writer's own connection and thread
+        (``sqlite_group.commit``: begin, write, commit), or None for a memory database; the rare
+        answers that need a look-up (a duplicate, a refusal) are read after it."""
+        if self._sqlite_writer is None:
             return None
         plans = _plans(group)
-        async with self._write_lock(), bind.connect() as conn:
-            if (thread := await _sqlite_thread(conn)) is None:
-                return None
-            info = (await conn.get_raw_connection()).info
-            written = await thread._execute(
-                sqlite_group.commit, thread._conn, info, bool(plans), stage, self._clock(),
-                list(group.marks), plans, group.snapshots,
+        async with self._write_lock():
+            written = await self._sqlite_writer.run(
+                sqlite_group.commit, bool(plans), stage, self._clock(), list(group.marks), plans,
+                group.snapshots,
             )  # fmt: skip
         return await self._answered(group, written)
 

@@ -25,6 +25,7 @@ import bot.store.db
 from bot.discord.client import create_bot
 from bot.runtime.timing import DeadlineScheduler
 from bot.store import Database, open_database, upgrade
+from bot.store.sqlite_writer import SqliteWriter
 
 SEED = "sqlite-fault-seed"
 HOLD_WRITE_LOCK = (
@@ -40,10 +41,22 @@ HOLD_WRITE_LOCK = (
 class Faults:
     """The two real ways a SQLite file stops taking writes, switched on and off by the test."""
 
-    def __init__(self, path: Path, database: Database) -> None:
+    def __init__(self, path: Path, database: Database, monkeypatch: pytest.MonkeyPatch) -> None:
         self.path = path
         self.readonly = False
         event.listen(database.engine.sync_engine, "checkout", self._on_checkout)
+        # the group writer's own connection (bot.store.sqlite_writer) is no pool's: set it too,
+        # before each call on it
+        call = SqliteWriter._call
+
+        def call_read_only(writer: SqliteWriter, fn: Callable[..., Any], *args: Any) -> Any:
+            def on(conn: Any, *rest: Any) -> Any:
+                self._on_checkout(conn, None, None)
+                return fn(conn, *rest)
+
+            return call(writer, on, *args)
+
+        monkeypatch.setattr(SqliteWriter, "_call", call_read_only)
 
     def _on_checkout(self, dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
         cursor = dbapi_connection.cursor()
@@ -84,7 +97,7 @@ async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
     settings = settings_for(path)
     await upgrade(settings.database.url)
     database = open_database(settings.database.url)
-    faults = Faults(path, database)
+    faults = Faults(path, database, monkeypatch)
     clock = EnvClock()
     made = create_bot(
         settings, clock=clock, scheduler=DeadlineScheduler(clock), database=database, seed_source=lambda: SEED

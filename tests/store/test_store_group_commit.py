@@ -204,3 +204,4 @@ async def test_more_done_marks_than_a_statement_may_bind_are_written(repo: Repos
     await repo.flush()
     assert await repo.undone_effects(gid) == []
     assert await repo.mark_done(item.id) is False  # written: marking again changes nothing
+
