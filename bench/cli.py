@@ -58,9 +58,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--day-posts", type=int, default=5000, help="day: vote posts in one long day"
     )
-    parser.add_argument("--timers", type=int, default=200, help="deadlines: games' timers")
     parser.add_argument(
-        "--spread", type=float, default=3.0, help="deadlines: seconds the timers are spread over"
+        "--timers", type=int, default=1000, help="deadlines: games' timers per run"
+    )
+    parser.add_argument(
+        "--spread",
+        default="15,3",
+        help="deadlines: seconds the timers are spread over, comma-separated runs (default: "
+        "15,3, the issue's two cases)",
     )
     parser.add_argument(
         "--engine-seconds", type=float, default=2.0, help="engine: seconds per engine figure"
@@ -104,7 +109,7 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
                 rows += await deadlines.measure(
                     bench,
                     timers=args.timers,
-                    spread=args.spread,
+                    spreads=[float(x) for x in _names(args.spread)],
                     games=min(10, max(_counts(args.games))),
                 )
             if "day" in only:
@@ -150,12 +155,24 @@ def refusal(args: argparse.Namespace) -> str | None:
             return f"{flag}: unknown {', '.join(unknown)} (known: {', '.join(known)})"
         if not _names(given):
             return f"{flag}: names nothing (known: {', '.join(known)})"
+    if (why := _spreads_refused(args.spread)) is not None:
+        return why
     if "discord" in _names(args.only) and importlib.util.find_spec("simcord") is None:
         others = ",".join(s for s in SECTIONS if s != "discord")
         return (
             f"the discord section needs simcord, the faguan[bench] extra: {EXTRA} "
             f"(or leave it out: --only {others})"
         )
+    return None
+
+
+def _spreads_refused(value: str) -> str | None:
+    try:
+        spreads = [float(x) for x in _names(value)]
+    except ValueError:
+        return f"--spread: not numbers: {value}"
+    if not spreads or any(not x > 0 for x in spreads):
+        return f"--spread: seconds above 0, comma-separated: {value}"
     return None
 
 

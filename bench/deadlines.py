@@ -1,4 +1,5 @@
-"""Deadlines: how late the bot's deadline timers fire, with 200 games' timers and ingest running.
+"""Deadlines: how late the bot's deadline timers fire and lock, with 1,000 games' timers due within
+15 s and within 3 s (the issue's two cases, one run each) and ingest running.
 
 The real `DeadlineScheduler` with the `SystemClock` (APScheduler's `AsyncIOScheduler` on the same
 event loop as everything else) gets one job per game, due at times spread over a few seconds. A job
@@ -16,6 +17,7 @@ import asyncio
 import datetime as dt
 import gc
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bench.ingest import prepare_games, run_ingest
@@ -66,10 +68,10 @@ async def fire(run_id: int, game_id: int, due: float) -> None:
             run.done.set()
 
 
-async def timer_games(bench: Bench, count: int) -> list[int]:
+async def timer_games(bench: Bench, count: int, first: int = 0) -> list[int]:
     """`count` started games (night 1 open), stored directly (no start effects to perform)."""
     ids = []
-    for n in range(count):
+    for n in range(first, first + count):
         players = player_specs(50_000 + n)
         created = new_game(ruleset="v2", players=[str(p.user_id) for p in players], seed=f"t{n}")
         deadline = Instant(int((time.time() + 86_400) * 1000))
@@ -112,13 +114,23 @@ async def _fire_timers(
 
 
 async def measure(
-    bench: Bench, *, timers: int = 200, spread: float = 3.0, games: int, posts_per_s_hint: int = 0
+    bench: Bench, *, timers: int = 1000, spreads: Sequence[float] = (15.0, 3.0), games: int
 ) -> list[Row]:
-    """The deadline row for one backend."""
-    del posts_per_s_hint
-    idle = await _fire_timers(None, list(range(1, timers + 1)), lead=0.5, spread=spread)
-    lock_ids = await timer_games(bench, timers)
+    """The deadline rows for one backend: one run per spread, each with `timers` games of its
+    own, the same ingest games posting meanwhile."""
     ingest_ids = await prepare_games(bench, games, first=90_000)
+    rows: list[Row] = []
+    for n, spread in enumerate(spreads):
+        lock_ids = await timer_games(bench, timers, first=n * timers)
+        rows += await _measure_one(bench, lock_ids, ingest_ids, spread=spread)
+    return rows
+
+
+async def _measure_one(
+    bench: Bench, lock_ids: list[int], ingest_ids: list[int], *, spread: float
+) -> list[Row]:
+    timers, games = len(lock_ids), len(ingest_ids)
+    idle = await _fire_timers(None, list(range(1, timers + 1)), lead=0.5, spread=spread)
     # As in the bot once started (Runtime.resume_games): every active game rebuilt, its record read
     stopped = await bench.service.recover()
     await bench.service.active_infos()

@@ -226,7 +226,9 @@ class Repository:
         self._writer: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._group: Writer | None = None
         self._unwritten_marks: set[int] = set()
-        """Effects performed whose done mark is not written yet (``mark_done_soon``)."""
+        """Effects performed whose done mark is not written yet (``mark_done_soon``). A read
+        leaves out those pending when it began too: the mark may be written (and dropped from
+        here) while the read runs on a snapshot from before."""
         self.lobbies = Lobbies(
             sessions, self._writing, clock, self._ensure_server, self._insert_game
         )
@@ -805,12 +807,14 @@ class Repository:
         return {seat: current.get(seat, -1) + 1 for seat in seats}
 
     async def _duplicate(self, s: AsyncSession, message_id: int) -> RecordResult | None:
+        pending = set(self._unwritten_marks)
         found = await s.get(Input, message_id)
         if found is None:
             return None
         rows = await s.scalars(
             select(Outbox).where(Outbox.message_id == message_id).order_by(Outbox.id)
         )
+        pending |= self._unwritten_marks
         now = self._clock()
         return RecordResult(
             game_id=found.game_id,
@@ -820,7 +824,7 @@ class Repository:
             outcome=found.outcome,
             # performed, its done mark not yet written: done all the same
             outbox=tuple(
-                _item(row, done_at=now if row.id in self._unwritten_marks else None) for row in rows
+                _item(row, done_at=now if row.id in pending else None) for row in rows
             ),
         )
 
@@ -1156,9 +1160,11 @@ class Repository:
             query = query.where(Game.status != GameStatus.STOPPED_ERROR.value)
         if shards is not None:
             query = query.where(sql.owned(Game.server_id))
+        pending = set(self._unwritten_marks)
         async with self._sessions() as s:
             rows = await s.scalars(query, _shard_params(shards))
-            return [_item(row) for row in rows if row.id not in self._unwritten_marks]
+            pending |= self._unwritten_marks
+            return [_item(row) for row in rows if row.id not in pending]
 
     async def mark_done(self, outbox_id: int) -> bool:
         """Mark an effect performed; False if it already was (a retry that raced a first try).

@@ -57,6 +57,12 @@ def test_an_unknown_section_or_backend_is_one_line_naming_the_known_ones(
     assert capsys.readouterr().err == (
         "faguan bench: --backends: unknown mysql (known: sqlite, postgresql)\n"
     )
+    assert main(["bench", "--spread", "15,soon", "--only", "deadlines"]) == 2
+    assert capsys.readouterr().err == "faguan bench: --spread: not numbers: 15,soon\n"
+    assert main(["bench", "--spread", "15,0", "--only", "deadlines"]) == 2
+    assert capsys.readouterr().err == (
+        "faguan bench: --spread: seconds above 0, comma-separated: 15,0\n"
+    )
 
 
 def _without_simcord(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

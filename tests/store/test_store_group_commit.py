@@ -205,3 +205,24 @@ async def test_more_done_marks_than_a_statement_may_bind_are_written(repo: Repos
     assert await repo.undone_effects(gid) == []
     assert await repo.mark_done(item.id) is False  # written: marking again changes nothing
 
+
+
+async def test_a_mark_written_while_undone_effects_reads_is_still_left_out(
+    db: Database,
+) -> None:
+    """The read's snapshot can predate the mark's commit while the write finishes (and the mark
+    leaves the pending set) before the read returns: the effect is done all the same."""
+    repo = Repository(db.sessions)
+    gid = await new_game(repo, effects=2)
+    first, second = await repo.undone_effects(gid)
+    repo.mark_done_soon(first.id)
+
+    def written_meanwhile(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "FROM outbox" in statement:
+            repo._unwritten_marks.discard(first.id)  # as the group commit's end does
+
+    event.listen(db.engine.sync_engine, "after_cursor_execute", written_meanwhile)
+    try:
+        assert [item.id for item in await repo.undone_effects(gid)] == [second.id]
+    finally:
+        event.remove(db.engine.sync_engine, "after_cursor_execute", written_meanwhile)
