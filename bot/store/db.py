@@ -104,7 +104,8 @@ json_dumps = _json_dumps
 def in_memory(url: URL) -> bool:
     """Whether ``url`` names an in-memory SQLite database (each connection has its own)."""
     database = url.database or ""
-    return not database or database == ":memory:" or database.startswith("file::memory:")
+    memory = not database or database == ":memory:" or database.startswith("file::memory:")
+    return memory or url.query.get("mode") == "memory"
 
 
 def _on_sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:

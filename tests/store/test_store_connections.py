@@ -12,12 +12,15 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
 
 from bot.store import db as store_db
 from bot.store.db import Database, open_database
 from bot.store.migrate import upgrade
 from bot.store.models import Base
 from bot.store.repository import Repository
+from bot.store.sqlite_writer import SqliteWriter
 from tests.store.test_store_recovery import make_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +31,7 @@ import asyncio, sys
 from bot.store.db import open_database
 from bot.store.migrate import upgrade
 from bot.store.repository import Repository
+from bot.store.sqlite_writer import SqliteWriter
 from tests.store.test_store_recovery import make_game
 
 async def main(url):
@@ -133,3 +137,21 @@ async def test_postgresql_replaces_a_dead_idle_connection(
     monkeypatch.setattr(store_db, "PING_IDLE_SECONDS", 0.0)
     async with db.engine.connect() as conn:
         assert await conn.scalar(text("SELECT pg_backend_pid()")) != pid
+
+
+@pytest.mark.parametrize(
+    ("url", "memory"),
+    [
+        ("sqlite+aiosqlite://", True),
+        ("sqlite+aiosqlite:///:memory:", True),
+        ("sqlite+aiosqlite:///file::memory:?cache=shared&uri=true", True),
+        ("sqlite+aiosqlite:///file:games?mode=memory&uri=true", True),
+        ("sqlite+aiosqlite:///faguan.db", False),
+        ("sqlite+aiosqlite:///file:faguan.db?mode=rwc&uri=true", False),
+    ],
+)
+def test_which_sqlite_urls_are_in_memory(url: str, memory: bool) -> None:
+    """Where the writer may not open a second connection (it would see another database)."""
+    assert store_db.in_memory(make_url(url)) is memory
+    engine = store_db.create_engine(url, poolclass=NullPool)  # nothing is opened
+    assert (SqliteWriter.for_engine(engine) is None) is memory
