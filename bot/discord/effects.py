@@ -15,9 +15,9 @@ import discord
 
 from bot.discord import permissions
 from bot.discord.answering import take
+from bot.discord.channels import channel_of
 from bot.discord.judge import judge_of
 from bot.discord.start_effects import perform as perform_start
-from bot.discord.vote_threads import channel_of
 from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
 from bot.runtime.hosting import is_forum, vote_channel_id, vote_channel_of, vote_post_step
@@ -125,9 +125,7 @@ class DiscordEffects:
         channel_id = int(info.channels[name])
         if name == "vote" and is_forum(info.channels):  # the day's 投票帖, not the forum itself
             channel_id = vote_channel_id(info.channels) or int(info.channels["game"])
-        channel = self.judge.client.get_channel(
-            channel_id
-        ) or await self.judge.client.fetch_channel(channel_id)
+        channel = await channel_of(self.judge.client, channel_id)
         assert isinstance(channel, discord.abc.Messageable)
         return channel
 
@@ -175,9 +173,7 @@ class DiscordEffects:
         info = await self.judge.runtime.service.info(game_id)
         key = f"thread_{team.value}"
         if key in info.channels:
-            thread = self.judge.client.get_channel(int(info.channels[key]))
-            if thread is None:
-                thread = await self.judge.client.fetch_channel(int(info.channels[key]))
+            thread = await channel_of(self.judge.client, int(info.channels[key]))
             assert isinstance(thread, discord.Thread)
             return thread
         parent = await self._channel(game_id, "teams" if is_forum(info.channels) else "game")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.discord import permissions
+from bot.discord.channels import channel_if_there
 from bot.discord.judge import judge_of
 from bot.records.i18n import render
 from bot.runtime.port import ChannelPost
@@ -45,12 +46,8 @@ class DiscordPort:
         return member.display_name if member is not None else None
 
     async def posts_after(self, channel_id: int, after_id: int) -> AsyncIterator[ChannelPost]:
-        channel = self.judge.client.get_channel(channel_id)
-        if channel is None:  # a forum game's vote post out of the cache (locked, archived)
-            try:
-                channel = await self.judge.client.fetch_channel(channel_id)
-            except (discord.NotFound, discord.Forbidden):
-                return
+        # a forum game's vote post may be out of the cache (locked, archived)
+        channel = await channel_if_there(self.judge.client, channel_id)
         if not isinstance(channel, discord.TextChannel | discord.Thread):
             return
         history = channel.history(limit=None, after=discord.Object(after_id), oldest_first=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from bot.discord.channels import channel_of
 from bot.records.render import deadline_text
 from bot.runtime.hosting import VotePostStep, vote_post_key, vote_posts
 from engine.model import PhaseKind
@@ -28,15 +29,6 @@ log = logging.getLogger(__name__)
 
 
 SendOnce = Callable[[discord.abc.Messageable, str], Awaitable[None]]
-
-
-async def channel_of(
-    client: discord.Client, channel_id: int
-) -> discord.abc.GuildChannel | discord.Thread:
-    """A channel or thread by id: from the cache, else from Discord (an archived thread)."""
-    channel = client.get_channel(channel_id) or await client.fetch_channel(channel_id)
-    assert isinstance(channel, discord.abc.GuildChannel | discord.Thread)
-    return channel
 
 
 async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePostStep) -> None:

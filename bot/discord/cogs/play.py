@@ -13,6 +13,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.discord import permissions
+from bot.discord.channels import channel_of
 from bot.discord.interactions import (
     NoGame,
     answer_command,
@@ -24,7 +25,6 @@ from bot.discord.interactions import (
 )
 from bot.discord.port import post_of
 from bot.discord.views import PASS, valid_targets
-from bot.discord.vote_threads import channel_of
 from bot.records.render import Context, known_seats, public_roster
 from bot.runtime.hosting import is_forum, vote_channel_for
 from bot.runtime.schedule import to_ms
