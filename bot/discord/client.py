@@ -25,7 +25,7 @@ from bot.discord.cogs.moderator import ModeratorCog
 from bot.discord.cogs.play import PlayCog
 from bot.discord.cogs.season import SeasonCog
 from bot.discord.effects import DiscordEffects
-from bot.discord.interactions import JudgeTree, NoGame, locale_of, respond, say
+from bot.discord.interactions import JudgeTree, answered_no_game, locale_of, respond, say
 from bot.discord.judge import Judge
 from bot.discord.port import DiscordPort
 from bot.discord.translator import FaguanTranslator
@@ -148,10 +148,13 @@ class FaguanBot(commands.Bot):
     async def on_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
-        """An unexpected failure (Discord or the database away): log it, ask to try again."""
+        """A command about no game: say why. An unexpected failure (Discord or the database
+        away): log it, ask to try again."""
+        if isinstance(error, app_commands.CheckFailure):
+            return  # the check answered
+        if await answered_no_game(self.judge, interaction, error):
+            return
         original = getattr(error, "original", error)
-        if isinstance(original, NoGame) or isinstance(error, app_commands.CheckFailure):
-            return  # answered by the cog
         name = interaction.command.qualified_name if interaction.command else "?"
         log.error("command /%s failed: %s", name, type(original).__name__)
         if self.runtime.metrics is not None:

@@ -174,6 +174,18 @@ async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: An
         await interaction.response.send_message(text, ephemeral=True, **kwargs)
 
 
+async def answered_no_game(
+    judge: Judge, interaction: discord.Interaction[Any], error: Exception
+) -> bool:
+    """A cog's command error that is a ``NoGame``: the person is told why there is no game
+    (True). Anything else is left to the tree's ``on_error``, which answers and logs it."""
+    original = getattr(error, "original", error)
+    if not isinstance(original, NoGame):
+        return False
+    await respond(interaction, text(judge, interaction, original.key))
+    return True
+
+
 async def answer_command(
     judge: Judge,
     interaction: discord.Interaction[Any],

@@ -14,7 +14,6 @@ from discord.ext import commands
 
 from bot.config import parse_deadline_rule
 from bot.discord.interactions import (
-    NoGame,
     dm_notice,
     find_game,
     is_moderator,
@@ -58,15 +57,6 @@ class GameCog(commands.Cog, name="GameCog"):
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
-
-    async def cog_app_command_error(
-        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
-    ) -> None:
-        original = getattr(error, "original", error)
-        if isinstance(original, NoGame):
-            await respond(interaction, text(self.judge, interaction, original.key))
-            return
-        # anything else: the tree's on_error answers and logs it
 
     async def _lobby(self, interaction: discord.Interaction[Any]) -> LobbyInfo | None:
         """The sign-up of this channel: the newest one opened here, unless it was cancelled

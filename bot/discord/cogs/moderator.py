@@ -68,17 +68,6 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             return True  # the command itself says there is no game here
         return await moderates(self.judge, interaction, gid)
 
-    async def cog_app_command_error(
-        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
-    ) -> None:
-        original = getattr(error, "original", error)
-        if isinstance(original, NoGame):
-            await respond(interaction, text(self.judge, interaction, original.key))
-            return
-        if isinstance(error, app_commands.CheckFailure):
-            return
-        # anything else: the tree's on_error answers and logs it
-
     async def _do(
         self,
         interaction: discord.Interaction[Any],

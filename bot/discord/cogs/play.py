@@ -103,15 +103,6 @@ class PlayCog(commands.Cog, name="PlayCog"):
         self.judge = judge
         self._edited: set[int] = set()
 
-    async def cog_app_command_error(
-        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
-    ) -> None:
-        original = getattr(error, "original", error)
-        if isinstance(original, NoGame):
-            await respond(interaction, text(self.judge, interaction, original.key))
-            return
-        # anything else: the tree's on_error answers and logs it
-
     # -- vote posts --------------------------------------------------------------------------------
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
