@@ -139,7 +139,7 @@ class FaguanBot(commands.Bot):
         await super().close()
         if self.runtime.started:
             try:
-                await self.runtime.service.flush()  # the last done marks and snapshots
+                await self.runtime.service.close()  # the last done marks and snapshots
             except Exception as exc:  # recovery performs those effects again, idempotently
                 log.warning("closing: the store's last writes failed (%s)", type(exc).__name__)
         if self._owns_database and self._database is not None:

@@ -440,6 +440,10 @@ class GameService:
         """Write what the store keeps for its next transaction (done marks, snapshots)."""
         await self.repo.flush()
 
+    async def close(self) -> None:
+        """At a clean stop: ``flush``, then let the store close its own connections."""
+        await self.repo.close()
+
     async def active_games(self, shards: Shards | None = None) -> list[int]:
         """Ids of the games in play (of the servers on `shards`, if given)."""
         return await self.repo.active_game_ids(shards)

@@ -281,6 +281,13 @@ class Repository:
             if barrier is not None:
                 await asyncio.shield(barrier)
 
+    async def close(self) -> None:
+        """At a clean stop: write what is asked for (``flush``), then close the group writer's
+        own connection (SQLite), so the engine's ``dispose`` closes the last one."""
+        await self.flush()
+        if self._sqlite_writer is not None:
+            await self._sqlite_writer.aclose()
+
     # --- games --------------------------------------------------------------------------------
 
     async def create_game(

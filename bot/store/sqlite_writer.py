@@ -33,7 +33,8 @@ from bot.store.db import configure_sqlite, in_memory
 
 T = TypeVar("T")
 
-_Call = tuple[asyncio.Future[Any], Callable[[], Any]]
+_Call = tuple[asyncio.Future[Any], Callable[[], Any] | None]
+"""A call to run and the future for its answer; no call: close."""
 
 
 def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
@@ -50,11 +51,8 @@ class SqliteWriter:
 
     def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
         self._connect = connect
-        self._calls: SimpleQueue[_Call | None] = SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._conn: sqlite3.Connection | None = None
-        self._info: dict[str, Any] = {}
-        """Per-connection settings in force (``synchronous``), as a pooled connection's info."""
+        self._calls: SimpleQueue[_Call] | None = None
+        """The running thread's queue (None: no thread; the next call starts one)."""
 
     @classmethod
     def for_engine(cls, engine: AsyncEngine) -> SqliteWriter | None:
@@ -67,34 +65,55 @@ class SqliteWriter:
         return cls(partial(sqlite3.connect, *args, **kwargs))
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(connection, info, *args)`` on the writer's thread."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name="faguan-writer", daemon=True)
-            self._thread.start()
+        """``fn(connection, info, *args)`` on the writer's thread (``info``: the settings in
+        force on the connection, as a pooled connection's ``info``)."""
+        if self._calls is None:
+            self._calls = SimpleQueue()
+            thread = threading.Thread(
+                target=self._serve, args=(self._calls,), name="faguan-writer", daemon=True
+            )
+            thread.start()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._calls.put((future, partial(self._call, fn, *args)))
+        self._calls.put((future, lambda conn, info: fn(conn, info, *args)))
         return await future
 
-    def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._conn is None:
-            conn = self._connect()
-            configure_sqlite(conn)
-            self._conn, self._info = conn, {"synchronous": "FULL"}
-        return fn(self._conn, self._info, *args)
-
-    def _serve(self) -> None:
-        while (item := self._calls.get()) is not None:
-            future, call = item
+    def _serve(self, calls: SimpleQueue[_Call]) -> None:
+        conn: sqlite3.Connection | None = None
+        info: dict[str, Any] = {}
+        while True:
+            future, call = calls.get()
+            if call is None:  # asked to close: the calls before it are done
+                if conn is not None:
+                    conn.close()
+                _tell(future, True, None)
+                return
             try:
-                value, ok = call(), True
+                if conn is None:
+                    conn = self._connect()
+                    configure_sqlite(conn)
+                    info = {"synchronous": "FULL"}
+                value, ok = self._call(conn, info, call), True
             except BaseException as exc:  # handed to the caller, whatever it is
                 value, ok = exc, False
-            with contextlib.suppress(RuntimeError):  # the caller's loop closed: nobody waits
-                future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+            _tell(future, ok, value)
 
-    def close(self) -> None:
-        """Close the connection once the calls asked for are done, and end the thread."""
-        self._calls.put(None)
+    def _call(
+        self, conn: sqlite3.Connection, info: dict[str, Any], call: Callable[..., Any]
+    ) -> Any:
+        return call(conn, info)
+
+    async def aclose(self) -> None:
+        """Close the connection once the calls asked for are done, and end the thread (a
+        clean stop: the last connection to close checkpoints the WAL into the file). A later
+        call starts them again."""
+        if self._calls is None:
+            return
+        calls, self._calls = self._calls, None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        calls.put((future, None))
+        await future
+
+
+def _tell(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # the caller's loop closed: nobody waits
+        future.get_loop().call_soon_threadsafe(_settle, future, ok, value)

@@ -49,12 +49,9 @@ class Faults:
         # before each call on it
         call = SqliteWriter._call
 
-        def call_read_only(writer: SqliteWriter, fn: Callable[..., Any], *args: Any) -> Any:
-            def on(conn: Any, *rest: Any) -> Any:
-                self._on_checkout(conn, None, None)
-                return fn(conn, *rest)
-
-            return call(writer, on, *args)
+        def call_read_only(writer: SqliteWriter, conn: Any, *rest: Any) -> Any:
+            self._on_checkout(conn, None, None)
+            return call(writer, conn, *rest)
 
         monkeypatch.setattr(SqliteWriter, "_call", call_read_only)
 

@@ -155,3 +155,27 @@ def test_which_sqlite_urls_are_in_memory(url: str, memory: bool) -> None:
     assert store_db.in_memory(make_url(url)) is memory
     engine = store_db.create_engine(url, poolclass=NullPool)  # nothing is opened
     assert (SqliteWriter.for_engine(engine) is None) is memory
+
+
+async def test_a_clean_stop_leaves_the_whole_database_in_its_file(tmp_path: Path) -> None:
+    """Closing the store closes the writer's own connection too: the last connection to close
+    checkpoints the WAL into the file and removes it (a copy of the file alone is the whole
+    database); the writer opens again for a later call."""
+    path = tmp_path / "stop.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    await upgrade(url)
+    database = open_database(url)
+    repo = Repository(database.sessions)
+    game = await make_game(repo)
+    await repo.record(game, events=[{"type": "Added", "n": 1}])
+    await repo.close()
+    await repo.record(game, events=[{"type": "Added", "n": 2}])  # opened again
+    await repo.close()
+    await database.dispose()
+    assert not Path(f"{path}-wal").exists()
+    copy = open_database(f"sqlite+aiosqlite:///{path}")
+    try:
+        events = await Repository(copy.sessions).load_events(game)
+        assert events[-2:] == [{"type": "Added", "n": 1}, {"type": "Added", "n": 2}]
+    finally:
+        await copy.dispose()
