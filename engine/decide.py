@@ -77,6 +77,7 @@ from engine.state import (
     Window,
 )
 from engine.votes import judge_post
+from engine.windows import is_vote_window
 
 
 def start_events(created: GameCreated, first_deadline: Instant | None = None) -> list[Event]:
@@ -427,7 +428,7 @@ def _last_act(
 
 def _post_vote(state: GameState, cmd: PostVote) -> list[Event]:
     window = _need_window(state)
-    if window.kind is not PhaseKind.DAY or window.chooser is not None or window.last_act:
+    if not is_vote_window(window):
         raise PhaseError("vote.window_closed")
     if POSTS.holds(state.posts, cmd.post_id):  # an index, not a scan of the day's posts
         raise PhaseError("vote.duplicate_post", post=cmd.post_id)

@@ -57,9 +57,9 @@ from engine.evolve import evolve, initial_state
 from engine.model import PhaseKind, Power, Seat, Team
 from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
+from engine.speech import channels_open, last_silenced, out_of_game
 from engine.state import (
     GameState,
-    NightRecord,
     OverrideRecord,
     SeatState,
     TieRecord,
@@ -94,7 +94,7 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
         old = before.seat(seat.seat) if before is not None else None
         if old is not None and old.alive and not seat.alive:
             player = seat.player  # a player holding several cards leaves with the last one
-            if player not in gone and not any(after.seat(s).alive for s in after.seats_of(player)):
+            if player not in gone and out_of_game(after, player):
                 gone.add(player)
                 out.append(SeatLeft(seat=seat.seat))
         team = rules.team_of(seat)
@@ -209,7 +209,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 )
             ]
         case NightResolved():
-            return _night_resolved(_need(before), event)
+            return _night_resolved(_need(before), event, after)
         case DayResolved():
             return _day_resolved(_need(before), event, after)
         case LastWordsGiven():
@@ -315,7 +315,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                         commitment=after.commitment,
                     ),
                 ),
-                SetChannelsOpen(open=True),
+                _channels(after),  # open again
                 *_lift_silence(after),
                 ReleaseChannels(),
                 UpdateStandings(),
@@ -372,23 +372,22 @@ def _last_act_prompts(acts: Sequence[tuple[Seat, Power]]) -> list[Effect]:
 
 def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
     window = event.window
-    if window.last_act:  # the game would end: it waits for a last act; the channels stay shut
-        return [
-            ScheduleDeadline(deadline=event.deadline),
-            Announce(key="window.last_act", params=params(deadline=event.deadline)),
-        ]
     # The forum's rhythm (docs/rulings.md): the living talk by night and by day; each 看表帖 mutes
-    # everyone until the results, and a window opening after them reopens discussion. The vote
-    # channel is open only in a vote window. A victim's choice keeps the day's silence.
+    # everyone until the results, and a window opening after them reopens discussion (the vote
+    # channel only in a vote window). A window that keeps them shut (a victim's choice, a last
+    # act) opens after the 看表帖 that shut them: it says nothing of them. (A last-act window
+    # opened by a last act inside a window would leave them open: it needs two last acts open at
+    # once, which no ruleset deals — `engine.speech.channels_open` says shut.)
     out: list[Effect] = [ScheduleDeadline(deadline=event.deadline)]
+    channels = _channels(state)
+    if channels.open:
+        out.append(channels)
+    if window.last_act:  # the game would end: it waits for a last act
+        out.append(Announce(key="window.last_act", params=params(deadline=event.deadline)))
+        return out
     if window.kind is PhaseKind.WARMUP:  # 游戏热身: talk before night 1, no vote, no power
-        out.append(SetChannelsOpen(open=True, vote=False))
         out.append(Announce(key="window.warmup", params=params(deadline=event.deadline)))
         return out
-    if window.kind is PhaseKind.DAY and window.chooser is None:
-        out.append(SetChannelsOpen(open=True))
-    elif window.kind is PhaseKind.NIGHT:
-        out.append(SetChannelsOpen(open=True, vote=False))
     if window.kind is PhaseKind.NIGHT:
         out.extend(_lift_silence(state))
         out.append(
@@ -433,10 +432,19 @@ def _lift_silence(state: GameState) -> list[Effect]:
     """The day of the last night's silence is over: the silenced players still in the game may
     speak again (emitted when the next night opens, and at the end; performing it twice is
     harmless)."""
-    last = next((e for e in reversed(state.history) if isinstance(e, NightRecord)), None)
+    last = last_silenced(state)
     if last is None:
         return []
-    return [Unsilence(seat=s, day=last.number) for s in last.silenced if state.seat(s).alive]
+    night, seats = last
+    return [Unsilence(seat=s, day=night) for s in seats]
+
+
+def _channels(state: GameState) -> SetChannelsOpen:
+    """The channels as they are in `state` (`engine.speech.channels_open`), the vote channel
+    named only where it differs from the game channel."""
+    now = channels_open(state)
+    assert now is not None  # a window has opened
+    return SetChannelsOpen(open=now.game, vote=None if now.vote == now.game else now.vote)
 
 
 def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:
@@ -480,11 +488,11 @@ def _reveal_and_last_words(
     return out
 
 
-def _night_resolved(before: GameState, event: NightResolved) -> list[Effect]:
+def _night_resolved(before: GameState, event: NightResolved, after: GameState) -> list[Effect]:
     record = event.record
     out: list[Effect] = [
         ClockPost(phase=f"night {record.number}", deadline=before.deadline),
-        SetChannelsOpen(open=False),  # silence from the 看表帖 until the results
+        _channels(after),  # shut from the 看表帖 until the results
         Announce(
             key="night.result", params=params(number=record.number, left=seats_text(record.left))
         ),
@@ -525,7 +533,7 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
     if record.confess is None and first:
         out.append(ClockPost(phase=f"day {record.number}", deadline=before.deadline))
     if first:
-        out.append(SetChannelsOpen(open=False))  # silence from the 看表帖 (or the confession) on
+        out.append(_channels(after))  # shut from the 看表帖 (or the confession) on
     if record.tie is not None and record.tie.then == "lots":
         # drawn where the votes are (seed 004: 抽签过程必须在投票帖中进行), before the results
         out.append(_lot_post(record.number, record.tie, after.commitment, group))

@@ -41,6 +41,7 @@ from engine.state import (
     Window,
 )
 from engine.votes import Tally, runoff_barred, tally
+from engine.windows import following
 
 
 def _resolve(state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None) -> list[Event]:
@@ -49,7 +50,7 @@ def _resolve(state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
     if window.last_act:
         return _close_last_acts(state, rules, cmd)
     if window.kind is PhaseKind.WARMUP:  # nothing to settle: the first night opens
-        return [WindowOpened(window=_following(window), deadline=cmd.next_deadline)]
+        return [WindowOpened(window=following(window), deadline=cmd.next_deadline)]
     if window.kind is PhaseKind.NIGHT:
         return _resolve_night(state, rules, cmd, cutoff)
     if window.chooser is not None:
@@ -69,14 +70,7 @@ def _close_last_acts(state: GameState, rules: Ruleset, cmd: Lock) -> list[Event]
         label = window.phase.label()
         result = _result(after, rules, clause.winner, clause.reason, label)
         return [lapsed, GameEnded(result=result)]
-    return [lapsed, WindowOpened(window=_following(window), deadline=cmd.next_deadline)]
-
-
-def _following(window: Window) -> Window:
-    """The regular window after a night (its day) or a day or the warm-up (the next night)."""
-    if window.kind is PhaseKind.NIGHT:
-        return Window(kind=PhaseKind.DAY, number=window.number)
-    return Window(kind=PhaseKind.NIGHT, number=window.number + 1)
+    return [lapsed, WindowOpened(window=following(window), deadline=cmd.next_deadline)]
 
 
 def _revealed(
@@ -143,7 +137,7 @@ def _after_resolution(
         label = state.window.phase.label()
         events.append(GameEnded(result=_result(after, rules, clause.winner, clause.reason, label)))
         return events
-    events.append(WindowOpened(window=_following(state.window), deadline=next_deadline))
+    events.append(WindowOpened(window=following(state.window), deadline=next_deadline))
     return events
 
 

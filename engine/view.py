@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat
 from engine.rulesets import rules_for
+from engine.speech import silenced
 from engine.state import DayRecord, GameState, LastActRecord, NightRecord
 
 
@@ -45,7 +46,8 @@ class PlayerView:
     voted: tuple[Seat, ...]
     """Who has posted a valid vote in the open window (public: vote posts are public)."""
     silenced: tuple[Seat, ...] = ()
-    """Who may not speak today (森林老人's silence; public, announced at dawn)."""
+    """Who may not speak in the discussion now (森林老人's silence, `engine.speech.silenced`;
+    public, announced with the night's results)."""
     role: Role | None = None
     original_role: Role | None = None
     powers: tuple[Power, ...] = ()
@@ -58,19 +60,6 @@ class PlayerView:
     over: bool = False
     winner: str | None = None
     seed: str | None = None
-
-
-def _silenced_today(state: GameState) -> tuple[Seat, ...]:
-    """The living players silenced for the day window open now."""
-    window = state.window
-    if window is None or window.kind is not PhaseKind.DAY:
-        return ()
-    for entry in reversed(state.history):
-        if isinstance(entry, NightRecord):
-            if entry.number != window.number:
-                return ()
-            return tuple(s for s in entry.silenced if state.seat(s).alive)
-    return ()
 
 
 def view_for(state: GameState, seat: Seat | None) -> PlayerView:
@@ -120,7 +109,7 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
             for s in state.seats
         ),
         voted=voted,
-        silenced=_silenced_today(state),
+        silenced=silenced(state),
         over=state.over,
         winner=state.result.winner.value if state.result else None,
         seed=state.seed if state.over else None,

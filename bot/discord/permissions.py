@@ -1,5 +1,6 @@
-"""Who may post in a game's channels, computed from the game's state, and the Discord edits that
-make the channels say so.
+"""Who may post in a game's channels, as the engine says of the game's state (`engine.speech`:
+the channels open or shut, 森林老人's silence, the dead), and the Discord edits that make the
+channels say so.
 
 The engine's effects change these permissions one step at a time (SeatLeft, Silence, Unsilence,
 ReleaseChannels); each performer here brings a player's overwrites in line with the state as it
@@ -27,8 +28,8 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.runtime.hosting import is_forum
-from engine.model import PhaseKind, Seat
-from engine.state import GameState, NightRecord
+from engine.speech import channels_open, out_of_game, silenced
+from engine.state import GameState
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -57,48 +58,15 @@ Hosting = discord.TextChannel | discord.ForumChannel
 post and the days' 投票帖s, are threads: they follow the forum's overwrites)."""
 
 
-def silenced_now(state: GameState) -> frozenset[Seat]:
-    """The living seats under 森林老人's silence now: those silenced by the last night resolved,
-    from its results until the next night opens (as `Silence`/`Unsilence` are emitted)."""
-    window = state.window
-    if state.over or window is None:
-        return frozenset()
-    last = next((e for e in reversed(state.history) if isinstance(e, NightRecord)), None)
-    if last is None or (window.kind is PhaseKind.NIGHT and window.number > last.number):
-        return frozenset()
-    return frozenset(s for s in last.silenced if state.seat(s).alive)
-
-
-def out_of_game(state: GameState, player: str) -> bool:
-    """Whether a player holds seats and none of them is still in the game."""
-    mine = state.seats_of(player)
-    return bool(mine) and not any(state.seat(s).alive for s in mine)
-
-
 def denied(state: GameState, player: str, kinds: Iterable[str]) -> frozenset[str]:
     """What the game denies `player` in a channel that is its `kinds` ("game", "vote") now."""
     if state.over:
         return frozenset()
     if out_of_game(state, player):
         return frozenset(OUT)
-    silenced = silenced_now(state)
-    if "game" in kinds and any(s in silenced for s in state.seats_of(player)):
+    if "game" in kinds and any(s in silenced(state) for s in state.seats_of(player)):
         return frozenset(SILENCED)
     return frozenset()
-
-
-def channels_open(state: GameState) -> tuple[bool, bool] | None:
-    """Whether the players' role may post in the game channel and in the vote channel now (as
-    `SetChannelsOpen` says, docs/rulings.md "The forum's rhythm": discussion in every night and
-    vote window, votes only in a vote window; both after the end); None before the first window."""
-    if state.over:
-        return True, True
-    window = state.window
-    if window is None:
-        return None
-    if window.last_act or window.chooser is not None:
-        return False, False
-    return True, window.kind is PhaseKind.DAY
 
 
 def open_by_channel(channels: Mapping[str, object], game: bool, vote: bool) -> dict[int, bool]:
@@ -262,7 +230,7 @@ async def reconcile(judge: Judge, game_id: int) -> None:
     now = channels_open(state)
     if guild is None or role is None or now is None:
         return
-    opened = open_by_channel(info.channels, *now)
+    opened = open_by_channel(info.channels, now.game, now.vote)
     for channel in game_channels(guild, info.channels):
         if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id:
             await set_role_open(channel, role, opened[channel.id])

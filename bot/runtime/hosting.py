@@ -21,6 +21,7 @@ from typing import Any, Final, NamedTuple
 from engine.events import DayResolved, Event, GameEnded, WindowOpened
 from engine.model import PhaseKind
 from engine.state import GameState
+from engine.windows import is_vote_window
 
 FORUM: Final = "forum"
 PREFIX: Final = "vote_post:"
@@ -89,14 +90,13 @@ def vote_channel_of(channels: Mapping[str, Any], post_id: int) -> int | None:
 
 def vote_post_steps(events: Sequence[Event]) -> list[dict[str, Any]]:
     """The forum's vote post steps for these events, in their order: a day's post opens with
-    its vote window (a run-off opens it again) and is locked when the day is resolved (or the
-    game ends: every post is locked)."""
+    its vote window (`engine.windows.is_vote_window`: a run-off opens it again) and is locked when
+    the day is resolved (or the game ends: every post is locked). Which windows take votes is the
+    engine's; where they are posted (a forum's 投票帖) is this hosting's."""
     steps: list[dict[str, Any]] = []
     for event in events:
         match event:
-            case WindowOpened(window=w) if (
-                w.kind is PhaseKind.DAY and w.chooser is None and not w.last_act
-            ):
+            case WindowOpened(window=w) if is_vote_window(w):
                 # the deadline rides in the step: a retry performed after this window has
                 # closed must not show a later window's deadline
                 steps.append(

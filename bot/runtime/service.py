@@ -51,11 +51,12 @@ from engine.effects import ReplyToPost, as_posts, params
 from engine.errors import EngineError
 from engine.events import Event, GameEnded
 from engine.game import decide, evolve, new_game, replay_events, start_events
-from engine.model import Instant, PhaseKind
+from engine.model import Instant
 from engine.publish import effects_for
 from engine.rulesets import get_ruleset
 from engine.setup import option_names
 from engine.state import GameState
+from engine.windows import following
 
 log = logging.getLogger(__name__)
 
@@ -399,7 +400,9 @@ class GameService:
         """The lock of the window open in `state` — the state read when the deadline job or the
         moderator's command started, so the lock names that window (`window`, by default the one
         open in `state`) and can never close the next one — at its deadline (or now, when
-        forced), with the deadlines of whatever window opens next computed from the schedule."""
+        forced), with the deadlines of whatever window opens next computed from the schedule:
+        the regular next window, of the kind the engine says (`engine.windows.following`), and a
+        run-off, a victim's choice or a last-act window (`runoff_deadline`: a day's schedule)."""
         now = self.clock.now()
         if window is None and state.window is not None:
             window = state.window_index
@@ -408,7 +411,7 @@ class GameService:
         at = now if forced or state.deadline is None else from_ms(state.deadline)
         start = max(now, at)
         schedule = self.schedule(info)
-        next_kind = "day" if state.window.kind is PhaseKind.NIGHT else "night"
+        next_kind = following(state.window).kind
         return Lock(
             at=Instant(to_ms(at)),
             next_deadline=Instant(to_ms(schedule.deadline(next_kind, start))),

@@ -140,6 +140,43 @@ async def test_a_lock_closes_the_window_it_names_and_never_the_next(wired: Wired
     assert isinstance(lock, Lock) and lock.window == night
 
 
+async def test_a_lock_takes_the_next_deadline_from_the_schedule_of_the_window_it_opens(
+    wired: Wired,
+) -> None:
+    """The kind of window a lock opens next is the engine's (`engine.windows.following`): a
+    night's lock gets the vote schedule, a day's and the warm-up's the power schedule; a run-off
+    always the vote schedule."""
+    w = wired
+    power, vote, ms = dt.timedelta(hours=1), dt.timedelta(hours=3), dt.timedelta(milliseconds=1)
+    schedule = GameSchedule(
+        power=WindowLength(power), vote=WindowLength(vote), timezone=ZoneInfo("UTC")
+    )
+    players = [PlayerSpec(user_id=1000 + i, name=f"p{i}") for i in range(1, PLAYERS + 1)]
+    channels = {"game": str(GAME_CHANNEL + 1), "vote": str(VOTE_CHANNEL + 1)}
+    game_id = await w.runtime.service.create_game(
+        server_id=1, ruleset="v2", players=players, seed="kinds",
+        options={"tie": "revote", "warmup": 30}, channels=channels, schedule=schedule,
+    )  # fmt: skip
+    w.runtime.routes.register(game_id, channels)
+    service = w.runtime.service
+    info = await service.info(game_id)
+    kinds = []
+    for _ in range(3):  # the warm-up, night 1, day 1
+        state = await service.state(game_id)
+        assert state.window is not None
+        lock = service.lock_command(state, info, forced=True)
+        assert lock.at is not None and lock.next_deadline is not None
+        assert lock.runoff_deadline == lock.at + vote // ms
+        kinds.append((state.window.kind, lock.next_deadline - lock.at))
+        outcome = await service.submit(game_id, lock)
+        assert outcome.ok
+    assert kinds == [
+        (PhaseKind.WARMUP, power // ms),
+        (PhaseKind.NIGHT, vote // ms),
+        (PhaseKind.DAY, power // ms),
+    ]
+
+
 async def test_start_up_resumes_only_the_games_of_the_servers_it_serves(tmp_path: Path) -> None:
     w = await runtime_on(tmp_path, FakePort(servers={1, 2}))
     try:
