@@ -33,7 +33,7 @@ from bot.store.db import configure_sqlite, in_memory
 
 T = TypeVar("T")
 
-_Call = tuple[asyncio.Future[Any], Callable[[], Any] | None]
+_Call = tuple[asyncio.Future[Any], Callable[[sqlite3.Connection, dict[str, Any]], Any] | None]
 """A call to run and the future for its answer; no call: close."""
 
 
@@ -74,7 +74,7 @@ class SqliteWriter:
             )
             thread.start()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._calls.put((future, lambda conn, info: fn(conn, info, *args)))
+        self._calls.put((future, partial(_with_args, fn, args)))
         return await future
 
     def _serve(self, calls: SimpleQueue[_Call]) -> None:
@@ -112,6 +112,12 @@ class SqliteWriter:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         calls.put((future, None))
         await future
+
+
+def _with_args(
+    fn: Callable[..., Any], args: tuple[Any, ...], conn: sqlite3.Connection, info: dict[str, Any]
+) -> Any:
+    return fn(conn, info, *args)
 
 
 def _tell(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
