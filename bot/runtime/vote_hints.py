@@ -13,8 +13,8 @@ from bot.runtime.contexts import Contexts
 from bot.runtime.port import ChannelPost
 from bot.runtime.service import GameService
 from bot.runtime.vote_posts import seat_maps
-from engine.model import PhaseKind
 from engine.voteparse import NotAVote, parse_vote_post
+from engine.windows import is_vote_window
 
 HINTED = "vote_hint:"
 """Game-row key prefix: the author's id → the day (window number) they were last hinted on."""
@@ -39,8 +39,8 @@ class VoteHints:
         names, mentions = seat_maps(state, ctx)
         if isinstance(parse_vote_post(post.content, names=names, mentions=mentions), NotAVote):
             return False
-        if state.window is None or state.window.kind is not PhaseKind.DAY:
-            return False  # votes are cast by day: a vote-like line at night is talk
+        if state.window is None or not is_vote_window(state.window):
+            return False  # votes are cast in a vote window: a vote-like line at night is talk
         day = state.window.number
         claimed_day, authors = self._claimed.get(game_id, (day, set()))
         if claimed_day > day:
