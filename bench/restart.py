@@ -21,7 +21,6 @@ import asyncio
 import gc
 import statistics
 import time
-from collections.abc import Mapping
 
 from sqlalchemy import text
 
@@ -29,7 +28,7 @@ from bench import baselines
 from bench.noop_port import NoopPort
 from bench.recovering import recover_apart
 from bench.report import Row
-from bench.seeding import TEMPLATES, Copy, copy_games, play_templates, unlike_played
+from bench.seeding import TEMPLATES, Played, copy_games, play_templates
 from bench.stores import SERVER_ID, Bench, noop_performer
 from bot.config import load
 from bot.runtime.runtime import Runtime
@@ -38,7 +37,6 @@ from bot.runtime.snapshots import SNAPSHOTS
 from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import recover
 from bot.store.values import Shards
-from engine.state import GameState
 
 
 async def stored_rows(bench: Bench, game_ids: list[int]) -> tuple[float, float]:
@@ -82,22 +80,22 @@ async def raw_read(bench: Bench, game_ids: list[int], *, snapshots: bool) -> flo
     return time.perf_counter() - start
 
 
-async def seed(bench: Bench, games: int, *, windows: int, posts: int) -> list[Copy]:
+async def seed(bench: Bench, games: int, *, windows: int, posts: int) -> Played:
     """`games` active games: up to `TEMPLATES` played through the service, the rest copies of
-    them (`bench.seeding`) on the same server; the copies."""
+    them (`bench.seeding`) on the same server; the states they must be rebuilt into."""
     templates = await play_templates(bench, min(games, TEMPLATES), windows=windows, posts=posts)
     if not templates:
         raise RuntimeError("every template game ended while played")
     plan = [(templates[c % len(templates)], SERVER_ID) for c in range(games - len(templates))]
-    return await copy_games(bench, plan)
+    return Played(bench.service, await copy_games(bench, plan))
 
 
 async def rebuild(
-    bench: Bench, copies: list[Copy], *, snapshots: bool
+    bench: Bench, played: Played, *, snapshots: bool
 ) -> tuple[float, int, GameService]:
     """Seconds for a start's rebuild (with or without snapshots), the games rebuilt, and the
     service holding them (with snapshots). Each game must have been rebuilt into the state
-    played (`check_rebuilt`)."""
+    played (`Played`: a copy, its template's with its own players)."""
     service = await bench.new_service()
     start = time.perf_counter()
     if snapshots:
@@ -112,19 +110,11 @@ async def rebuild(
         rebuilt = {g: service.cached_state(g) for g in await bench.repo.active_game_ids()}
     else:
         rebuilt = {g: loaded.state for g, loaded in report.games.items()}
-    check_rebuilt(bench, copies, rebuilt)
+    if wrong := played.unlike(rebuilt):
+        raise AssertionError(
+            f"games not rebuilt into the state played: {wrong[:10]} ({len(wrong)})"
+        )
     return seconds, len(rebuilt), service
-
-
-def check_rebuilt(
-    bench: Bench, copies: list[Copy], rebuilt: Mapping[int, GameState | None]
-) -> None:
-    """Raises unless every game was rebuilt into the state played: a template's as the playing
-    service holds it, a copy's as its template's with its own players (`unlike_played`)."""
-    if missing := {c.game for c in copies} - set(rebuilt):
-        raise AssertionError(f"copies not rebuilt: {sorted(missing)[:10]} ({len(missing)})")
-    if wrong := unlike_played(rebuilt, copies, bench.service):
-        raise AssertionError(f"games rebuilt into another state: {wrong[:10]} ({len(wrong)})")
 
 
 async def ready(bench: Bench, games: int) -> tuple[float, float, float]:
@@ -175,9 +165,9 @@ async def measure(
     bench: Bench, *, games: int, windows: int = 4, posts: int = 24, repeats: int = 3
 ) -> list[Row]:
     """The restart rows for one backend."""
-    copies = await seed(bench, games, windows=windows, posts=posts)
+    played = await seed(bench, games, windows=windows, posts=posts)
     game_ids = await bench.repo.active_game_ids()
-    played = len(game_ids) - len(copies)
+    copies = len(played.copies)
     per_game, tail = await stored_rows(bench, game_ids)
     rows = []
     for snapshots in (True, False):
@@ -193,7 +183,7 @@ async def measure(
                 raw_times.append(seconds)
             else:
                 raw_times.append(await raw_read(bench, game_ids, snapshots=False))
-            seconds, rebuilt, service = await rebuild(bench, copies, snapshots=snapshots)
+            seconds, rebuilt, service = await rebuild(bench, played, snapshots=snapshots)
             del service  # else alive beside the next measure (the memory's: sharing its strings)
             full_times.append(seconds)
             if snapshots:
@@ -241,16 +231,16 @@ async def measure(
                     baseline=baseline,
                     ratio=ratio,
                     note=f"GameService.recover alone, on a fresh service (games rebuilt, outbox "
-                    f"performed): the first part of the row above; {played} games "
+                    f"performed): the first part of the row above; {len(game_ids) - copies} games "
                     f"played through GameService ({windows} windows, {posts} vote posts a "
-                    f"day), snapshots written by the bot, {len(copies)} copies of their rows "
+                    f"day), snapshots written by the bot, {copies} copies of their rows "
                     f"(own ids, channels, players); {per_game:.0f} events per game, "
                     f"{tail:.0f} after the newest snapshot; the baseline reads the same rows "
                     f"in two bulk queries",
                     values={
                         "games": rebuilt,
-                        "played": played,
-                        "copies": len(copies),
+                        "played": len(game_ids) - copies,
+                        "copies": copies,
                         "events_per_game": per_game,
                         "tail": tail,
                         "seconds": full,

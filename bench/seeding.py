@@ -162,32 +162,43 @@ async def copy_games(bench: Bench, plan: Sequence[tuple[int, int]]) -> list[Copy
     return copies
 
 
-def unlike_played(
-    rebuilt: Mapping[int, GameState | None], copies: Sequence[Copy], played: GameService
-) -> list[int]:
-    """The games whose rebuilt state is not the one played: a template's must equal the state
-    the playing service holds; a copy's, its template's with the copy's players (compared as
-    the codec's JSON, the template's players' leading digits replaced)."""
-    copied = {c.game: c for c in copies}
-    templates: dict[int, str] = {}
-    wrong = []
-    for game_id, state in rebuilt.items():
-        copy = copied.get(game_id)
-        if copy is None:
-            if state is None or state != played.cached_state(game_id):
+class Played:
+    """The state each seeded game must be rebuilt into: a template's as the service that played
+    it holds it; a copy's, its template's with the copy's players (the template's state through
+    the codec, its players' leading id digits replaced, loaded back: once, then compared with
+    `==` as the templates are)."""
+
+    def __init__(self, service: GameService, copies: Sequence[Copy]) -> None:
+        self.service = service
+        self.copies = list(copies)
+        self._expected: dict[int, GameState] | None = None
+
+    def unlike(self, rebuilt: Mapping[int, GameState | None]) -> list[int]:
+        """The games rebuilt into another state than played, and the copies not rebuilt."""
+        expected = self._copies_expected()
+        wrong = sorted(set(expected) - set(rebuilt))
+        for game_id, state in rebuilt.items():
+            want = expected.get(game_id) or self.service.cached_state(game_id)
+            if state is None or want is None or state != want:
                 wrong.append(game_id)
-            continue
-        if copy.template not in templates:
-            template = played.cached_state(copy.template)
-            templates[copy.template] = "" if template is None else _json(template)
-        expected = templates[copy.template].replace(copy.template_players, copy.players)
-        if state is None or not expected or _json(state) != expected:
-            wrong.append(game_id)
-    return wrong
+        return wrong
 
-
-def _json(state: GameState) -> str:
-    return json.dumps(codec.dump(state), ensure_ascii=False)
+    def _copies_expected(self) -> dict[int, GameState]:
+        if self._expected is None:
+            dumped: dict[int, str] = {}
+            for copy in self.copies:
+                if copy.template not in dumped:
+                    template = self.service.cached_state(copy.template)
+                    if template is None:
+                        raise ValueError(f"template {copy.template} not played by this service")
+                    dumped[copy.template] = json.dumps(codec.dump(template))
+            self._expected = {
+                c.game: codec.load(
+                    json.loads(dumped[c.template].replace(c.template_players, c.players))
+                )
+                for c in self.copies
+            }
+        return self._expected
 
 
 def _copy_players(game: int) -> str:
