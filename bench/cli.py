@@ -23,7 +23,7 @@ EXTRA = "pip install -e '.[bench]'"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of `faguan bench` (sizes; the defaults finish in under two minutes)."""
+    """The flags of `faguan bench` (sizes; the defaults take about four minutes on two cores)."""
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument(
         "--backends",
