@@ -1,14 +1,15 @@
 """Restart: rebuild K active games the way a starting bot does, against a raw read of the rows.
 
-Each game is a 16-player v2 game played through the bot's own path (`GameService.create_game`, then
-`GameService.submit` for every night power, vote post and lock, all games at once), so its events
-and its snapshots are the ones the bot writes (`bot.runtime.snapshots`: after every phase change,
-and within a window on a geometric cadence). The game is left in an open window with its commands
-submitted, as at a restart. Ready to serve is what `Runtime.resume_games` takes on a fresh
+The games are 16-player v2 games (`bench.seeding`): a few played through the bot's own path
+(`GameService.create_game`, then `GameService.submit` for every night power, vote post and lock),
+so their events and snapshots are the ones the bot writes (`bot.runtime.snapshots`: after every
+phase change, and within a window on a geometric cadence), each left in an open window with its
+commands submitted, as at a restart; every other game is one of them copied in bulk under its
+own id, channels and players. Ready to serve is what `Runtime.resume_games` takes on a fresh
 runtime (a no-op port, the real scheduler): `GameService.recover` — every active game rebuilt from
 its newest snapshot and the events after it (two bulk reads, `Repository.load_active_games`), then
 the outbox — and each game's deadline and reminder scheduled, its catch-up queued. Recovery alone
-is a row of its own, checked to give each game the state the playing service holds. The
+is a row of its own, checked to give each game the state played (a copy: its template's). The
 baseline runs the same two statements through C `sqlite3` (or `asyncpg`) and `json.loads` every
 row. It runs once more without snapshots (a full replay of every
 event), beside a game-by-game read through the engine, for comparison. Full and baseline runs
@@ -17,75 +18,25 @@ alternate; each figure is the median of `repeats`."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import gc
-import os
-import random
-import resource
 import statistics
 import time
-import tracemalloc
-from pathlib import Path
 
 from sqlalchemy import text
 
 from bench import baselines
-from bench.games import day_commands, night_commands
 from bench.noop_port import NoopPort
+from bench.recovering import recover_apart
 from bench.report import Row
-from bench.stores import Bench, Snowflakes, create_game, noop_performer, utcnow
+from bench.seeding import TEMPLATES, Played, copy_games, play_templates
+from bench.stores import SERVER_ID, Bench, noop_performer
 from bot.config import load
 from bot.runtime.runtime import Runtime
-from bot.runtime.schedule import to_ms
-from bot.runtime.service import GameService, fold, give_back_freed_memory
+from bot.runtime.service import GameService, fold
 from bot.runtime.snapshots import SNAPSHOTS
 from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import recover
-from engine.commands import PostVote
-from engine.model import PhaseKind
-
-GAME_BASE = 50_000
-"""The bench's game numbers for restart games (apart from the ingest games)."""
-
-
-async def play_game(bench: Bench, n: int, *, windows: int, posts: int, ids: Snowflakes) -> None:
-    """One game through the service: `windows` windows, the last left open (not locked)."""
-    service = bench.service
-    game_id = await create_game(service, GAME_BASE + n)
-    rng = random.Random(f"restart-{n}")
-    for window in range(windows):
-        state = await service.state(game_id)
-        if state.over or state.window is None:
-            return
-        at = to_ms(utcnow())
-        if state.window.kind is PhaseKind.NIGHT:
-            for command in night_commands(state, rng, at):
-                await service.submit(game_id, command)  # refused powers change nothing
-        else:
-            for command in day_commands(state, rng, at, posts, 0):
-                assert isinstance(command, PostVote)
-                message_id = ids.next()
-                post = dataclasses.replace(command, post_id=str(message_id))
-                await service.submit(game_id, post, message_id=message_id)
-        if window == windows - 1:
-            return
-        info = await service.info(game_id)
-        state = await service.state(game_id)
-        lock = service.lock_command(state, info, forced=True)
-        outcome = await service.submit(game_id, lock)
-        if outcome.error is not None:
-            raise RuntimeError(f"game {game_id}: lock refused: {outcome.error.key}")
-        await asyncio.sleep(0)
-
-
-async def play_games(bench: Bench, count: int, *, windows: int, posts: int) -> list[int]:
-    """`count` games played at once through the service; the ids of those still active."""
-    ids = Snowflakes()
-    await asyncio.gather(
-        *(play_game(bench, n, windows=windows, posts=posts, ids=ids) for n in range(count))
-    )
-    await bench.repo.flush()  # the last done marks and snapshots
-    return await bench.repo.active_game_ids()
+from bot.store.values import Shards
 
 
 async def stored_rows(bench: Bench, game_ids: list[int]) -> tuple[float, float]:
@@ -129,9 +80,22 @@ async def raw_read(bench: Bench, game_ids: list[int], *, snapshots: bool) -> flo
     return time.perf_counter() - start
 
 
-async def rebuild(bench: Bench, *, snapshots: bool) -> tuple[float, int, GameService]:
+async def seed(bench: Bench, games: int, *, windows: int, posts: int) -> Played:
+    """`games` active games: up to `TEMPLATES` played through the service, the rest copies of
+    them (`bench.seeding`) on the same server; the states they must be rebuilt into."""
+    templates = await play_templates(bench, min(games, TEMPLATES), windows=windows, posts=posts)
+    if not templates:
+        raise RuntimeError("every template game ended while played")
+    plan = [(templates[c % len(templates)], SERVER_ID) for c in range(games - len(templates))]
+    return Played(bench.service, await copy_games(bench, plan))
+
+
+async def rebuild(
+    bench: Bench, played: Played, *, snapshots: bool
+) -> tuple[float, int, GameService]:
     """Seconds for a start's rebuild (with or without snapshots), the games rebuilt, and the
-    service holding them (with snapshots)."""
+    service holding them (with snapshots). Each game must have been rebuilt into the state
+    played (`Played`: a copy, its template's with its own players)."""
     service = await bench.new_service()
     start = time.perf_counter()
     if snapshots:
@@ -140,15 +104,16 @@ async def rebuild(bench: Bench, *, snapshots: bool) -> tuple[float, int, GameSer
         report = await recover(bench.repo, fold, noop_performer)
         stopped = report.stopped
     seconds = time.perf_counter() - start
+    if stopped:
+        raise AssertionError(f"games stopped on rebuild: {stopped}")
     if snapshots:
         rebuilt = {g: service.cached_state(g) for g in await bench.repo.active_game_ids()}
     else:
         rebuilt = {g: loaded.state for g, loaded in report.games.items()}
-    if stopped:
-        raise AssertionError(f"games stopped on rebuild: {stopped}")
-    for game_id, state in rebuilt.items():
-        if state != bench.service.cached_state(game_id):
-            raise AssertionError(f"game {game_id} rebuilt into another state")
+    if wrong := played.unlike(rebuilt):
+        raise AssertionError(
+            f"games not rebuilt into the state played: {wrong[:10]} ({len(wrong)})"
+        )
     return seconds, len(rebuilt), service
 
 
@@ -181,45 +146,28 @@ async def ready(bench: Bench, games: int) -> tuple[float, float, float]:
     return seconds, cpu, drained
 
 
-def _rss() -> int:
-    """The process's resident set, in bytes (Linux: /proc; elsewhere the peak, from getrusage)."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 async def memory_per_game(bench: Bench, games: int) -> tuple[float, float]:
-    """Bytes per active game a rebuilt service holds: the RSS it added, and the Python heap it
-    keeps (tracemalloc), each divided by the games. Two rebuilds: tracemalloc's own tables (a
-    trace per live block) would count in the RSS. The RSS before is taken once the heap's free
-    pages are given back, as the rebuild does at its end (else pages freed before the measure,
-    given back by it, would be subtracted from what it keeps)."""
-    gc.collect()
-    give_back_freed_memory()
-    rss0 = _rss()
-    _, _, service = await rebuild(bench, snapshots=True)
-    gc.collect()
-    rss = _rss() - rss0
-    del service
-    gc.collect()
-    tracemalloc.start()
-    try:
-        _, _, service = await rebuild(bench, snapshots=True)
-        gc.collect()
-        heap, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    del service
-    return rss / max(1, games), heap / max(1, games)
+    """Bytes per active game a restarted bot holds: in a fresh OS process (`bench.recovering`),
+    the RSS its rebuild added and the Python heap a second rebuild keeps (tracemalloc), each
+    divided by the games. Not in the bench's own process: there the rebuild reuses the memory
+    the work before it freed, and its RSS moves by what ran before (1,000 games: −9 to +40 KB a
+    game), not by what the games keep."""
+    every: list[Shards | None] = [None]
+    (found,) = await asyncio.get_running_loop().run_in_executor(
+        None, recover_apart, bench.url, every
+    )
+    if found["games"] != games:
+        raise AssertionError(f"a fresh process rebuilt {found['games']} games, not {games}")
+    return found["rss"] / max(1, games), found["heap"] / max(1, games)
 
 
 async def measure(
     bench: Bench, *, games: int, windows: int = 4, posts: int = 24, repeats: int = 3
 ) -> list[Row]:
     """The restart rows for one backend."""
-    game_ids = await play_games(bench, games, windows=windows, posts=posts)
+    played = await seed(bench, games, windows=windows, posts=posts)
+    game_ids = await bench.repo.active_game_ids()
+    copies = len(played.copies)
     per_game, tail = await stored_rows(bench, game_ids)
     rows = []
     for snapshots in (True, False):
@@ -235,7 +183,8 @@ async def measure(
                 raw_times.append(seconds)
             else:
                 raw_times.append(await raw_read(bench, game_ids, snapshots=False))
-            seconds, rebuilt, _ = await rebuild(bench, snapshots=snapshots)
+            seconds, rebuilt, service = await rebuild(bench, played, snapshots=snapshots)
+            del service  # else alive beside the next measure (the memory's: sharing its strings)
             full_times.append(seconds)
             if snapshots:
                 ready_times.append(await ready(bench, rebuilt))
@@ -282,13 +231,16 @@ async def measure(
                     baseline=baseline,
                     ratio=ratio,
                     note=f"GameService.recover alone, on a fresh service (games rebuilt, outbox "
-                    f"performed): the first part of the row above; games "
+                    f"performed): the first part of the row above; {len(game_ids) - copies} games "
                     f"played through GameService ({windows} windows, {posts} vote posts a "
-                    f"day), snapshots written by the bot; {per_game:.0f} events per game, "
+                    f"day), snapshots written by the bot, {copies} copies of their rows "
+                    f"(own ids, channels, players); {per_game:.0f} events per game, "
                     f"{tail:.0f} after the newest snapshot; the baseline reads the same rows "
                     f"in two bulk queries",
                     values={
                         "games": rebuilt,
+                        "played": len(game_ids) - copies,
+                        "copies": copies,
                         "events_per_game": per_game,
                         "tail": tail,
                         "seconds": full,
@@ -309,8 +261,8 @@ async def measure(
                     baseline=f"RSS +{rss / 1024:.1f} KB, heap {heap / 1024:.1f} KB per game",
                     target="≤ 25 KB",
                     met=worst <= 25.0,
-                    note="the larger of the RSS a fresh service's rebuild added and the Python "
-                    "heap it keeps (tracemalloc), per game",
+                    note="the larger of the RSS a fresh OS process's rebuild added (as a "
+                    "restarted bot's) and the Python heap it keeps (tracemalloc), per game",
                     values={"rss_per_game": rss, "heap_per_game": heap},
                 )
             )

@@ -31,8 +31,9 @@ the group commit's queue in ``writer``, and a group written in one call on the d
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, cast
@@ -165,6 +166,21 @@ def _gap_free(game_id: int, after_seq: int, last_seq: int, rows: Sequence[Any]) 
     if len(rows) != last_seq - after_seq:
         raise CorruptLog(game_id, after_seq + len(rows) + 1, "missing event")
     return [payload for _, payload in rows]
+
+
+def _with_tails(heads: Iterable[Any], tails: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    """Each head row (game id, last seq, snapshot seq, snapshot) with its game's (seq, payload)
+    tail rows: both ordered by game id, merged as the games come."""
+    rows = iter(tails)
+    pending = next(rows, None)
+    for game_id, last, base, blob in heads:
+        while pending is not None and pending[0] < game_id:
+            pending = next(rows, None)  # a game not in the heads: changed between the reads
+        tail = []
+        while pending is not None and pending[0] == game_id:
+            tail.append((pending[1], pending[2]))
+            pending = next(rows, None)
+        yield game_id, last, base, blob, tail
 
 
 def _recorded(
@@ -1084,27 +1100,26 @@ class Repository:
         version = snapshot.version if snapshot is not None else None
         heads_sql, tails_sql = sql.bulk_statements(sharded=shards is not None)
         bound: dict[str, Any] = {"v": version, **_shard_params(shards)}
-        try:
-            async with self._reading() as conn:
-                heads = (await conn.execute(heads_sql, bound)).all()
-                rows = (await conn.execute(tails_sql, bound)).all()
-        except ValueError:  # unreadable JSON somewhere: each game on its own finds where
-            return {}
-        tails: dict[int, list[tuple[int, JsonDict]]] = {}
-        for game_id, seq, payload in rows:
-            tails.setdefault(game_id, []).append((seq, payload))
         games: dict[int, Loaded[S]] = {}
-        for game_id, last, base, blob in heads:
-            base = base or 0
-            try:
-                tail = _gap_free(game_id, base, last, tails.get(game_id, []))
-                if not base or snapshot is None:
-                    games[game_id] = Loaded(fold(tail), last)
-                else:
-                    state = snapshot.resume(snapshot.load(cast(JsonDict, blob)), tail)
-                    games[game_id] = Loaded(state, last, snapshot_seq=base)
-            except Exception:  # load_game says what is wrong, and acts on it
-                continue
+        async with self._reading() as conn:
+            heads = await conn.execute(heads_sql, bound)
+            tails = await conn.execute(tails_sql, bound)
+            # Row by row, the JSON (read as text) decoded a game at a time: every row and its
+            # JSON alive at once beside the states being built left their freed pages resident
+            # (a fresh process recovering 1,000 games: RSS +77 KB a game, against +20–22). No
+            # await below: the connection held meanwhile keeps nothing else waiting.
+            for game_id, last, base, blob, rows in _with_tails(heads, tails):
+                base = base or 0
+                try:
+                    payloads = [(seq, json.loads(payload)) for seq, payload in rows]
+                    tail = _gap_free(game_id, base, last, payloads)
+                    if not base or snapshot is None:
+                        games[game_id] = Loaded(fold(tail), last)
+                    else:
+                        state = snapshot.resume(snapshot.load(json.loads(blob)), tail)
+                        games[game_id] = Loaded(state, last, snapshot_seq=base)
+                except Exception:  # load_game says what is wrong (unreadable JSON too)
+                    continue
         return games
 
     async def _last_seq_of(self, conn: AsyncConnection, game_id: int) -> int:

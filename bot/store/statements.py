@@ -12,7 +12,9 @@ from typing import Any
 
 from sqlalchemy import (
     Integer,
+    Text,
     bindparam,
+    cast,
     delete,
     func,
     insert,
@@ -165,7 +167,9 @@ def owned(server_id: Any) -> Any:
 def bulk_statements(sharded: bool = False) -> tuple[Any, Any]:
     """Every active game's last seq and newest snapshot of version ``:v`` (heads), and every
     active game's events after that snapshot (tails, by game and seq): a restart's reads in two.
-    ``sharded``: only the games of the servers on shards ``:ids`` of ``:count``."""
+    ``sharded``: only the games of the servers on shards ``:ids`` of ``:count``. The snapshot
+    and the payloads come as JSON text, for the reader to decode a game at a time (asyncpg
+    would decode every row at once, as it fetches them)."""
 
     def newest(game_id: Any) -> Any:
         return (
@@ -183,14 +187,14 @@ def bulk_statements(sharded: bool = False) -> tuple[Any, Any]:
     if sharded:
         active = active & owned(Game.server_id)
     heads = (
-        select(Game.id, Game.last_seq, Snapshot.seq, Snapshot.state)
+        select(Game.id, Game.last_seq, Snapshot.seq, cast(Snapshot.state, Text))
         .select_from(Game)
         .outerjoin(Snapshot, (Snapshot.game_id == Game.id) & (Snapshot.seq == newest(Game.id)))
         .where(active)
         .order_by(Game.id)
     )
     tails = (
-        select(Event.game_id, Event.seq, Event.payload)
+        select(Event.game_id, Event.seq, cast(Event.payload, Text))
         .join(Game, Game.id == Event.game_id)
         .where(active, Event.seq > func.coalesce(newest(Event.game_id), 0))
         .where(Event.seq <= Game.last_seq)

@@ -153,6 +153,24 @@ async def test_unreadable_payload_is_a_corrupt_game(db: Database, repo: Reposito
     assert set(report.games) == set()
 
 
+async def test_the_bulk_read_leaves_out_only_the_game_with_an_unreadable_row(
+    db: Database, repo: Repository
+) -> None:
+    """Each game's JSON is decoded with it: one game's unreadable row sends that game alone to
+    ``load_game``, not every game."""
+    before, bad, after = [await make_game(repo, 1, 2) for _ in range(3)]
+    unreadable = "{not json" if db.engine.dialect.name == "sqlite" else "[1, 2]"
+    async with db.sessions() as s, s.begin():
+        await s.execute(
+            text("UPDATE events SET payload = :bad WHERE game_id = :gid AND seq = 2"),
+            {"bad": unreadable, "gid": bad},
+        )
+    loaded = await repo.load_active_games(fold)
+    assert set(loaded) == {before, after}
+    for gid in (before, after):
+        assert loaded[gid] == await repo.load_game(gid, fold)
+
+
 async def test_failed_effect_defers_the_rest_of_its_game(repo: Repository) -> None:
     one = await repo.create_game(
         server_id=1, ruleset="v2", seed="s", commitment="c", seats=[],
