@@ -193,6 +193,12 @@ KINDS = ("public posts", "DMs", "DM channels opened", "permission edits", "team 
          "reactions", "other")  # fmt: skip
 
 
+PUBLIC_POSTS = 3
+"""Public posts a phase change may take: the 看表帖 as its own post, the results under the mute,
+the next window's opening that reopens discussion (the forum's rhythm, docs/rulings.md; issue
+#7's bar of 2 predates the 看表帖 becoming a post of its own in #15)."""
+
+
 async def measure() -> list[Row]:
     """The Discord-calls rows."""
     phases, info = await count_calls()
@@ -210,8 +216,8 @@ async def measure() -> list[Row]:
                 figure=f"{public} public posts",
                 baseline=f"{phase.kinds['DMs']} DMs, {phase.kinds['permission edits']} "
                 f"permission edits, {sum(phase.kinds.values())} calls in all",
-                target="≤ 2 public posts",
-                met=public <= 2,
+                target=f"≤ {PUBLIC_POSTS} public posts",
+                met=public <= PUBLIC_POSTS,
                 note=note,
                 values={"change": phase.change, **dict(phase.kinds), "other": dict(phase.other)},
             )
