@@ -42,12 +42,36 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+"""Types dumped as they are (exactly these: an enum deriving from str or int is not one)."""
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+"""Per class, a dataclass's field names in order (None: not a dataclass), read once: every vote
+post dumps its events and effects, every snapshot the whole state."""
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    try:
+        return _FIELD_NAMES[cls]
+    except KeyError:
+        names = None
+        if dataclasses.is_dataclass(cls):
+            names = tuple(f.name for f in dataclasses.fields(cls))
+        _FIELD_NAMES[cls] = names
+        return names
+
+
 def dump(obj: Any) -> Any:
     """A JSON-safe form of an engine value (dataclasses become dicts with a "type" key)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out: dict[str, Any] = {"type": type(obj).__name__}
-        for f in dataclasses.fields(obj):
-            out[f.name] = dump(getattr(obj, f.name))
+    cls = type(obj)
+    if cls in _AS_IS:
+        return obj
+    names = _field_names(cls)
+    if names is not None:
+        out: dict[str, Any] = {"type": cls.__name__}
+        for name in names:
+            out[name] = dump(getattr(obj, name))
         return out
     if isinstance(obj, Enum):
         return obj.value
