@@ -155,8 +155,11 @@ def _on_sqlite_reset(
     # (a one-call group write returns its connection that way, once per group).
     if not state.asyncio_safe or state.transaction_was_reset:
         return  # garbage-collected (nothing may be awaited) / SQLAlchemy rolled back already
-    driver = dbapi_connection.driver_connection
-    if driver is not None and driver._connection is not None and driver.in_transaction:
+    try:
+        open_transaction = bool(dbapi_connection.driver_connection.in_transaction)
+    except ValueError:  # aiosqlite's connection is closed: nothing to roll back
+        return
+    if open_transaction:
         dbapi_connection.rollback()
 
 
