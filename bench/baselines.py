@@ -4,8 +4,10 @@ SQLite: Python's `sqlite3` (C) on the bench's own migrated file, with the bot's 
 `synchronous=FULL`), appending what a vote post appends at least (one `events` row and one `outbox`
 row with the same JSON payloads), one commit per post or `per_commit` posts to a commit.
 PostgreSQL: `asyncpg` directly on the same scratch database: one connection, N connections at once,
-or grouped. Restart: a C read of the rows a rebuild reads (the newest snapshot of each active game
-and the events after it) with `json.loads` of each, in a few bulk queries.
+or grouped. The Python floor: what any asyncio program pays per post before it parses a post or
+applies a rule (encode two payloads, wait for a group commit). Restart: a C read of the rows a
+rebuild reads (the newest snapshot of each active game and the events after it) with
+`json.loads` of each, in a few bulk queries.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]  # no type information shipped
@@ -45,9 +48,9 @@ def sqlite_path(bench: Bench) -> str:
 
 
 @contextmanager
-def sqlite_c(bench: Bench) -> Iterator[sqlite3.Connection]:
+def sqlite_c(bench: Bench, **connect: Any) -> Iterator[sqlite3.Connection]:
     """A plain `sqlite3` connection to the bench's file, with the bot's settings."""
-    conn = sqlite3.connect(sqlite_path(bench), isolation_level=None)
+    conn = sqlite3.connect(sqlite_path(bench), isolation_level=None, **connect)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
@@ -72,6 +75,54 @@ def sqlite_append(
                 conn.execute(_EVENT, (game_id, seq, event, now))
                 conn.execute(_OUTBOX, (game_id, seq, effect, now))
             conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+
+async def sqlite_floor(
+    bench: Bench, game_id: int, payloads: tuple[Any, Any], games: int, posts: int, first: int
+) -> float:
+    """Seconds for the least an asyncio program in this interpreter does for `posts` posts from
+    `games` games at once, each post waiting for its durable commit as the bot's do: encode its
+    two payloads (`json.dumps` of the codec's dicts), queue them, and wait while one task commits
+    whatever is queued in one C `sqlite3` transaction on a worker thread. No parsing, no rules, no
+    state: the ceiling of any Python bot on this machine, beside which the bot's 100-game rate is
+    judged (issue #16's target for it asks for 0.25 of the C rate)."""
+    dumps = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+    loop = asyncio.get_running_loop()
+    queued: list[tuple[int, str, str, asyncio.Future[None]]] = []
+    wake = asyncio.Event()
+    seqs = iter(range(first, first + posts))
+
+    def commit(conn: sqlite3.Connection, rows: list[tuple[int, str, str]]) -> None:
+        now = utcnow().replace(tzinfo=None).isoformat(sep=" ")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(_EVENT, [(game_id, seq, event, now) for seq, event, _ in rows])
+        conn.executemany(_OUTBOX, [(game_id, seq, effect, now) for seq, _, effect in rows])
+        conn.execute("COMMIT")
+
+    async def group_writer(conn: sqlite3.Connection) -> None:
+        for_all = posts // games * games
+        written = 0
+        while written < for_all:
+            await wake.wait()
+            wake.clear()
+            group = queued[:]
+            del queued[:]
+            await asyncio.to_thread(commit, conn, [row[:3] for row in group])
+            for *_, waiting in group:
+                waiting.set_result(None)
+            written += len(group)
+
+    async def one_game(count: int) -> None:
+        for _ in range(count):
+            waiting = loop.create_future()
+            queued.append((next(seqs), dumps(payloads[0]), dumps(payloads[1]), waiting))
+            wake.set()
+            await waiting
+
+    with sqlite_c(bench, check_same_thread=False) as conn:
+        start = time.perf_counter()
+        await asyncio.gather(group_writer(conn), *(one_game(posts // games) for _ in range(games)))
         return time.perf_counter() - start
 
 

@@ -26,6 +26,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from bench import baselines
 from bench.report import Row, in_ms, rate
@@ -41,6 +42,9 @@ from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vo
 
 RAW_GAME = 999_999
 """The bench's game number for the raw rows (its own game row, so foreign keys hold)."""
+FLOOR_GAMES = 100
+"""From this many games at once, the SQLite run is also shown beside the Python floor
+(`baselines.sqlite_floor`): there the C rate is beyond what any Python program reaches."""
 
 
 @dataclass
@@ -136,16 +140,21 @@ async def run_ingest(
     return result
 
 
-def _raw_payloads() -> tuple[str, str]:
-    """The JSON a vote post appends: its event and its ✅ reply (as text, for the C drivers)."""
+def _raw_objects() -> tuple[Any, Any]:
+    """What a vote post appends: its event and its ✅ reply, as the codec's dicts."""
     post = VotePost(
         post_id="1456089543475200005", author="1400000000000000105", seat=Seat(5),
         target=Seat(9), abstain=False, at=Instant(to_ms(utcnow())),
     )  # fmt: skip
+    reply = ReplyToPost(post_id=post.post_id, key=None)
+    return codec.dump(VotePosted(post=post)), codec.dump(reply)
+
+
+def _raw_payloads() -> tuple[str, str]:
+    """The JSON a vote post appends (as text, for the C drivers)."""
     dumps = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
-    return dumps(codec.dump(VotePosted(post=post))), dumps(
-        codec.dump(ReplyToPost(post_id=post.post_id, key=None))
-    )
+    event, reply = _raw_objects()
+    return dumps(event), dumps(reply)
 
 
 @dataclass
@@ -172,6 +181,11 @@ async def _baseline_round(
         for per in [1, *groups]:
             n = max(per, rows // per * per)
             out.add(f"c/{per}", n, baselines.sqlite_append(bench, game_id, payloads, n, per, first))
+            first += n
+        for games in (g for g in groups if g >= FLOOR_GAMES):
+            n = max(games, rows // games * games)
+            seconds = await baselines.sqlite_floor(bench, game_id, _raw_objects(), games, n, first)
+            out.add(f"floor/{games}", n, seconds)
             first += n
         return first
     conns_tried = sorted({min(g, 10) for g in groups})  # a server allows ~100 clients in all
@@ -260,7 +274,8 @@ async def measure(
                 note=f"CPU {cpu_ms:.2f} ms per post (whole process); the bot group-commits, each "
                 f"post awaiting its durable commit before its effect; the drivers alone, 1 events "
                 f"+ 1 outbox row per post (c = sqlite3, pg = asyncpg connections x posts per "
-                f"commit): {context}; {result.refused} post(s) refused by the engine",
+                f"commit, floor = the Python floor below): {context}; {result.refused} post(s) "
+                "refused by the engine",
                 values={
                     "posts": result.posts,
                     "games": count,
@@ -275,6 +290,9 @@ async def measure(
                 },
             )
         )
+        floor = f"floor/{count}"
+        if floor in base.rows:
+            rows.append(_floor_row(count, base.rate(floor), base.rate(f"c/{count}"), result.rate))
         if count == 10:
             rows.append(
                 Row(
@@ -289,3 +307,20 @@ async def measure(
                 )
             )
     return rows
+
+
+def _floor_row(games: int, floor: float, c_rate: float, bot: float) -> Row:
+    """The Python floor beside the C rate the bot's `games`-game run is judged against: how
+    much of that target any Python program could meet, and how far the bot is from the floor."""
+    return Row(
+        section="ingest",
+        what=f"sqlite: the Python floor, {games} games at once (no parsing, no rules)",
+        figure=f"{floor:.0f} posts/s",
+        baseline=f"C sqlite3, {games} posts per commit: {c_rate:.0f}/s",
+        ratio=floor / c_rate if c_rate else None,
+        note=f"context for the {games}-game target: asyncio tasks that only encode a post's two "
+        f"payloads and await their group's durable commit (C sqlite3 on a worker thread); the "
+        f"bot ({bot:.0f} posts/s) does {bot / floor if floor else 0:.2f} of this floor's rate "
+        f"while parsing each post, applying the rules and keeping the state",
+        values={"posts_per_s": floor, "baseline_per_s": c_rate, "bot_per_s": bot},
+    )
