@@ -9,6 +9,7 @@ players privately, once per window.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import gc
 from pathlib import Path
@@ -27,6 +28,7 @@ from bot.store import OutboxItem, Repository
 from engine.commands import Lock
 from engine.model import PhaseKind, Seat
 from engine.pending import window_key
+from engine.state import Window
 
 PLAYERS = 8
 VOTE_CHANNEL = 500
@@ -323,6 +325,34 @@ async def test_a_restart_is_ready_before_its_catch_ups_and_locks_overdue_games_a
         other.runtime.close()
     finally:
         await w.database.dispose()
+
+
+@pytest.mark.parametrize(
+    ("window", "hinted"),
+    [
+        (Window(kind=PhaseKind.DAY, number=1, revote=2, candidates=(Seat(2), Seat(5))), True),
+        (Window(kind=PhaseKind.DAY, number=1, revote=2, chooser=Seat(3)), False),
+        (Window(kind=PhaseKind.DAY, number=1, last_act=True), False),
+    ],
+    ids=["run-off", "victim's choice", "last act"],
+)
+async def test_only_a_vote_window_earns_the_hint(
+    wired: Wired, monkeypatch: pytest.MonkeyPatch, window: Window, hinted: bool
+) -> None:
+    """A run-off is a vote window; a victim's choice (one player picks) and a last-act window
+    (no vote) are not: a vote-like line there is talk, and nothing is marked."""
+    w = wired
+    game_id = await new_game(w)
+    await to_day(w, game_id)
+    state = dataclasses.replace(await w.runtime.service.state(game_id), window=window)
+
+    async def in_window(_: int) -> object:
+        return state
+
+    monkeypatch.setattr(w.runtime.service, "state", in_window)
+    assert await w.runtime.hints.due(game_id, post(w, 1001, "投 3号", 1)) is hinted
+    marks = {k for k in (await w.runtime.service.info(game_id)).channels if "hint" in k}
+    assert marks == ({"vote_hint:1001"} if hinted else set())
 
 
 async def test_a_vote_in_the_discussion_earns_one_hint_per_author_per_day(wired: Wired) -> None:
