@@ -161,6 +161,11 @@ def _fold(s: str) -> tuple[str, Sequence[int]]:
         # Case folding maps each character on its own to one or more: as long as the whole,
         # every character folded to exactly one, so each folded char's source is its position.
         return folded, range(len(s) + 1)
+    return _fold_per_char(s)
+
+
+def _fold_per_char(s: str) -> tuple[str, list[int]]:
+    """`_fold` one character at a time, for text where a character folds to several."""
     parts: list[str] = []
     index: list[int] = []
     for k, c in enumerate(s):

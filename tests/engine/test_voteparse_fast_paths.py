@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import voteparse
-from engine.voteparse import _fold, _FormatCharsDropped, _normalise
+from engine.voteparse import _fold, _fold_per_char, _FormatCharsDropped, _normalise
 
 SPECIAL = "ßİıﬁẞΣςσǅ\u0130\u1e9e\u200b\u200d\ufeff\u00ad\u2060\U000e0001 \u3000\t\n投票号５５ＡＢ"
 
@@ -20,17 +20,6 @@ def _normalise_per_char(s: str) -> str:
     s = unicodedata.normalize("NFKC", s)
     s = "".join(c for c in s if unicodedata.category(c) != "Cf")
     return re.sub(r"\s+", " ", s).strip()
-
-
-def _fold_per_char(s: str) -> tuple[str, list[int]]:
-    parts: list[str] = []
-    index: list[int] = []
-    for k, c in enumerate(s):
-        f = c.casefold()
-        parts.append(f)
-        index.extend([k] * len(f))
-    index.append(len(s))
-    return "".join(parts), index
 
 
 texts = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(SPECIAL)))
