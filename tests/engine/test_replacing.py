@@ -7,7 +7,7 @@ import dataclasses
 import random
 
 import pytest
-from playouts import play
+from playouts import play, steps_of
 
 from engine import codec
 from engine.game import evolve
@@ -81,18 +81,12 @@ def test_a_class_with_post_init_still_checks_its_values() -> None:
 
 
 def test_effects_and_state_folds_the_events_once_to_what_evolve_folds_them_to() -> None:
-    rnd = random.Random(5)
-    steps = 0
-    for _ in range(6):
-        played = play(rnd, steps=150)
-        if played is None:
-            continue
-        steps += len(played[1])
-        for step in played[1]:
-            effects, after = effects_and_state(step.before, step.events)
-            folded = step.before
-            for event in step.events:
-                folded = evolve(folded, event)
-            assert after == folded == step.after
-            assert effects == effects_for(step.before, step.events)
-    assert steps >= 100
+    steps = steps_of(5, games=6)
+    assert len(steps) >= 100
+    for step in steps:
+        effects, after = effects_and_state(step.before, step.events)
+        folded = step.before
+        for event in step.events:
+            folded = evolve(folded, event)
+        assert after == folded == step.after
+        assert effects == effects_for(step.before, step.events)
