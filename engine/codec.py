@@ -58,6 +58,8 @@ def dump(obj: Any) -> Any:
     cls = type(obj)
     if cls in _AS_IS:
         return obj
+    if cls is tuple:  # the commonest container (and often empty)
+        return [dump(x) for x in obj] if obj else []
     try:
         dump_one = _DUMPERS[cls]
     except KeyError:

@@ -46,7 +46,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 __all__ = [
     "Abstain",
@@ -110,16 +110,16 @@ def parse_vote_post(
     """Parse one post.  ``names``: display name -> seat; ``mentions``: Discord user id -> seat."""
     norm = _normalise(text).lstrip(_MARKDOWN).lstrip()
     folded, index = _fold(norm)
-    ctx = _Context(
-        text=folded,
-        norm=norm,
-        index=index,
-        names=_prepared_names(tuple((names or {}).items())),
-        mentions=mentions or {},
-    )
     starts = _target_starts(folded)
     if not starts:
         return NotAVote()
+    ctx = _Context(
+        text=folded,
+        norm=norm,
+        positions=index,
+        names=_prepared_names(tuple((names or {}).items())),
+        mentions=mentions or {},
+    )
     # Several readings only when a keyword is a prefix of another ("投票给" / "投票" / "投") or
     # "vote for": the first one that resolves wins, else the report of the longest reading.
     results = [_parse_from(ctx, pos) for pos in starts]
@@ -201,16 +201,17 @@ def _prepare_names(names: Mapping[str, int]) -> dict[str, int | None]:
 # --- scanning -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Context:
+class _Context(NamedTuple):
+    """One post being parsed (a named tuple: made for every post, read only)."""
+
     text: str  # normalised and folded: what we match against
     norm: str  # normalised, original case: what we report
-    index: Sequence[int]  # folded position -> norm position (len(text) + 1 entries)
+    positions: Sequence[int]  # folded position -> norm position (len(text) + 1 entries)
     names: Mapping[str, int | None]
     mentions: Mapping[int, int]
 
     def orig(self, start: int, end: int) -> str:
-        return self.norm[self.index[start] : self.index[end]]
+        return self.norm[self.positions[start] : self.positions[end]]
 
 
 def _is_cjk(c: str) -> bool:
