@@ -24,21 +24,25 @@ import asyncio
 import json
 import random
 import time
+import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from bench import baselines
+from bench.noop_port import NoopPort
 from bench.report import Row, in_ms, rate
 from bench.stores import Bench, Snowflakes, create_game, lock_now, utcnow
+from bot.runtime.contexts import Contexts
+from bot.runtime.port import ChannelPost
 from bot.runtime.schedule import to_ms
+from bot.runtime.service import GameService
+from bot.runtime.vote_posts import VotePosts
 from engine import codec
-from engine.commands import PostVote
 from engine.effects import ReplyToPost
 from engine.events import VotePosted
 from engine.model import Instant, Seat
 from engine.state import VotePost
-from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
 
 RAW_GAME = 999_999
 """The bench's game number for the raw rows (its own game row, so foreign keys hold)."""
@@ -87,26 +91,25 @@ async def prepare_games(bench: Bench, games: int, first: int = 0) -> list[int]:
 
 
 async def ingest_one(bench: Bench, game_id: int, text: str, author: int, message_id: int) -> bool:
-    """One vote post through the bot's path (PlayCog.ingest); True if accepted."""
-    service = bench.service
-    if not await service.is_active(game_id):
-        return False
-    state = await service.state(game_id)
-    names = {f"玩家{int(s.seat)}": int(s.seat) for s in state.seats}
-    mentions = {int(s.player): int(s.seat) for s in state.seats if s.player.isdigit()}
-    parsed = parse_vote_post(text, names=names, mentions=mentions)
-    if isinstance(parsed, NotAVote):
-        return False
-    command = PostVote(
-        player=str(author),
-        post_id=str(message_id),
-        target=Seat(parsed.seat) if isinstance(parsed, VoteFor) else None,
-        abstain=isinstance(parsed, Abstain),
-        raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
-        at=Instant(to_ms(utcnow())),
-    )
-    outcome = await service.submit(game_id, command, message_id=message_id)
-    return outcome.ok
+    """One vote post through the bot's own path (`VotePosts.ingest`, what `PlayCog.ingest`
+    calls); True if accepted."""
+    post = ChannelPost(id=message_id, author_id=author, content=text, created_at=utcnow())
+    outcome = await _vote_posts(bench.service).ingest(game_id, post)
+    return outcome is not None and outcome.ok
+
+
+_VOTE_POSTS: weakref.WeakKeyDictionary[GameService, VotePosts] = weakref.WeakKeyDictionary()
+
+
+def _vote_posts(service: GameService) -> VotePosts:
+    """The runtime's vote-post reader on `service` (one per service, as the runtime keeps one),
+    with a platform that does nothing (seat names come from the store, as the bot's do)."""
+    votes = _VOTE_POSTS.get(service)
+    if votes is None:
+        port = NoopPort()
+        votes = VotePosts(service, Contexts(service, port, "zh-CN"), port)
+        _VOTE_POSTS[service] = votes
+    return votes
 
 
 async def run_ingest(

@@ -46,20 +46,11 @@ _AS_IS = frozenset({str, int, float, bool, type(None)})
 """Types dumped as they are (exactly these: an enum deriving from str or int is not one)."""
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
-"""Per class, a dataclass's field names in order (None: not a dataclass), read once: every vote
-post dumps its events and effects, every snapshot the whole state."""
+Dump = Callable[[Any], dict[str, Any]]
 
-
-def _field_names(cls: type) -> tuple[str, ...] | None:
-    try:
-        return _FIELD_NAMES[cls]
-    except KeyError:
-        names = None
-        if dataclasses.is_dataclass(cls):
-            names = tuple(f.name for f in dataclasses.fields(cls))
-        _FIELD_NAMES[cls] = names
-        return names
+_DUMPERS: dict[type, Dump | None] = {}
+"""Per class, the function that dumps a dataclass of it (None: not a dataclass), made once: every
+vote post dumps its events and effects, every snapshot the whole state."""
 
 
 def dump(obj: Any) -> Any:
@@ -67,12 +58,14 @@ def dump(obj: Any) -> Any:
     cls = type(obj)
     if cls in _AS_IS:
         return obj
-    names = _field_names(cls)
-    if names is not None:
-        out: dict[str, Any] = {"type": cls.__name__}
-        for name in names:
-            out[name] = dump(getattr(obj, name))
-        return out
+    if cls is tuple:  # the commonest container (and often empty)
+        return [dump(x) for x in obj] if obj else []
+    try:
+        dump_one = _DUMPERS[cls]
+    except KeyError:
+        dump_one = _DUMPERS[cls] = _dumper(cls)
+    if dump_one is not None:
+        return dump_one(obj)
     if isinstance(obj, Enum):
         return obj.value
     if isinstance(obj, tuple | list):
@@ -80,6 +73,25 @@ def dump(obj: Any) -> Any:
     if isinstance(obj, frozenset | set):
         return sorted(dump(x) for x in obj)
     return obj
+
+
+def _dumper(cls: type) -> Dump | None:
+    """For a dataclass, a function made for its fields: the dict `{"type": name, field: value,
+    ...}` in field order, each value kept as it is when its type is one `_AS_IS` names (no call)
+    and dumped otherwise. None for any other class."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    names = [f.name for f in dataclasses.fields(cls)]
+    scope: dict[str, Any] = {"as_is": _AS_IS, "dump": dump, "name": cls.__name__}
+    lines = ["def dump_one(obj):"]
+    items = ['"type": name']
+    for i, field in enumerate(names):
+        lines.append(f"    v{i} = obj.{field}")
+        items.append(f"{field!r}: v{i} if type(v{i}) in as_is else dump(v{i})")
+    lines.append("    return {" + ", ".join(items) + "}")
+    exec("\n".join(lines), scope)  # the source is made here, from field names only
+    made: Dump = scope["dump_one"]
+    return made
 
 
 def load(data: Any) -> Any:

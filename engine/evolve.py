@@ -8,7 +8,6 @@ Bookkeeping only: every decision is already in the event. Separate from `engine.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import assert_never
 
 from engine.events import (
@@ -34,6 +33,7 @@ from engine.events import (
     WindowOpened,
 )
 from engine.model import Seat
+from engine.replacing import replace
 from engine.state import GameState, SeatState
 
 

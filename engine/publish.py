@@ -1,4 +1,5 @@
-"""What to tell whom after events: `effects_for(before, events)`.
+"""What to tell whom after events: `effects_for(before, events)` (`effects_and_state` also returns
+the state after them).
 
 One place decides what is public. Public effects (Announce, ClockPost, ReplyToPost) carry only
 what every player may know: who left, the vote table, ties and lots, overrides, and at the end
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import overload
 
 from engine.effects import (
     Announce,
@@ -69,6 +71,22 @@ from engine.state import (
 
 def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
     """The effects of `events` applied to `before` (None when the first event creates the game)."""
+    return effects_and_state(before, events)[0]
+
+
+@overload
+def effects_and_state(
+    before: GameState, events: Sequence[Event]
+) -> tuple[list[Effect], GameState]: ...
+@overload
+def effects_and_state(
+    before: GameState | None, events: Sequence[Event]
+) -> tuple[list[Effect], GameState | None]: ...
+def effects_and_state(
+    before: GameState | None, events: Sequence[Event]
+) -> tuple[list[Effect], GameState | None]:
+    """`effects_for`, and the state after the events: saying what to tell whom folds the events
+    anyway, so a caller that needs the new state (the service, on every input) folds them once."""
     out: list[Effect] = []
     state = before
     for event in events:
@@ -79,7 +97,7 @@ def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effec
         out.extend(_membership(state, after))
         out.extend(_override_log(event))
         state = after
-    return out
+    return out, state
 
 
 def _membership(before: GameState | None, after: GameState) -> list[Effect]:

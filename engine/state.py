@@ -310,7 +310,7 @@ class GameState:
 
     def seats_of(self, player: str) -> tuple[Seat, ...]:
         """Every seat a player holds (one, or one per card where a ruleset deals several)."""
-        return tuple(s.seat for s in self.seats if s.player == player)
+        return tuple([s.seat for s in self.seats if s.player == player])  # a list: no generator
 
     def alive(self) -> tuple[Seat, ...]:
         """Seats still in the game, in seat order."""

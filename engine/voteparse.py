@@ -43,10 +43,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 __all__ = [
     "Abstain",
@@ -110,16 +110,16 @@ def parse_vote_post(
     """Parse one post.  ``names``: display name -> seat; ``mentions``: Discord user id -> seat."""
     norm = _normalise(text).lstrip(_MARKDOWN).lstrip()
     folded, index = _fold(norm)
-    ctx = _Context(
-        text=folded,
-        norm=norm,
-        index=index,
-        names=_prepared_names(tuple((names or {}).items())),
-        mentions=mentions or {},
-    )
     starts = _target_starts(folded)
     if not starts:
         return NotAVote()
+    ctx = _Context(
+        text=folded,
+        norm=norm,
+        positions=index,
+        names=_prepared_names(tuple((names or {}).items())),
+        mentions=mentions or {},
+    )
     # Several readings only when a keyword is a prefix of another ("投票给" / "投票" / "投") or
     # "vote for": the first one that resolves wins, else the report of the longest reading.
     results = [_parse_from(ctx, pos) for pos in starts]
@@ -131,12 +131,41 @@ def parse_vote_post(
 
 def _normalise(s: str) -> str:
     s = unicodedata.normalize("NFKC", s)
-    s = "".join(c for c in s if unicodedata.category(c) != "Cf")
+    if not s.isascii():  # no ASCII character is a format character (Cf)
+        s = s.translate(_FORMAT_CHARS)
     return _SPACES_RE.sub(" ", s).strip()
 
 
-def _fold(s: str) -> tuple[str, list[int]]:
+class _FormatCharsDropped(dict[int, int | None]):
+    """A `str.translate` table that drops format characters (category Cf: zero-width space,
+    BOM, ...) and keeps every other: each code point's answer looked up once, then read in C
+    (the per-character Python test was a tenth of a vote post's parse). A deterministic memo,
+    bounded: beyond `LIMIT` code points it answers without remembering."""
+
+    LIMIT = 65_536
+
+    def __missing__(self, code: int) -> int | None:
+        kept = None if unicodedata.category(chr(code)) == "Cf" else code
+        if len(self) < self.LIMIT:
+            self[code] = kept
+        return kept
+
+
+_FORMAT_CHARS = _FormatCharsDropped()
+
+
+def _fold(s: str) -> tuple[str, Sequence[int]]:
     """Case-fold ``s`` character by character; ``index[j]`` is the source of folded char ``j``."""
+    folded = s.casefold()
+    if len(folded) == len(s):
+        # Case folding maps each character on its own to one or more: as long as the whole,
+        # every character folded to exactly one, so each folded char's source is its position.
+        return folded, range(len(s) + 1)
+    return _fold_per_char(s)
+
+
+def _fold_per_char(s: str) -> tuple[str, list[int]]:
+    """`_fold` one character at a time, for text where a character folds to several."""
     parts: list[str] = []
     index: list[int] = []
     for k, c in enumerate(s):
@@ -172,16 +201,17 @@ def _prepare_names(names: Mapping[str, int]) -> dict[str, int | None]:
 # --- scanning -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Context:
+class _Context(NamedTuple):
+    """One post being parsed (a named tuple: made for every post, read only)."""
+
     text: str  # normalised and folded: what we match against
     norm: str  # normalised, original case: what we report
-    index: list[int]  # folded position -> norm position (len(text) + 1 entries)
+    positions: Sequence[int]  # folded position -> norm position (len(text) + 1 entries)
     names: Mapping[str, int | None]
     mentions: Mapping[int, int]
 
     def orig(self, start: int, end: int) -> str:
-        return self.norm[self.index[start] : self.index[end]]
+        return self.norm[self.positions[start] : self.positions[end]]
 
 
 def _is_cjk(c: str) -> bool:

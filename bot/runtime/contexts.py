@@ -8,7 +8,7 @@ from bot.records.render import Context
 from bot.runtime.hosting import is_forum
 from bot.runtime.port import ChatPort
 from bot.runtime.service import GameService
-from engine.state import GameState
+from engine.state import GameState, SeatState
 
 
 class Contexts:
@@ -20,6 +20,9 @@ class Contexts:
         self.language = language
         self._names: dict[int, dict[str, str]] = {}
         """Per game, user id → the name recorded for them (sign-up, /mod replace)."""
+        self._seated: dict[int, tuple[tuple[SeatState, ...], dict[int, str]]] = {}
+        """Per game, the seats last named and their names, when every name was recorded (none
+        from the member cache, which may change): the same seats tuple gets the same names."""
 
     async def context(
         self, game_id: int, state: GameState | None = None, locale: str | None = None
@@ -41,20 +44,29 @@ class Contexts:
         replace` (the store's seat terms, read once per new holder and cached), so names never
         depend on the member cache and a restart shows the same ones. Only a holder recorded
         without a name (a substitute recorded by id) is named from the member cache, if there."""
+        seated = self._seated.get(game_id)
+        if seated is not None and seated[0] is state.seats:
+            return dict(seated[1])  # a day's posts share the seats tuple (`evolve` keeps it)
         recorded = self._names.get(game_id, {})
         if any(s.player not in recorded for s in state.seats):
             terms = await self.service.repo.seats(game_id)  # by seat then term: the last wins
             recorded = {str(t.user_id): t.name for t in terms if t.user_id is not None}
             self._names[game_id] = recorded
+        all_recorded = True
         server_id: int | None = None
         names: dict[int, str] = {}
         for seat in state.seats:
             who = seat.player
             name = recorded.get(who, "")
             if not name or name == who:  # no name recorded for this holder
+                all_recorded = False
                 if server_id is None:
                     server_id = (await self.service.info(game_id)).server_id
                 cached = self.port.member_name(server_id, int(who)) if who.isdigit() else None
                 name = cached or name or who
             names[int(seat.seat)] = name
-        return names
+        if all_recorded:
+            self._seated[game_id] = (state.seats, names)
+        else:
+            self._seated.pop(game_id, None)
+        return dict(names)

@@ -50,9 +50,9 @@ from engine.commands import Command, Lock, ReplacePlayer
 from engine.effects import ReplyToPost, as_posts, params
 from engine.errors import EngineError
 from engine.events import Event, GameEnded
-from engine.game import decide, evolve, new_game, replay_events, start_events
+from engine.game import decide, new_game, replay_events, start_events
 from engine.model import Instant
-from engine.publish import effects_for
+from engine.publish import effects_and_state, effects_for
 from engine.rulesets import get_ruleset
 from engine.setup import option_names
 from engine.state import GameState
@@ -334,7 +334,8 @@ class GameService:
                 # duplicate_post): the outcome of any redelivery, not a refusal.
                 return Outcome(state=state, duplicate=True), result.pending
             return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
-        effects = as_posts(effects_for(state, events))
+        published, after = effects_and_state(state, events)  # the events folded once
+        effects = as_posts(published)
         # a forum game's vote posts: opened and locked after the engine's effects (its 看表帖)
         shell = vote_post_steps(events) if is_forum((await self.info(game_id)).channels) else []
         finished = any(isinstance(e, GameEnded) for e in events)
@@ -355,8 +356,7 @@ class GameService:
         )
         if result.duplicate:
             return Outcome(state=state, duplicate=True), result.pending
-        for event in events:
-            state = evolve(state, event)
+        state = after
         last_seq = result.last_seq
         assert last_seq is not None
         snapshot_seq = loaded.snapshot_seq

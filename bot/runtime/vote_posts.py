@@ -8,6 +8,7 @@ message id makes it idempotent, so reading a post twice records it once.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from bot.records.render import Context
 from bot.runtime.contexts import Contexts
@@ -17,16 +18,25 @@ from bot.runtime.schedule import to_ms
 from bot.runtime.service import GameService, Outcome
 from engine.commands import PostVote
 from engine.model import Instant, Seat
-from engine.state import GameState
+from engine.state import GameState, SeatState
 from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
 
+SeatMaps = tuple[dict[str, int], dict[int, int]]
+"""Display name → seat and Discord user id → seat: what the vote-post parser resolves."""
 
-def seat_maps(state: GameState, ctx: Context) -> tuple[dict[str, int], dict[int, int]]:
+
+def seat_maps(state: GameState, ctx: Context) -> SeatMaps:
+    """Names and mentions that point at seats, for the vote-post parser (`maps_of` with the
+    context's seat names)."""
+    return maps_of(state, ctx.names)
+
+
+def maps_of(state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
     """Names and mentions that point at seats, for the vote-post parser. A player holding
     several cards (5.0 双身份) is no vote target by name or mention: a vote names a card."""
     held = Counter(s.player for s in state.seats)
     names = {
-        name: seat for seat, name in ctx.names.items() if held[state.seat(Seat(seat)).player] == 1
+        name: seat for seat, name in seat_names.items() if held[state.seat(Seat(seat)).player] == 1
     }
     mentions = {
         int(s.player): int(s.seat)
@@ -36,6 +46,29 @@ def seat_maps(state: GameState, ctx: Context) -> tuple[dict[str, int], dict[int,
     return names, mentions
 
 
+class KnownMaps:
+    """Each game's seat maps, made again only when its seats (who holds which card) or their
+    names change: a day's vote posts share one seating, and building the maps was as much CPU as
+    parsing the post. The seats are compared by identity (`evolve` keeps the tuple while nobody
+    leaves or is replaced), the names by value (a name may come from the member cache)."""
+
+    def __init__(self) -> None:
+        self._games: dict[int, tuple[tuple[SeatState, ...], dict[int, str], SeatMaps]] = {}
+
+    def get(self, game_id: int, state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
+        """The maps for `state` and `seat_names` (the parser only reads them)."""
+        known = self._games.get(game_id)
+        if known is not None and known[0] is state.seats and known[1] == seat_names:
+            return known[2]
+        maps = maps_of(state, seat_names)
+        self._games[game_id] = (state.seats, dict(seat_names), maps)
+        return maps
+
+    def forget(self, game_id: int) -> None:
+        """Drop a game's maps (it is over)."""
+        self._games.pop(game_id, None)
+
+
 class VotePosts:
     """Turns vote-channel posts into votes: one at a time as they arrive, or a channel's history."""
 
@@ -43,14 +76,16 @@ class VotePosts:
         self.service = service
         self.contexts = contexts
         self.port = port
+        self.maps = KnownMaps()
 
     async def ingest(self, game_id: int, post: ChannelPost) -> Outcome | None:
         """Record a post in the vote channel as a vote (None: the game is over, or it is chat)."""
         if not await self.service.is_active(game_id):
+            self.maps.forget(game_id)
             return None
         state = await self.service.state(game_id)
-        ctx = await self.contexts.context(game_id, state)
-        names, mentions = seat_maps(state, ctx)
+        seat_names = await self.contexts.seat_names(game_id, state)
+        names, mentions = self.maps.get(game_id, state, seat_names)
         parsed = parse_vote_post(post.content, names=names, mentions=mentions)
         if isinstance(parsed, NotAVote):
             return None

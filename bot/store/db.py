@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
 from sqlalchemy import DateTime, Dialect, event
@@ -96,7 +95,8 @@ def resolve_url(url: str | URL | None = None) -> URL:
 
 
 # One serializer for both backends: no NaN (PostgreSQL's json refuses it), Chinese kept readable.
-_json_dumps = partial(json.dumps, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+# One encoder made once (what `json.dumps` with these options builds on every call).
+_json_dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
 json_dumps = _json_dumps
 """The store's JSON serializer, for writes that bypass SQLAlchemy (``bot.store.sqlite_group``)."""
 

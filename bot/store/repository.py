@@ -424,8 +424,9 @@ class Repository:
         if len(set(seats)) != len(seats):
             raise ValueError("one substitute per seat per input")
         batch = Batch(events, effects, message_id, outcome, substitutes)
-        future = self._grouped().append(game_id, batch, expected_seq, finish)
-        return await asyncio.shield(future)
+        # Awaited as it is, not shielded: a caller cancelled cancels only its own future, which
+        # the group then leaves unanswered (``Append.answer``), its input written all the same.
+        return await self._grouped().append(game_id, batch, expected_seq, finish)
 
     async def _record_alone(self, append: Append) -> RecordResult:
         """One input in a transaction of its own (when its group could not be written)."""
@@ -474,10 +475,7 @@ class Repository:
             return
         self._unwritten_marks.difference_update(group.marks)
         for append, result in zip(group.appends, results, strict=True):
-            if isinstance(result, RecordResult):
-                append.future.set_result(result)
-            else:
-                append.future.set_exception(result)
+            append.answer(result)
         for outbox_id, waiting in group.marks.items():
             if waiting is not None and not waiting.done():
                 waiting.set_result(outbox_id in changed)
@@ -500,9 +498,10 @@ class Repository:
                         waiting.set_result(outbox_id in changed)
         for append in group.appends:
             try:
-                append.future.set_result(await self._record_alone(append))
+                result: RecordResult | Exception = await self._record_alone(append)
             except Exception as exc:
-                append.future.set_exception(exc)
+                result = exc
+            append.answer(result)
         for game_id, (seq, version, state) in group.snapshots.items():
             try:
                 async with self._writing(lazy=True) as s:

@@ -4,7 +4,8 @@ Through SQLAlchemy's async layer each statement is several round trips between t
 aiosqlite's thread (and as many hand-offs of the GIL): ~30 per vote post, most of a post's CPU.
 Here a group is one function on that thread (``commit``): the ``synchronous`` level,
 ``BEGIN IMMEDIATE``, the group's statements as plain ``sqlite3`` calls (done marks, the duplicate
-check, each input's bump of its game's row, one INSERT per table, snapshots) and ``COMMIT``.
+check, the bumps of the games' rows (one statement for every game with one input in the group),
+one INSERT per table, snapshots) and ``COMMIT``.
 What they write is what the SQLAlchemy statements of ``bot.store.statements`` write, column for
 column (JSON by the store's serializer, datetimes as SQLAlchemy stores them on SQLite).
 """
@@ -12,13 +13,14 @@ column (JSON by the store's serializer, datetimes as SQLAlchemy stores them on S
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.store.db import json_dumps
-from bot.store.statements import chunks
+from bot.store.statements import CHUNK, chunks
 from bot.store.writer import Stage
 
 SEEN = "seen"
@@ -65,12 +67,58 @@ def stored_time(value: datetime) -> str:
     return naive.isoformat(sep=" ", timespec="microseconds")
 
 
+def _bump(conn: sqlite3.Connection, at: str, append: PlannedAppend) -> int | None:
+    """Bump one input's game row; its new last seq, or None if the row did not match."""
+    params: list[Any] = [len(append.events), at]
+    if append.finish:
+        params.append(at)
+    params.append(append.game_id)
+    if append.expected_seq is not None:
+        params.append(append.expected_seq)
+    sql = _bump_sql(append.expected_seq is not None, append.finish)
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else int(row[0])
+
+
 def _bump_sql(expected: bool, finish: bool) -> str:
     sets = "last_seq = last_seq + ?, updated_at = ?"
     if finish:
         sets += ", status = 'finished', finished_at = ?"
     where = "id = ? AND status = 'active'" + (" AND last_seq = ?" if expected else "")
     return f"UPDATE games SET {sets} WHERE {where} RETURNING last_seq"
+
+
+def _bump_together(
+    conn: sqlite3.Connection, at: str, appends: Sequence[PlannedAppend]
+) -> dict[int, int]:
+    """Bump the rows of games that have one input each in the group, in one statement (what
+    ``_bump_sql`` does for each, without a statement per input): game id → its new last seq,
+    for each row that matched (active, and at its expected seq when one is given)."""
+    bumped: dict[int, int] = {}
+    for start in range(0, len(appends), CHUNK):
+        part = appends[start : start + CHUNK]
+        rows = ", ".join("(?, ?, ?)" for _ in part)
+        params: list[Any] = [at]
+        for append in part:
+            params += (append.game_id, len(append.events), append.expected_seq)
+        found = conn.execute(
+            f"UPDATE games SET last_seq = last_seq + v.column2, updated_at = ? "
+            f"FROM (VALUES {rows}) AS v WHERE games.id = v.column1 AND games.status = 'active' "
+            f"AND (v.column3 IS NULL OR games.last_seq = v.column3) RETURNING id, last_seq",
+            params,
+        ).fetchall()
+        bumped.update((int(game), int(seq)) for game, seq in found)
+    return bumped
+
+
+def _bumped_together(appends: Sequence[PlannedAppend], seen: set[int]) -> list[PlannedAppend]:
+    """The inputs whose bumps can share one statement: not seen before, not finishing their
+    game, and each the only one of its game in the group (so the order of the bumps does not
+    matter). Fewer than two: none (a statement alone is what ``_bump_sql`` writes)."""
+    fresh = [a for a in appends if a.message_id is None or a.message_id not in seen]
+    games = Counter(a.game_id for a in fresh)
+    together = [a for a in fresh if not a.finish and games[a.game_id] == 1]
+    return together if len(together) > 1 else []
 
 
 def commit(
@@ -132,23 +180,22 @@ def write(
     events: list[tuple[Any, ...]] = []
     outbox: list[tuple[Any, ...]] = []
     placed: list[tuple[int, int]] = []  # (index in out.appends, outbox rows)
+    batched = _bumped_together(appends, seen)
+    together = {a.game_id for a in batched}
+    bumped = _bump_together(conn, at, batched)
     for append in appends:
         if append.message_id is not None and append.message_id in seen:
             out.appends.append(SEEN)
             continue
         n = len(append.events)
-        params: list[Any] = [n, at]
-        if append.finish:
-            params.append(at)
-        params.append(append.game_id)
-        if append.expected_seq is not None:
-            params.append(append.expected_seq)
-        sql = _bump_sql(append.expected_seq is not None, append.finish)
-        row = conn.execute(sql, params).fetchone()
-        if row is None:
+        if append.game_id in together:
+            found = bumped.get(append.game_id)
+        else:
+            found = _bump(conn, at, append)
+        if found is None:
             out.appends.append(REFUSED)
             continue
-        last_seq = int(row[0])
+        last_seq = found
         if append.finish:
             conn.execute("DELETE FROM channel_bindings WHERE game_id = ?", (append.game_id,))
         first_seq = last_seq - n + 1

@@ -36,6 +36,16 @@ class Append:
     finish: bool
     future: asyncio.Future[RecordResult]
 
+    def answer(self, result: RecordResult | BaseException) -> None:
+        """Give the caller its answer, unless it stopped waiting (cancelled: the input is written
+        or refused all the same, as it would have been had it waited)."""
+        if self.future.done():
+            return
+        if isinstance(result, BaseException):
+            self.future.set_exception(result)
+        else:
+            self.future.set_result(result)
+
 
 @dataclass(slots=True)
 class Group:

@@ -135,3 +135,15 @@ def play(rnd: random.Random, steps: int = 200) -> tuple[list[Event], list[Step]]
         played.append(Step(before=state, events=events, after=after))
         state = after
     return opening, played
+
+
+def steps_of(seed: int, games: int, steps: int = 150) -> list[Step]:
+    """Every accepted step of up to `games` games played from `seed` (games whose options were
+    refused are skipped)."""
+    rnd = random.Random(seed)
+    out: list[Step] = []
+    for _ in range(games):
+        played = play(rnd, steps=steps)
+        if played is not None:
+            out += played[1]
+    return out

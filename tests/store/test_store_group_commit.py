@@ -125,6 +125,37 @@ async def test_a_failing_input_fails_alone(db: Database) -> None:
     assert not (await repo.record(two, events=[added(2)], message_id=2)).duplicate
 
 
+async def test_a_caller_cancelled_while_waiting_leaves_its_input_written_and_others_answered(
+    db: Database,
+) -> None:
+    """The input is in the group already: it is written; the others of its group (and of the
+    next) get their answers; a group that fails writes it alone, with nobody to tell."""
+    repo = Repository(db.sessions)
+    one, two = await new_game(repo), await new_game(repo)
+    cancelled = asyncio.ensure_future(repo.record(one, events=[added(1)], message_id=11))
+    other = asyncio.ensure_future(repo.record(two, events=[added(2)], message_id=12))
+    await asyncio.sleep(0)  # both are queued for the same group
+    cancelled.cancel()
+    answer = await other
+    assert answer.last_seq == 2
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert await repo.load_events(one) == [{"type": "Started"}, added(1)]
+    again = await repo.record(one, events=[added(1)], message_id=11)
+    assert again.duplicate and again.last_seq == 2
+    failing = asyncio.ensure_future(
+        repo.record(one, events=[added(3)], effects=[{"type": "X", "bad": {1}}], message_id=13)
+    )
+    alone = asyncio.ensure_future(repo.record(one, events=[added(4)], message_id=14))
+    fine = asyncio.ensure_future(repo.record(two, events=[added(5)], message_id=15))
+    await asyncio.sleep(0)
+    alone.cancel()
+    assert (await fine).last_seq == 3
+    with pytest.raises(Exception, match="not JSON serializable"):
+        await failing  # a set is not JSON
+    assert await repo.load_events(one) == [{"type": "Started"}, added(1), added(4)]
+
+
 async def test_the_same_message_twice_at_once_is_recorded_once(repo: Repository) -> None:
     gid = await new_game(repo)
     first, again = await asyncio.gather(

@@ -130,12 +130,35 @@ async def rows(
     return tables, rank
 
 
-async def test_a_group_in_one_call_writes_what_sqlalchemy_writes(
-    db: Database, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def repositories(db: Database) -> tuple[Repository, Repository]:
+    """A repository writing groups in one call, and one writing them statement by statement."""
     one_call = Repository(db.sessions, clock=lambda: AT)
     by_statement = Repository(db.sessions, clock=lambda: AT)
     by_statement._one_call = False
+    return one_call, by_statement
+
+
+async def same_rows_and_answers(
+    db: Database,
+    theirs: tuple[list[int], list[Any]],
+    ours: tuple[list[int], list[Any]],
+    offsets: tuple[int, int],
+) -> dict[str, Any]:
+    """Checks that both scenarios wrote the same rows and got the same answers; the rows."""
+    expected, expected_rank = await rows(db, theirs[0], offsets[0])
+    got, got_rank = await rows(db, ours[0], offsets[1])
+    for table in expected:
+        assert got[table] == expected[table], table
+    assert [same_shape(answer, theirs[0], offsets[0], expected_rank) for answer in theirs[1]] == [
+        same_shape(answer, ours[0], offsets[1], got_rank) for answer in ours[1]
+    ]
+    return expected
+
+
+async def test_a_group_in_one_call_writes_what_sqlalchemy_writes(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one_call, by_statement = repositories(db)
     groups: list[int] = []
     module: Any = pg_group if db.engine.dialect.name == "postgresql" else sqlite_group
     write = module.write
@@ -151,17 +174,54 @@ async def test_a_group_in_one_call_writes_what_sqlalchemy_writes(
     groups.clear()
     ours = await one_group(one_call, db, offset=20_000)
     assert 7 in groups  # the group of seven inputs went in one call
-    expected, expected_rank = await rows(db, theirs[0], 10_000)
-    got, got_rank = await rows(db, ours[0], 20_000)
-    for table in expected:
-        assert got[table] == expected[table], table
+    expected = await same_rows_and_answers(db, theirs, ours, (10_000, 20_000))
     (snapshot,) = expected["snapshots"]  # the newer one; the older is gone
     assert snapshot[:4] == (0, 2, "v1", '{"at":2,"名":"甲"}')
-    assert [same_shape(answer, theirs[0], 10_000, expected_rank) for answer in theirs[1]] == [
-        same_shape(answer, ours[0], 20_000, got_rank) for answer in ours[1]
-    ]
     assert [type(answer).__name__ for answer in ours[1]] == [
         "RecordResult", "RecordResult", "RecordResult", "SeqConflict", "RecordResult",
         "GameNotActive", "RecordResult",
     ]  # fmt: skip
     assert isinstance(ours[1][4], RecordResult) and ours[1][4].duplicate
+
+
+async def inputs_at_once(repo: Repository, offset: int) -> tuple[list[int], list[Any]]:
+    """Games with one input each in the group (current, stale, refused with no events, over)
+    beside a game with two: each input's answer (or error)."""
+    games = [await make_game(repo, effects=1) for _ in range(5)]
+    a, b, c, d, e = games
+    await repo.record(e, events=[{"type": "End"}], finish=True)
+    answers = await asyncio.gather(
+        repo.record(a, events=[{"type": "Added", "n": 1}], message_id=offset + 1, expected_seq=1),
+        repo.record(b, events=[{"type": "Added", "n": 2}], expected_seq=1),
+        repo.record(b, events=[{"type": "Added", "n": 3}, {"type": "Added", "n": 4}]),
+        repo.record(c, events=[{"type": "Added", "n": 5}], expected_seq=9),  # stale
+        repo.record(d, events=[], effects=[{"type": "Reply"}], message_id=offset + 2),
+        repo.record(e, events=[{"type": "Added", "n": 6}]),  # over
+        return_exceptions=True,
+    )
+    await repo.flush()
+    return games, answers
+
+
+async def test_the_bumps_shared_by_a_group_write_what_one_bump_each_writes(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one_call, by_statement = repositories(db)
+    theirs = await inputs_at_once(by_statement, offset=30_000)
+    together: list[list[int]] = []
+    bump_together = sqlite_group._bump_together
+
+    def counted(conn: Any, at: str, appends: Any) -> dict[int, int]:
+        together.append([a.game_id for a in appends])
+        return bump_together(conn, at, appends)
+
+    monkeypatch.setattr(sqlite_group, "_bump_together", counted)
+    ours = await inputs_at_once(one_call, offset=40_000)
+    if db.engine.dialect.name == "sqlite":
+        a, _, c, d, e = ours[0]
+        assert [a, c, d, e] in together  # the second game has two inputs: one statement each
+    await same_rows_and_answers(db, theirs, ours, (30_000, 40_000))
+    assert [type(answer).__name__ for answer in ours[1]] == [
+        "RecordResult", "RecordResult", "RecordResult", "SeqConflict", "RecordResult",
+        "GameNotActive",
+    ]  # fmt: skip
