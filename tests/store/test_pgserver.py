@@ -46,15 +46,26 @@ async def test_the_server_is_a_throwaway_one_that_stops_and_starts(
 def test_folders_of_killed_runs_are_swept_and_live_ones_kept(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    killed, live, foreign = (
+    killed, live, sibling, foreign = (
         tmp_path / f"{PREFIX}a",
         tmp_path / f"{PREFIX}b",
         tmp_path / f"{PREFIX}c",
+        tmp_path / f"{PREFIX}d",
     )
-    for folder in (killed, live, foreign):
+    for folder in (killed, live, sibling, foreign):
         (folder / "data").mkdir(parents=True)
     (killed / OWNER).write_text(dead.stdout.strip())
     (live / OWNER).write_text(str(os.getpid()))
+    # Another live test process (a parallel worker, `pytest -n`) whose server is up: its own.
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (sibling / OWNER).write_text(str(other.pid))
+        sweep(tmp_path)
+        assert sibling.exists()
+    finally:
+        other.kill()
+        other.wait()
     sweep(tmp_path)
+    assert not sibling.exists()  # and once that process is gone, its folder goes too
     assert not killed.exists()
     assert live.exists() and foreign.exists()  # a live run's, and one without an owner: not ours
