@@ -132,7 +132,10 @@ class FaguanBot(commands.Bot):
         await self.runtime.resume_games()
 
     async def close(self) -> None:
-        """Stop timers and the database with the bot."""
+        """Stop timers and the database with the bot. In this order: no job or delivery starts
+        and those under way finish (`runtime.aclose`: the scheduler's shutdown cancels the jobs
+        still running, and the platform must still be there for their calls), then Discord,
+        then the store flushes the last done marks; the caller releases the shard claim after."""
         await self.runtime.aclose()
         if not self.runtime.scheduler.manual:
             self.runtime.scheduler.shutdown()

@@ -141,8 +141,12 @@ class Runtime:
         return len(owned), await self.service.repo.undone_count(self.shards)
 
     async def aclose(self) -> None:
-        """`close`, and the metrics' work under way ended (before the database closes)."""
+        """`close`, then the deliveries under way finished (none starts any more: a stop
+        cutting one would leave effects performed but not marked done, for the next owner to
+        perform again) and the metrics' work under way ended (before the database closes)."""
         self.close()
+        if self.started:
+            await self.service.finish_deliveries()
         if self.metrics is not None:
             await self.metrics.aclose()
 

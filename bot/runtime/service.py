@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from bot.runtime.collections_paused import collections_paused
+from bot.runtime.deliveries import Deliveries
 from bot.runtime.hosting import forum_channels, is_forum, vote_post_steps
 from bot.runtime.metrics import Metrics
 from bot.runtime.schedule import GameSchedule, from_ms, to_ms
@@ -106,6 +107,8 @@ class GameService:
         self._on_failure: Callable[[int, int], None] | None = None
         self.metrics: Metrics | None = None
         """Where inputs and failed effects are counted (the /metrics endpoint), if it is on."""
+        self.deliveries = Deliveries()
+        """The deliveries under way: a clean stop ends them before the last done marks."""
 
     def set_performer(self, perform: Perform) -> None:
         """Who performs effects (the Discord shell; a recorder in tests)."""
@@ -375,7 +378,10 @@ class GameService:
         """Perform the effects in order and mark them done; True if every one was."""
         if not items or self._perform is None:
             return not items
-        report = await deliver(self.repo, items, self._perform)
+        with self.deliveries.delivering() as allowed:
+            if not allowed:  # stopping: committed, left in the outbox for the next start
+                return False
+            report = await deliver(self.repo, items, self._perform)
         if report.failed and self.metrics is not None:
             self.metrics.discord_errors.inc(len(report.failed))
         if report.failed and self._on_failure is not None:
@@ -427,7 +433,7 @@ class GameService:
         events could not be replayed (id → reason)."""
         # Rebuilding allocates the states that stay cached: the cyclic GC finds nothing to free
         # among them, and its full collections while they pile up cost a fifth of the rebuild.
-        with collections_paused():
+        with collections_paused(), self.deliveries.under_way():
             report = await recover(
                 self.repo, fold, self._perform or _nothing, snapshot=SNAPSHOTS, shards=shards
             )
@@ -443,8 +449,15 @@ class GameService:
         """Write what the store keeps for its next transaction (done marks, snapshots)."""
         await self.repo.flush()
 
+    async def finish_deliveries(self) -> None:
+        """At a clean stop, first: no delivery starts any more, and those under way end (so
+        every effect performed has its done mark asked for before ``close`` flushes them)."""
+        await self.deliveries.finish()
+
     async def close(self) -> None:
-        """At a clean stop: ``flush``, then let the store close its own connections."""
+        """At a clean stop: the deliveries under way ended (``finish_deliveries``), ``flush``,
+        then let the store close its own connections."""
+        await self.finish_deliveries()
         await self.repo.close()
 
     async def active_games(self, shards: Shards | None = None) -> list[int]:

@@ -25,7 +25,7 @@ answers one JSON line per command line:
   the test SIGKILLs it there
 - `{"do": "posts", "guild": i}`: the bot's posts in server i's game channel, oldest first →
   `{"posts": [[text, restored]…]}` (restored: put back from the killed process's world)
-- `{"do": "quit"}`: shut down cleanly (the claim is released)
+- `{"do": "quit"}`: shut down cleanly (`FaguanBot.close`, then the claim is released)
 
 Discord outlives the bot: a config's `world` (a file written at a pause) holds the bot's posts of
 the killed process's world, put back into the new world's channels before the bot starts, so the
@@ -229,6 +229,10 @@ class Worker:
                     break
                 say(await self.answer(bot, env, command))
         finally:
+            # A clean stop, as `faguan run`'s `async with` does it (simcord's shutdown does not
+            # close the bot): the deliveries under way end and the last done marks are written
+            # before the claim is released (`run`), or the next owner performs them again.
+            await bot.close()
             await env.shutdown()
         say({"quit": True})
 

@@ -1,0 +1,120 @@
+"""A clean stop while an effect is being performed (a lock's announcements half sent).
+
+The contract: a clean stop leaves no effect performed but not marked done — the next owner of
+the game (this process restarted, or another shard process) would perform it again — and
+performs nothing after it returns. So the stop waits for the delivery under way, starts no new
+one (those effects stay in the outbox, committed, for the next start) and then flushes the done
+marks; only after that is the shard's claim released (`faguan run`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from fakes import Wired, runtime_on
+from test_runtime import new_game
+
+from bot.store import OutboxItem, Repository
+
+STILL_WAITING = 0.3
+"""Seconds after which a stop that did not wait for the delivery has long returned."""
+
+
+class Platform:
+    """The performer: what it performed, by key; once `held`, its next call waits in flight
+    until `released`."""
+
+    def __init__(self) -> None:
+        self.performed: list[str] = []
+        self.held = False
+        self.inside = asyncio.Event()
+        self.released = asyncio.Event()
+
+    async def __call__(self, item: OutboxItem) -> None:
+        if self.held:
+            self.held = False
+            self.inside.set()
+            await self.released.wait()
+        self.performed.append(item.idempotency_key)
+
+
+@pytest.fixture
+async def wired(tmp_path: Path) -> AsyncIterator[tuple[Wired, Platform]]:
+    w = await runtime_on(tmp_path)
+    platform = Platform()
+    w.runtime.service.set_performer(platform)
+    yield w, platform
+    platform.released.set()  # a failed test's lock ends
+    w.runtime.close()
+    await w.database.dispose()
+
+
+async def stop(w: Wired) -> None:
+    """What `FaguanBot.close` does around Discord's own close."""
+    await w.runtime.aclose()
+    await w.runtime.service.close()
+
+
+async def at_deadline(w: Wired, game_id: int) -> None:
+    state = await w.runtime.service.state(game_id)
+    assert state.deadline is not None
+    w.clock.set(max(w.clock.now(), dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC)))
+
+
+async def undone(w: Wired, game_id: int) -> set[str]:
+    """The keys of the game's effects not marked done, as the next start reads them."""
+    items = await Repository(w.database.sessions).undone_effects(game_id)
+    return {item.idempotency_key for item in items}
+
+
+async def lock_held_in_flight(w: Wired, platform: Platform, game_id: int) -> asyncio.Task[object]:
+    """The night's lock, its first effect's platform call in flight."""
+    await at_deadline(w, game_id)
+    platform.held = True
+    lock = asyncio.create_task(w.runtime.deadlines.lock_due(game_id))
+    await platform.inside.wait()
+    return lock
+
+
+async def test_a_clean_stop_waits_for_the_delivery_under_way_and_marks_it_done(
+    wired: tuple[Wired, Platform],
+) -> None:
+    w, platform = wired
+    game_id = await new_game(w)
+    started = len(platform.performed)
+    lock = await lock_held_in_flight(w, platform, game_id)
+    stopping = asyncio.create_task(stop(w))
+    done, _ = await asyncio.wait({stopping}, timeout=STILL_WAITING)
+    assert not done, "the stop returned with an effect in flight"
+    platform.released.set()
+    await stopping
+    at_stop = list(platform.performed)
+    await lock
+    assert platform.performed == at_stop  # nothing performed after the stop returned
+    assert len(at_stop) > started + 1  # the lock's effects, all of them
+    assert await undone(w, game_id) == set()  # and every one marked done
+
+
+async def test_once_stopping_no_delivery_starts_and_its_effects_wait_in_the_outbox(
+    wired: tuple[Wired, Platform],
+) -> None:
+    w, platform = wired
+    held, other = await new_game(w, seed="a"), await new_game(w, server_id=2, seed="b")
+    await at_deadline(w, other)
+    lock = await lock_held_in_flight(w, platform, held)
+    stopping = asyncio.create_task(stop(w))
+    await asyncio.wait({stopping}, timeout=STILL_WAITING)
+    before = list(platform.performed)
+    outcome = await w.runtime.deadlines.lock_due(other)  # an input while stopping: recorded
+    assert outcome is not None and outcome.ok
+    assert platform.performed == before  # its effects not performed
+    platform.released.set()
+    await stopping
+    await lock
+    waiting = await undone(w, other)
+    assert waiting and not waiting & set(platform.performed)  # in the outbox, for the next start
+    assert await undone(w, held) == set()
