@@ -24,6 +24,7 @@ from bot.operator_errors import (
 )
 from bot.records.forum_text import forum_text
 from bot.records.replay import ReplayFileError, replay_file
+from bot.runtime.termination import until_terminated
 from bot.store.claims import Claimed, claim_patiently
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
@@ -134,8 +135,8 @@ def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int
                 await upgrade(url)
             except Exception as exc:
                 raise _DatabaseFailed from exc
-            async with create_bot(settings) as bot:
-                await connect(bot, token)
+            async with create_bot(settings) as bot:  # SIGTERM, like Ctrl-C, closes it cleanly
+                await until_terminated(connect(bot, token))
         finally:
             await held.release()
 
