@@ -47,6 +47,14 @@ def make_bot(db: Path, clock: Any, seed: str = "e2e-seed") -> FaguanBot:
     )
 
 
+SETTLE_SECONDS = 30.0
+"""How long simcord waits, in wall time, for the bot to settle after each step. With its default
+of 5 s, runs of the whole suite on two workers now and then failed a step whose only work left
+was the SQLite group commit on its thread (`synchronous=FULL`), never reproduced alone: most
+likely a commit's fsync waiting on the other worker's writes. These tests prove what the bot
+says, not how fast a shared disk is; a bot that hangs still fails, later."""
+
+
 @contextlib.asynccontextmanager
 async def running_table(
     db: Path, players: int, clock: Any, seed: str = "e2e-seed", hosting: str = "text"
@@ -54,7 +62,7 @@ async def running_table(
     """A started bot on its own database with a table of `players` (shut down after); `clock`
     is an unbound `EnvClock` (from tests/discord/conftest.py). `hosting` "forum": the game is
     hosted in a forum channel (`Driver.start` opens it there)."""
-    env = Env(make_bot(db, clock, seed=seed))
+    env = Env(make_bot(db, clock, seed=seed), settle_timeout=SETTLE_SECONDS)
     clock.bind(env)
     table = build_table(env, players)
     if hosting == "forum":

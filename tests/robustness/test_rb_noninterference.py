@@ -50,7 +50,7 @@ from nikit import (
 from rbkit import EnvClock
 
 # isort: split
-from gamebot import GUILD_ID, make_bot
+from gamebot import GUILD_ID, SETTLE_SECONDS, make_bot
 from simcord import Env
 
 from bot.discord.views import valid_targets
@@ -129,7 +129,7 @@ class Game:
     @classmethod
     async def start(cls, db: Path, n: int) -> Game:
         clock = EnvClock()
-        env = Env(make_bot(db, clock, seed=SEED))
+        env = Env(make_bot(db, clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
         quick_settle(env)
         clock.bind(env)
         world = build(env, n)
