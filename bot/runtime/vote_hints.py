@@ -12,7 +12,7 @@ from __future__ import annotations
 from bot.runtime.contexts import Contexts
 from bot.runtime.port import ChannelPost
 from bot.runtime.service import GameService
-from bot.runtime.vote_posts import seat_maps
+from bot.runtime.vote_posts import maps_of
 from engine.voteparse import NotAVote, parse_vote_post
 from engine.windows import is_vote_window
 
@@ -35,8 +35,7 @@ class VoteHints:
         if not await self.service.is_active(game_id):
             return False
         state = await self.service.state(game_id)
-        ctx = await self.contexts.context(game_id, state)
-        names, mentions = seat_maps(state, ctx)
+        names, mentions = maps_of(state, await self.contexts.seat_names(game_id, state))
         if isinstance(parse_vote_post(post.content, names=names, mentions=mentions), NotAVote):
             return False
         if state.window is None or not is_vote_window(state.window):

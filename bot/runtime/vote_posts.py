@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from bot.records.render import Context
 from bot.runtime.contexts import Contexts
 from bot.runtime.hosting import vote_channel_id
 from bot.runtime.port import ChannelPost, ChatPort, snowflake_at
@@ -23,12 +22,6 @@ from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vo
 
 SeatMaps = tuple[dict[str, int], dict[int, int]]
 """Display name → seat and Discord user id → seat: what the vote-post parser resolves."""
-
-
-def seat_maps(state: GameState, ctx: Context) -> SeatMaps:
-    """Names and mentions that point at seats, for the vote-post parser (`maps_of` with the
-    context's seat names)."""
-    return maps_of(state, ctx.names)
 
 
 def maps_of(state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
