@@ -4,10 +4,12 @@ SQLite: Python's `sqlite3` (C) on the bench's own migrated file, with the bot's 
 `synchronous=FULL`), appending what a vote post appends at least (one `events` row and one `outbox`
 row with the same JSON payloads), one commit per post or `per_commit` posts to a commit.
 PostgreSQL: `asyncpg` directly on the same scratch database: one connection, N connections at once,
-or grouped. The Python floor: what any asyncio program pays per post before it parses a post or
-applies a rule (encode two payloads, wait for a group commit). Restart: a C read of the rows a
-rebuild reads (the newest snapshot of each active game and the events after it) with
-`json.loads` of each, in a few bulk queries.
+or grouped. The bot's rows: the same C `sqlite3` writing everything the bot's group commit
+writes for a vote post (its `inputs` row, its game row's checked bump, its `events` and `outbox`
+rows, the done mark of the reply), grouped as the bot groups. The Python floor: what any asyncio
+program pays per post before it parses a post or applies a rule (encode two payloads, wait for a
+group commit). Restart: a C read of the rows a rebuild reads (the newest snapshot of each active
+game and the events after it) with `json.loads` of each, in a few bulk queries.
 """
 
 from __future__ import annotations
@@ -33,6 +35,14 @@ from bot.store import statements
 _EVENT = (
     "INSERT INTO events (game_id, seq, type, payload, message_id, created_at) "
     "VALUES (?, ?, 'VotePosted', ?, NULL, ?)"
+)
+_EVENT_FROM = (
+    "INSERT INTO events (game_id, seq, type, payload, message_id, created_at) "
+    "VALUES (?, ?, 'VotePosted', ?, ?, ?)"
+)
+_OUTBOX_FROM = (
+    "INSERT INTO outbox (game_id, seq, message_id, payload, attempts, last_error, created_at, "
+    "done_at) VALUES (?, ?, ?, ?, 0, NULL, ?, NULL)"
 )
 _OUTBOX = (
     "INSERT INTO outbox (game_id, seq, message_id, payload, attempts, last_error, created_at, "
@@ -76,6 +86,54 @@ def sqlite_append(
                 conn.execute(_OUTBOX, (game_id, seq, effect, now))
             conn.execute("COMMIT")
         return time.perf_counter() - start
+
+
+_INPUT = (
+    "INSERT INTO inputs (message_id, game_id, outcome, first_seq, last_seq, received_at) "
+    "VALUES (?, ?, NULL, ?, ?, ?)"
+)
+_BUMP = (
+    "UPDATE games SET last_seq = last_seq + 1, updated_at = ? "
+    "WHERE id = ? AND status = 'active' AND last_seq = ? RETURNING last_seq"
+)
+_DONE = "UPDATE outbox SET done_at = ?, attempts = attempts + 1 WHERE id = ? AND done_at IS NULL"
+BOT_ROWS_MESSAGE_IDS = 9_000_000_000_000_000_000
+"""Where the bot-rows baseline's message ids start (above any the bench's posts use)."""
+
+
+def sqlite_bot_rows(
+    bench: Bench, game_id: int, payloads: tuple[str, str], rows: int, per_commit: int, first: int
+) -> float:
+    """Seconds for C `sqlite3` to write, for `rows` vote posts, every row the bot's group commit
+    writes for one (`bot.store.sqlite_group.write`): the post's `inputs` row (its message id,
+    the idempotency key), the bump of its game row checked against the seq its state was read
+    at, its `events` row and its `outbox` row, and the done mark of its reply, written with the
+    next commit as the bot writes it; `per_commit` posts to a durable commit. What no Python code
+    path can undercut while keeping the bot's contract (idempotent, sequence-checked, each
+    effect marked done), beside the bare events + outbox rows of `sqlite_append`."""
+    event, effect = payloads
+    with sqlite_c(bench) as conn:
+        (seq,) = conn.execute("SELECT last_seq FROM games WHERE id = ?", (game_id,)).fetchone()
+        done: list[int] = []
+        start = time.perf_counter()
+        for base in range(first, first + rows, per_commit):
+            now = utcnow().replace(tzinfo=None).isoformat(sep=" ")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(_DONE, [(now, outbox_id) for outbox_id in done])
+            done = []
+            for n in range(base, min(base + per_commit, first + rows)):
+                bumped = conn.execute(_BUMP, (now, game_id, seq)).fetchone()
+                if bumped is None:
+                    raise RuntimeError(f"game {game_id}: its row is not at seq {seq}")
+                seq = bumped[0]
+                conn.execute(_INPUT, (BOT_ROWS_MESSAGE_IDS + n, game_id, n, n, now))
+                conn.execute(_EVENT_FROM, (game_id, n, event, BOT_ROWS_MESSAGE_IDS + n, now))
+                reply = conn.execute(
+                    _OUTBOX_FROM, (game_id, n, BOT_ROWS_MESSAGE_IDS + n, effect, now)
+                )
+                done.append(int(reply.lastrowid or 0))
+            conn.execute("COMMIT")
+        return time.perf_counter() - start  # the last replies' marks: with a next commit
 
 
 async def sqlite_floor(

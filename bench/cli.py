@@ -62,9 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--day-posts", type=int, default=5000, help="day: vote posts in one long day"
     )
-    parser.add_argument(
-        "--timers", type=int, default=1000, help="deadlines: games' timers per run"
-    )
+    parser.add_argument("--timers", type=int, default=1000, help="deadlines: games' timers per run")
     parser.add_argument(
         "--spread",
         default="15,3",

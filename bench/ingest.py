@@ -48,7 +48,8 @@ RAW_GAME = 999_999
 """The bench's game number for the raw rows (its own game row, so foreign keys hold)."""
 FLOOR_GAMES = 100
 """From this many games at once, the SQLite run is also shown beside the Python floor
-(`baselines.sqlite_floor`): there the C rate is beyond what any Python program reaches."""
+(`baselines.sqlite_floor`) and C writing the bot's own rows (`baselines.sqlite_bot_rows`): there
+the C rate of bare rows is beyond what any Python program reaches."""
 
 
 @dataclass
@@ -190,6 +191,9 @@ async def _baseline_round(
             seconds = await baselines.sqlite_floor(bench, game_id, _raw_objects(), games, n, first)
             out.add(f"floor/{games}", n, seconds)
             first += n
+            seconds = baselines.sqlite_bot_rows(bench, game_id, payloads, n, games, first)
+            out.add(f"rows/{games}", n, seconds)
+            first += n
         return first
     conns_tried = sorted({min(g, 10) for g in groups})  # a server allows ~100 clients in all
     for conns, per in [(1, 1), *((c, 1) for c in conns_tried), *((1, g) for g in groups)]:
@@ -295,7 +299,9 @@ async def measure(
         )
         floor = f"floor/{count}"
         if floor in base.rows:
-            rows.append(_floor_row(count, base.rate(floor), base.rate(f"c/{count}"), result.rate))
+            c_rate = base.rate(f"c/{count}")
+            rows.append(_floor_row(count, base.rate(floor), c_rate, result.rate))
+            rows.append(_bot_rows_row(count, base.rate(f"rows/{count}"), c_rate, result.rate))
         if count == 10:
             rows.append(
                 Row(
@@ -315,15 +321,45 @@ async def measure(
 def _floor_row(games: int, floor: float, c_rate: float, bot: float) -> Row:
     """The Python floor beside the C rate the bot's `games`-game run is judged against: how
     much of that target any Python program could meet, and how far the bot is from the floor."""
+    return _beside_c_rate(
+        games,
+        f"the Python floor, {games} games at once (no parsing, no rules)",
+        floor,
+        c_rate,
+        f"asyncio tasks that only encode a post's two payloads and await their group's durable "
+        f"commit (C sqlite3 on a worker thread); the bot ({bot:.0f} posts/s) does "
+        f"{bot / floor if floor else 0:.2f} of this floor's rate while parsing each post, "
+        f"applying the rules and keeping the state",
+        bot,
+    )
+
+
+def _bot_rows_row(games: int, bot_rows: float, c_rate: float, bot: float) -> Row:
+    """C writing every row the bot writes per post, `games` posts to a commit, beside the bare
+    rows' C rate the bot's `games`-game run is judged against: how much of that target the
+    bot's durable, idempotent rows leave before any Python runs, and how near the bot comes."""
+    return _beside_c_rate(
+        games,
+        f"the bot's rows by C sqlite3, {games} posts per commit (no Python layer)",
+        bot_rows,
+        c_rate,
+        f"per post its inputs row (the idempotency key), its game row's sequence-checked bump, "
+        f"its events and outbox rows and its reply's done mark (with the next commit), as the "
+        f"bot's group commit writes them, one commit after another; the bot ({bot:.0f} posts/s) "
+        f"does {bot / bot_rows if bot_rows else 0:.2f} of this rate while running its Python "
+        f"(parse, rules, state, JSON) between commits",
+        bot,
+    )
+
+
+def _beside_c_rate(games: int, what: str, rate: float, c_rate: float, how: str, bot: float) -> Row:
+    """A context row (no target) for the `games`-game run: `rate` beside C's bare rows."""
     return Row(
         section="ingest",
-        what=f"sqlite: the Python floor, {games} games at once (no parsing, no rules)",
-        figure=f"{floor:.0f} posts/s",
+        what=f"sqlite: {what}",
+        figure=f"{rate:.0f} posts/s",
         baseline=f"C sqlite3, {games} posts per commit: {c_rate:.0f}/s",
-        ratio=floor / c_rate if c_rate else None,
-        note=f"context for the {games}-game target: asyncio tasks that only encode a post's two "
-        f"payloads and await their group's durable commit (C sqlite3 on a worker thread); the "
-        f"bot ({bot:.0f} posts/s) does {bot / floor if floor else 0:.2f} of this floor's rate "
-        f"while parsing each post, applying the rules and keeping the state",
-        values={"posts_per_s": floor, "baseline_per_s": c_rate, "bot_per_s": bot},
+        ratio=rate / c_rate if c_rate else None,
+        note=f"context for the {games}-game target: {how}",
+        values={"posts_per_s": rate, "baseline_per_s": c_rate, "bot_per_s": bot},
     )

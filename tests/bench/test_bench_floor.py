@@ -1,5 +1,6 @@
-"""The Python floor of `faguan bench` (`bench.baselines.sqlite_floor`) writes what it claims: every
-post's event and reply rows, committed, in groups of the posts waiting together."""
+"""The 100-game context baselines of `faguan bench` write what they claim: the Python floor
+(`bench.baselines.sqlite_floor`) every post's event and reply rows, committed in groups of the
+posts waiting together; the bot's rows by C (`sqlite_bot_rows`) every row the bot writes per post."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import json
 import sqlite3
 
 from bench import baselines
-from bench.ingest import FLOOR_GAMES, RAW_GAME, _floor_row, _raw_objects
+from bench.ingest import (
+    FLOOR_GAMES,
+    RAW_GAME,
+    _bot_rows_row,
+    _floor_row,
+    _raw_objects,
+    _raw_payloads,
+)
 from bench.stores import create_game, open_bench
 
 
@@ -35,3 +43,44 @@ def test_the_floor_row_is_context_beside_the_c_rate() -> None:
     assert row.ratio == 0.25 and row.met is None and row.target == ""
     assert "C sqlite3, 100 posts per commit: 80000/s" in row.baseline
     assert "0.25 of this floor's rate" in row.note
+
+
+async def test_the_bot_rows_baseline_writes_what_the_bot_writes_per_post() -> None:
+    async with open_bench("sqlite") as bench:
+        game_id = await create_game(bench.service, RAW_GAME)
+        path = baselines.sqlite_path(bench)
+        with sqlite3.connect(path) as conn:
+            (seq,) = conn.execute("SELECT last_seq FROM games WHERE id = ?", (game_id,)).fetchone()
+        payloads = _raw_payloads()
+        seconds = baselines.sqlite_bot_rows(bench, game_id, payloads, 10, 4, 5_000)
+        assert seconds > 0
+        with sqlite3.connect(path) as conn:
+            bumped = conn.execute("SELECT last_seq FROM games WHERE id = ?", (game_id,)).fetchone()
+            inputs = conn.execute(
+                "SELECT message_id, first_seq FROM inputs WHERE game_id = ? ORDER BY first_seq",
+                (game_id,),
+            ).fetchall()
+            events = conn.execute(
+                "SELECT seq, payload, message_id FROM events WHERE game_id = ? AND seq >= 5000 "
+                "ORDER BY seq",
+                (game_id,),
+            ).fetchall()
+            replies = conn.execute(
+                "SELECT payload, message_id, done_at IS NOT NULL FROM outbox "
+                "WHERE game_id = ? AND seq >= 5000 ORDER BY id",
+                (game_id,),
+            ).fetchall()
+    ids = [baselines.BOT_ROWS_MESSAGE_IDS + n for n in range(5_000, 5_010)]
+    assert bumped == (seq + 10,)  # one checked bump per post
+    assert inputs == [(m, n) for m, n in zip(ids, range(5_000, 5_010), strict=True)]
+    assert events == [(n, payloads[0], m) for n, m in zip(range(5_000, 5_010), ids, strict=True)]
+    # groups of 4, 4, 2: each group's replies marked done by the next commit, the last group's not
+    marked = [True] * 8 + [False] * 2
+    assert replies == [(payloads[1], m, d) for m, d in zip(ids, marked, strict=True)]
+
+
+def test_the_bot_rows_row_is_context_beside_the_c_rate() -> None:
+    row = _bot_rows_row(FLOOR_GAMES, 20_000.0, 80_000.0, 5_000.0)
+    assert row.ratio == 0.25 and row.met is None and row.target == ""
+    assert "C sqlite3, 100 posts per commit: 80000/s" in row.baseline
+    assert "does 0.25 of this rate" in row.note
