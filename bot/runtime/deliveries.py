@@ -4,9 +4,10 @@ An effect performed is marked done only after its platform call returns (``mark_
 stop that let a delivery run on past it — or cancelled it in the middle — would leave effects
 performed but not marked, and the next owner of the game (this process restarted, or another
 shard process) would perform them again. So a clean stop first closes this gate — no delivery
-starts after it: those effects stay in the outbox, committed, for the next start — then waits
-until the deliveries already under way have ended, and only then are the done marks flushed and
-the shard's claim released.
+starts after it, and one under way performs no further effect (``bot.store.deliver`` asks
+``is_stopping`` before each): those effects stay in the outbox, committed and in order, for the
+next start — then waits until the platform calls in flight have returned, and only then are the
+done marks flushed and the shard's claim released.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ class Deliveries:
         self.stopping = False
         """A stop has begun: no delivery starts any more."""
 
+    def is_stopping(self) -> bool:
+        """Whether a stop has begun (asked before each effect a delivery performs)."""
+        return self.stopping
+
     @contextmanager
     def delivering(self) -> Iterator[bool]:
         """Around one delivery: yields False (deliver nothing) once the stop has begun."""
@@ -45,7 +50,8 @@ class Deliveries:
     @contextmanager
     def under_way(self) -> Iterator[None]:
         """Around work that performs effects and that a stop waits for, but never refuses
-        (recovery: only a running runtime starts it)."""
+        (recovery: only a running runtime starts it; it asks ``is_stopping`` before each
+        effect)."""
         self._running += 1
         self._idle.clear()
         try:

@@ -381,7 +381,7 @@ class GameService:
         with self.deliveries.delivering() as allowed:
             if not allowed:  # stopping: committed, left in the outbox for the next start
                 return False
-            report = await deliver(self.repo, items, self._perform)
+            report = await deliver(self.repo, items, self._perform, self.deliveries.is_stopping)
         if report.failed and self.metrics is not None:
             self.metrics.discord_errors.inc(len(report.failed))
         if report.failed and self._on_failure is not None:
@@ -435,7 +435,12 @@ class GameService:
         # among them, and its full collections while they pile up cost a fifth of the rebuild.
         with collections_paused(), self.deliveries.under_way():
             report = await recover(
-                self.repo, fold, self._perform or _nothing, snapshot=SNAPSHOTS, shards=shards
+                self.repo,
+                fold,
+                self._perform or _nothing,
+                snapshot=SNAPSHOTS,
+                shards=shards,
+                stopping=self.deliveries.is_stopping,
             )
         for game_id, loaded in report.games.items():
             self._loaded[game_id] = loaded

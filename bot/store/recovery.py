@@ -41,7 +41,8 @@ class Delivery:
     failed: dict[int, str] = field(default_factory=dict)
     deferred: list[int] = field(default_factory=list)
     blocked: set[int] = field(default_factory=set)
-    """Games with an effect that failed (theirs after it wait for the next pass)."""
+    """Games with an effect that failed or was deferred by a stop (theirs after it wait for
+    the next pass)."""
 
 
 @dataclass
@@ -53,8 +54,16 @@ class RecoveryReport(Generic[S]):
     delivery: Delivery = field(default_factory=Delivery)
 
 
-async def deliver(repo: Repository, items: Sequence[OutboxItem], perform: Perform) -> Delivery:
+async def deliver(
+    repo: Repository,
+    items: Sequence[OutboxItem],
+    perform: Perform,
+    stopping: Callable[[], bool] = lambda: False,
+) -> Delivery:
     """Perform each effect and mark it done, in order; a failure defers the rest of its game.
+    Once ``stopping`` says a clean stop has begun, every effect not yet started is deferred (it
+    stays in the outbox, in order, for the next start): the stop waits for one platform call at
+    most, not for a whole pass (a restart's may hold hundreds).
 
     The shell calls this with ``record(...).pending`` after each input, recovery with every
     undone effect; one code path for both.
@@ -62,6 +71,8 @@ async def deliver(repo: Repository, items: Sequence[OutboxItem], perform: Perfor
     report = Delivery()
     blocked = report.blocked
     for item in items:
+        if item.game_id not in blocked and stopping():
+            blocked.add(item.game_id)
         if item.game_id in blocked:
             report.deferred.append(item.id)
             continue
@@ -157,9 +168,11 @@ async def recover(
     *,
     snapshot: SnapshotCodec[S] | None = None,
     shards: Shards | None = None,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> RecoveryReport[S]:
     """At start: rebuild every active game, then perform every undone effect again (with
-    ``shards``: of the games of the servers on them only; other processes own the rest).
+    ``shards``: of the games of the servers on them only; other processes own the rest; none
+    started once ``stopping``, see ``deliver``).
 
     Effects of games just stopped stay undone (their state is in doubt) until a moderator
     resumes the game; finished games' last effects are performed.
@@ -175,5 +188,6 @@ async def recover(
             report.stopped[game_id] = info.status_error or ""
         else:
             report.games[game_id] = loaded
-    report.delivery = await deliver(repo, await repo.undone_effects(shards=shards), perform)
+    undone = await repo.undone_effects(shards=shards)
+    report.delivery = await deliver(repo, undone, perform, stopping)
     return report

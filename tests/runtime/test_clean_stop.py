@@ -1,10 +1,11 @@
-"""A clean stop while an effect is being performed (a lock's announcements half sent).
+"""A clean stop while effects are being performed (a lock's announcements half sent, a restart's
+pass over the outbox).
 
 The contract: a clean stop leaves no effect performed but not marked done — the next owner of
 the game (this process restarted, or another shard process) would perform it again — and
-performs nothing after it returns. So the stop waits for the delivery under way, starts no new
-one (those effects stay in the outbox, committed, for the next start) and then flushes the done
-marks; only after that is the shard's claim released (`faguan run`).
+performs nothing after it returns. So the stop waits for the platform call in flight, starts no
+further effect (those stay in the outbox, committed and in order, for the next start) and then
+flushes the done marks; only after that is the shard's claim released (`faguan run`).
 """
 
 from __future__ import annotations
@@ -26,15 +27,18 @@ STILL_WAITING = 0.3
 
 class Platform:
     """The performer: what it performed, by key; once `held`, its next call waits in flight
-    until `released`."""
+    until `released`; while `failing`, every call fails."""
 
     def __init__(self) -> None:
         self.performed: list[str] = []
         self.held = False
+        self.failing = False
         self.inside = asyncio.Event()
         self.released = asyncio.Event()
 
     async def __call__(self, item: OutboxItem) -> None:
+        if self.failing:
+            raise RuntimeError("the platform is away")
         if self.held:
             self.held = False
             self.inside.set()
@@ -80,7 +84,7 @@ async def lock_held_in_flight(w: Wired, platform: Platform, game_id: int) -> asy
     return lock
 
 
-async def test_a_clean_stop_waits_for_the_delivery_under_way_and_marks_it_done(
+async def test_a_clean_stop_waits_for_the_call_in_flight_and_leaves_the_rest_in_order(
     wired: tuple[Wired, Platform],
 ) -> None:
     w, platform = wired
@@ -95,8 +99,31 @@ async def test_a_clean_stop_waits_for_the_delivery_under_way_and_marks_it_done(
     at_stop = list(platform.performed)
     await lock
     assert platform.performed == at_stop  # nothing performed after the stop returned
-    assert len(at_stop) > started + 1  # the lock's effects, all of them
-    assert await undone(w, game_id) == set()  # and every one marked done
+    assert len(at_stop) == started + 1  # the call in flight, and no further effect
+    left = await undone(w, game_id)
+    assert left and at_stop[-1] not in left  # it is marked done; the lock's others wait
+    assert not left & set(at_stop)
+
+
+async def test_a_clean_stop_during_a_restarts_outbox_pass_ends_it_after_the_call_in_flight(
+    wired: tuple[Wired, Platform],
+) -> None:
+    w, platform = wired
+    platform.failing = True  # the game's first effects fail: undone, for the restart's pass
+    game_id = await new_game(w)
+    waiting = await undone(w, game_id)
+    assert len(waiting) > 2
+    platform.failing, platform.held = False, True
+    recovering = asyncio.create_task(w.runtime.service.recover())
+    await platform.inside.wait()
+    stopping = asyncio.create_task(stop(w))
+    done, _ = await asyncio.wait({stopping}, timeout=STILL_WAITING)
+    assert not done, "the stop returned with an effect in flight"
+    platform.released.set()
+    await stopping
+    await recovering
+    assert len(platform.performed) == 1  # the call in flight, not the rest of the pass
+    assert await undone(w, game_id) == waiting - set(platform.performed)
 
 
 async def test_once_stopping_no_delivery_starts_and_its_effects_wait_in_the_outbox(
@@ -117,4 +144,4 @@ async def test_once_stopping_no_delivery_starts_and_its_effects_wait_in_the_outb
     await lock
     waiting = await undone(w, other)
     assert waiting and not waiting & set(platform.performed)  # in the outbox, for the next start
-    assert await undone(w, held) == set()
+    assert not await undone(w, held) & set(platform.performed)  # the rest wait, unperformed
