@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import json
 import sys
 import traceback
@@ -25,7 +26,8 @@ from bot.operator_errors import (
 from bot.records.forum_text import forum_text
 from bot.records.replay import ReplayFileError, replay_file
 from bot.runtime.termination import until_terminated
-from bot.store.claims import Claimed, claim_patiently
+from bot.store.backup import BackupRefused, Copy, Refusal, backup, restore
+from bot.store.claims import Claimed, claim, claim_patiently
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
@@ -196,6 +198,71 @@ def _db(args: argparse.Namespace) -> int:
         return _fail("faguan db upgrade", found, exc, verbose=args.verbose)
 
 
+_REFUSED_EXIT = {
+    Refusal.NOT_FAGUAN: Exit.NOT_A_DATABASE,
+    Refusal.DAMAGED: Exit.NOT_A_DATABASE,
+    Refusal.TOO_NEW: Exit.SCHEMA_TOO_NEW,
+}
+"""Exit statuses of refused backups and restores (the others are the operator's mistakes: 2)."""
+
+
+def _db_copy(args: argparse.Namespace) -> int:
+    """`faguan db backup FILE` and `faguan db restore FILE` (SQLite; `bot.store.backup`)."""
+    command = f"faguan db {args.action}"
+    try:
+        configured = args.database_url or _settings(args.config, args.config_given).database.url
+        url = resolve_url(configured)
+        given_as = "--database-url" if args.database_url else "database.url"
+        check_database_url(url, given_as=given_as)
+        if args.action == "backup":
+            copy = backup(url, Path(args.file))
+            print(f"{command}: wrote {copy.path}: {_held(copy)}; checked whole")
+            return Exit.OK
+        copy, kept = asyncio.run(_restoring(url, Path(args.file)))
+    except ConfigError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return Exit.CONFIG
+    except OperatorError as refused:
+        return _fail(command, refused, refused, verbose=args.verbose)
+    except BackupRefused as refused:
+        print(f"{command}: {refused.line}; nothing changed", file=sys.stderr)
+        return _REFUSED_EXIT.get(refused.why, Exit.CONFIG)
+    except Claimed:
+        print(
+            f"{command}: the bot is running on {url.database}: stop it first; nothing changed",
+            file=sys.stderr,
+        )
+        return Exit.ALREADY_RUNNING
+    except OSError as exc:
+        print(f"{command}: {exc.strerror or exc}: {exc.filename}; nothing changed", file=sys.stderr)
+        return Exit.CONFIG
+    print(f"{command}: {copy.path} is now the backup {args.file}: {_held(copy)}")
+    if kept is not None:
+        print(f"{command}: the database it replaced is kept as {kept}")
+    print(
+        f"{command}: at its start the bot reads the vote channels again from the backup's point "
+        "and performs the deadlines passed since; night powers and moderators' commands given "
+        "after the backup are not in it: redo them (docs/deploy.md, Backups)"
+    )
+    return Exit.OK
+
+
+async def _restoring(url: URL, backup_file: Path) -> tuple[Copy, Path | None]:
+    """The restore, under the lock a running bot holds (so none is running)."""
+    held = await claim(url, None, None)
+    try:
+        return restore(url, backup_file, dt.datetime.now(dt.UTC))
+    finally:
+        await held.release()
+
+
+def _held(copy: Copy) -> str:
+    return (
+        f"{copy.games} game(s), {copy.active} in play, schema {copy.revision}, "
+        f"{copy.size / 1e6:.1f} MB"
+    )
+
+
 def _bench(args: argparse.Namespace) -> int:
     from bench.cli import main as bench_main
 
@@ -226,17 +293,34 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
     db = sub.add_parser(
         "db",
-        help="database maintenance: faguan db upgrade [--database-url URL]",
-        description=(
-            "faguan db upgrade: bring the database schema up to date. Exit status as for "
-            "faguan run (2, 6, 7, 8)."
-        ),
+        help="database maintenance: faguan db upgrade | backup FILE | restore FILE",
+        description="Database maintenance. Exit status as for faguan run (2, 6, 7, 8, 9).",
     )
-    db.add_argument("action", choices=["upgrade"])
-    db.add_argument("--config", help="the configuration file (default: config.toml if present)")
-    db.add_argument("--database-url", help="database URL (default: the configured one)")
-    db.add_argument("--verbose", action="store_true", help=verbose)
-    db.set_defaults(func=_db)
+    actions = db.add_subparsers(dest="action", required=True)
+    for action, about, func in (
+        ("upgrade", "bring the database schema up to date", _db),
+        (
+            "backup",
+            "copy the SQLite database to a new FILE while the bot runs: consistent as of one "
+            "commit, checked whole (PostgreSQL: pg_dump)",
+            _db_copy,
+        ),
+        (
+            "restore",
+            "put a backup FILE in the SQLite database's place; the bot must be stopped (exit "
+            "status 9 otherwise), and the database replaced is kept beside it",
+            _db_copy,
+        ),
+    ):
+        one = actions.add_parser(action, help=about, description=f"faguan db {action}: {about}.")
+        if func is _db_copy:
+            one.add_argument("file", help="the backup file")
+        one.add_argument(
+            "--config", help="the configuration file (default: config.toml if present)"
+        )
+        one.add_argument("--database-url", help="database URL (default: the configured one)")
+        one.add_argument("--verbose", action="store_true", help=verbose)
+        one.set_defaults(func=func)
     replay = sub.add_parser("replay", help="play a game file without Discord and print its record")
     replay.add_argument("game", help="a replay file (TOML, docs/replay.md)")
     replay.add_argument("--json", action="store_true", help="print the record as JSON")

@@ -64,16 +64,21 @@ def _refuse_unknown_revisions(config: Config) -> None:
     """Raise SchemaTooNew before Alembic tries (and fails at length) to upgrade from it."""
     heads = MigrationContext.configure(config.attributes["connection"]).get_current_heads()
     script = ScriptDirectory.from_config(config)
-    unknown = []
-    for revision in heads:
-        try:
-            known = script.get_revision(revision) is not None
-        except CommandError:  # alembic's ResolutionError: no such revision
-            known = False
-        if not known:
-            unknown.append(revision)
+    unknown = [revision for revision in heads if not _known(script, revision)]
     if unknown:
         raise SchemaTooNew(unknown)
+
+
+def is_known_revision(revision: str) -> bool:
+    """Whether `revision` is one of migrations/ (else a newer faguan wrote it)."""
+    return _known(ScriptDirectory.from_config(alembic_config()), revision)
+
+
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        return script.get_revision(revision) is not None
+    except CommandError:  # alembic's ResolutionError: no such revision
+        return False
 
 
 def _upgrade(config: Config, revision: str) -> None:

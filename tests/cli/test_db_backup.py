@@ -1,0 +1,214 @@
+"""`faguan db backup` and `faguan db restore` (SQLite): a copy taken while the bot records posts is
+the database as of one commit; a restore needs the bot stopped, keeps what it replaces, and never
+lets an outbox id be given twice; every refusal changes nothing and says why."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bench.ingest import prepare_games, run_ingest
+from bench.stores import Bench, Snowflakes, create_game, noop_performer, sqlite_url
+from bot.cli import main
+from bot.operator_errors import Exit
+from bot.runtime.service import GameService, fold
+from bot.runtime.snapshots import SNAPSHOTS
+from bot.runtime.timing import SystemClock
+from bot.store import Repository, open_database, upgrade
+from bot.store.backup import OUTBOX_GAP, backup
+from bot.store.claims import claim
+from bot.store.db import resolve_url
+
+
+@dataclass
+class Bot:
+    """A bot's storage and service on a SQLite file (no Discord)."""
+
+    path: Path
+    bench: Bench
+
+    @property
+    def url(self) -> str:
+        return self.bench.url
+
+    @property
+    def service(self) -> GameService:
+        return self.bench.service
+
+
+@pytest.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
+    path = tmp_path / "faguan.db"
+    url = sqlite_url(path)
+    await upgrade(url)
+    db = open_database(url)
+    repo = Repository(db.sessions)
+    service = GameService(repo, SystemClock())
+    service.set_performer(noop_performer)
+    yield Bot(path, Bench(backend="sqlite", url=url, db=db, repo=repo, service=service))
+    await repo.flush()
+    await db.dispose()
+
+
+async def loaded_games(url: str) -> dict[int, int]:
+    """Every game of the database at `url` rebuilt from its rows: game id → its last seq."""
+    db = open_database(url)
+    try:
+        repo = Repository(db.sessions)
+        ids = [info.id for info in await repo.list_games()]
+        return {g: (await repo.load_game(g, fold, snapshot=SNAPSHOTS)).seq for g in ids}
+    finally:
+        await db.dispose()
+
+
+def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def db_args(action: str, bot: Bot, file: Path) -> list[str]:
+    return ["db", action, str(file), "--database-url", bot.url]
+
+
+async def test_backups_taken_while_posts_are_recorded_each_hold_one_commits_database(
+    bot: Bot, tmp_path: Path
+) -> None:
+    games = await prepare_games(bot.bench, 3)
+    before = await loaded_games(bot.url)
+    ingest = asyncio.create_task(run_ingest(bot.bench, games, 600, ids=Snowflakes()))
+    copies = []
+    while not ingest.done() or not copies:
+        copy = tmp_path / f"backup-{len(copies)}.db"
+        await asyncio.to_thread(backup, resolve_url(bot.url), copy)
+        copies.append(copy)
+    assert (await ingest).refused == 0
+    after = await loaded_games(bot.url)
+    seen = []
+    for copy in copies:
+        assert rows(copy, "PRAGMA integrity_check") == [("ok",)]
+        assert rows(copy, "PRAGMA journal_mode") == [("delete",)]  # one file, no WAL beside it
+        held = await loaded_games(sqlite_url(copy))  # raises on a gap or a torn game row
+        assert held.keys() == after.keys()
+        assert all(before[g] <= held[g] <= after[g] for g in held)
+        seen.append(sum(held.values()))
+    # taken while posts were being recorded: some copy holds part of them
+    assert any(sum(before.values()) < n < sum(after.values()) for n in seen), seen
+
+
+async def test_a_backup_never_replaces_a_file(bot: Bot, tmp_path: Path) -> None:
+    await create_game(bot.service, 1)
+    file = tmp_path / "kept.db"
+    file.write_bytes(b"an older backup")
+    code = await asyncio.to_thread(main, db_args("backup", bot, file))
+    assert code == Exit.CONFIG
+    assert file.read_bytes() == b"an older backup"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_postgresql_is_pointed_at_its_own_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "copy.db"
+    code = main(["db", "backup", str(file), "--database-url", "postgresql://u@127.0.0.1:9/x"])
+    assert code == Exit.CONFIG
+    assert "pg_dump" in capsys.readouterr().err
+    assert not file.exists()
+
+
+async def test_a_restore_puts_the_backup_in_place_and_keeps_the_database_it_replaced(
+    bot: Bot, tmp_path: Path
+) -> None:
+    first = await create_game(bot.service, 1)
+    file = tmp_path / "backup.db"
+    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
+    later = await create_game(bot.service, 2)  # after the backup: only in the replaced database
+    await bot.service.flush()
+    (last_id,) = rows(bot.path, "SELECT max(id) FROM outbox")[0]
+    await bot.bench.db.dispose()  # the bot stopped
+    assert await asyncio.to_thread(main, db_args("restore", bot, file)) == Exit.OK
+    assert (await loaded_games(bot.url)).keys() == {first}
+    (kept,) = [
+        p
+        for p in tmp_path.iterdir()
+        if p.name.startswith("faguan.db.before-restore-") and not p.name.endswith(("-wal", "-shm"))
+    ]
+    assert (await loaded_games(sqlite_url(kept))).keys() == {first, later}
+    # the next effect's id (its idempotency key) was never given, in either timeline
+    restarted = open_database(bot.url)
+    try:
+        service = GameService(Repository(restarted.sessions), SystemClock())
+        service.set_performer(noop_performer)
+        await create_game(service, 3)
+    finally:
+        await restarted.dispose()
+    (first_new,) = rows(bot.path, "SELECT min(id) FROM outbox WHERE game_id <> ?", first)[0]
+    (backed_up,) = rows(file, "SELECT max(id) FROM outbox")[0]
+    assert isinstance(first_new, int) and isinstance(last_id, int) and isinstance(backed_up, int)
+    assert first_new > last_id  # after every id of the replaced timeline
+    assert first_new == backed_up + OUTBOX_GAP + 1  # as long as it had fewer than OUTBOX_GAP
+
+
+async def test_a_restore_while_the_bot_runs_is_refused(bot: Bot, tmp_path: Path) -> None:
+    await create_game(bot.service, 1)
+    file = tmp_path / "backup.db"
+    assert await asyncio.to_thread(main, db_args("restore", bot, file)) == Exit.CONFIG  # none yet
+    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
+    await bot.service.flush()
+    before = bot.path.read_bytes()
+    held = await claim(bot.url, None, None)  # what `faguan run` holds for its life
+    try:
+        code = await asyncio.to_thread(main, db_args("restore", bot, file))
+    finally:
+        await held.release()
+    assert code == Exit.ALREADY_RUNNING
+    assert bot.path.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if ".before-restore-" in p.name]
+
+
+@pytest.mark.parametrize(
+    ("spoil", "code", "says"),
+    [
+        pytest.param("not sqlite", Exit.NOT_A_DATABASE, "not a SQLite database", id="junk"),
+        pytest.param("no tables", Exit.NOT_A_DATABASE, "not a faguan database", id="other-db"),
+        pytest.param("damaged", Exit.NOT_A_DATABASE, "damaged", id="damaged"),
+        pytest.param("newer", Exit.SCHEMA_TOO_NEW, "newer faguan", id="newer-schema"),
+    ],
+)
+async def test_a_restore_of_a_file_the_bot_cannot_run_is_refused_and_changes_nothing(
+    bot: Bot,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    spoil: str,
+    code: Exit,
+    says: str,
+) -> None:
+    await create_game(bot.service, 1)
+    file = tmp_path / "backup.db"
+    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
+    if spoil == "not sqlite":
+        file.write_bytes(b"these are not the pages of a database" * 200)
+    elif spoil == "no tables":
+        file.unlink()
+        with sqlite3.connect(file) as conn:
+            conn.execute("CREATE TABLE notes (text TEXT)")
+    elif spoil == "damaged":
+        data = bytearray(file.read_bytes())
+        page = 4096
+        data[3 * page : 6 * page] = b"\xff" * (3 * page)  # a few pages past the header
+        file.write_bytes(bytes(data))
+    else:
+        with sqlite3.connect(file) as conn:
+            conn.execute("UPDATE alembic_version SET version_num = 'f00dfeed'")
+    await bot.service.flush()
+    before = bot.path.read_bytes()
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, db_args("restore", bot, file)) == code
+    err = capsys.readouterr().err
+    assert says in err and "nothing changed" in err and "Traceback" not in err
+    assert bot.path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if "restor" in p.name] == []
