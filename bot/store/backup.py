@@ -91,6 +91,8 @@ def backup(url: URL, dest: Path) -> Copy:
         raise BackupRefused(Refusal.EXISTS, f"{dest} exists: name a new file")
     if not source.is_file():
         raise BackupRefused(Refusal.MISSING, f"no database at {source}")
+    if not dest.parent.is_dir():
+        raise BackupRefused(Refusal.MISSING, f"no folder {dest.parent} for {dest.name}")
     with _partial(dest, "backup") as partial:
         _copy(source, partial)
         checked = _check(partial, f"the database {source}")

@@ -100,7 +100,7 @@ async def test_backups_taken_while_posts_are_recorded_each_hold_one_commits_data
     assert any(sum(before.values()) < n < sum(after.values()) for n in seen), seen
 
 
-async def test_a_backup_never_replaces_a_file(bot: Bot, tmp_path: Path) -> None:
+async def test_a_backup_never_replaces_a_file_nor_makes_a_folder(bot: Bot, tmp_path: Path) -> None:
     await create_game(bot.service, 1)
     file = tmp_path / "kept.db"
     file.write_bytes(b"an older backup")
@@ -108,6 +108,9 @@ async def test_a_backup_never_replaces_a_file(bot: Bot, tmp_path: Path) -> None:
     assert code == Exit.CONFIG
     assert file.read_bytes() == b"an older backup"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    nowhere = tmp_path / "no such folder" / "copy.db"
+    assert await asyncio.to_thread(main, db_args("backup", bot, nowhere)) == Exit.CONFIG
+    assert not nowhere.parent.exists()
 
 
 def test_postgresql_is_pointed_at_its_own_tools(
