@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
+
 from bench import baselines
 from bench.ingest import (
     FLOOR_GAMES,
@@ -17,6 +19,8 @@ from bench.ingest import (
     _raw_payloads,
 )
 from bench.stores import create_game, open_bench
+from bot.runtime.service import fold
+from bot.runtime.snapshots import SNAPSHOTS
 
 
 async def test_the_floor_commits_every_post_of_every_game() -> None:
@@ -54,6 +58,8 @@ async def test_the_bot_rows_baseline_writes_what_the_bot_writes_per_post() -> No
         payloads = _raw_payloads()
         seconds = baselines.sqlite_bot_rows(bench, game_id, payloads, 10, 4, 5_000)
         assert seconds > 0
+        rebuilt = await bench.repo.load_game(game_id, fold, snapshot=SNAPSHOTS)
+        assert rebuilt.seq == seq
         with sqlite3.connect(path) as conn:
             bumped = conn.execute("SELECT last_seq FROM games WHERE id = ?", (game_id,)).fetchone()
             inputs = conn.execute(
@@ -71,7 +77,7 @@ async def test_the_bot_rows_baseline_writes_what_the_bot_writes_per_post() -> No
                 (game_id,),
             ).fetchall()
     ids = [baselines.BOT_ROWS_MESSAGE_IDS + n for n in range(5_000, 5_010)]
-    assert bumped == (seq + 10,)  # one checked bump per post
+    assert bumped == (seq,)  # put back: the game is still whole (a restart rebuilds it)
     assert inputs == [(m, n) for m, n in zip(ids, range(5_000, 5_010), strict=True)]
     assert events == [(n, payloads[0], m) for n, m in zip(range(5_000, 5_010), ids, strict=True)]
     # groups of 4, 4, 2: each group's replies marked done by the next commit, the last group's not
@@ -84,3 +90,11 @@ def test_the_bot_rows_row_is_context_beside_the_c_rate() -> None:
     assert row.ratio == 0.25 and row.met is None and row.target == ""
     assert "C sqlite3, 100 posts per commit: 80000/s" in row.baseline
     assert "does 0.25 of this rate" in row.note
+
+
+async def test_the_bot_rows_baseline_checks_each_bump_as_the_bot_does() -> None:
+    async with open_bench("sqlite") as bench:
+        game_id = await create_game(bench.service, RAW_GAME)
+        await bench.repo.finish_game(game_id)  # its row no longer takes inputs
+        with pytest.raises(RuntimeError, match="not at seq"):
+            baselines.sqlite_bot_rows(bench, game_id, _raw_payloads(), 4, 2, 5_000)
