@@ -845,9 +845,7 @@ class Repository:
             last_seq=found.last_seq,
             outcome=found.outcome,
             # performed, its done mark not yet written: done all the same
-            outbox=tuple(
-                _item(row, done_at=now if row.id in pending else None) for row in rows
-            ),
+            outbox=tuple(_item(row, done_at=now if row.id in pending else None) for row in rows),
         )
 
     async def last_message_id(self, game_id: int) -> int | None:

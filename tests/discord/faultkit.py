@@ -33,7 +33,9 @@ def assert_same_game(faulty: dict[str, Any], d: Driver, roles: dict[int, str], s
     compare_with_replay(faulty, run(d.replay_input(roles, seed)).record)
 
 
-async def play_through_a_fault(table: Table, fault: Callable[[], AbstractContextManager[None]], seed: str) -> None:
+async def play_through_a_fault(
+    table: Table, fault: Callable[[], AbstractContextManager[None]], seed: str
+) -> None:
     """A short v2 game with the database refusing service twice: across the night's deadline
     (with a command tried meanwhile) and while day votes are posted. While it lasts, a command is
     answered "try again" and changes nothing, the lock is tried again later, the posts are read

@@ -17,7 +17,9 @@ from engine.commands import SetDeadline
 from engine.model import Instant
 
 
-def test_run_without_a_token_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_without_a_token_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     monkeypatch.chdir(tmp_path)
     assert main(["run"]) == 2
@@ -25,9 +27,13 @@ def test_run_without_a_token_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tm
     assert "DISCORD_TOKEN" in err and "config.example.toml" in err
 
 
-def test_run_names_every_config_mistake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_names_every_config_mistake(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "config.toml"
-    config.write_text('[game]\ntimezone = "Mars/Olympus"\nlanguage = "fr"\n[discord]\ntokn = "x"\n', "utf-8")
+    config.write_text(
+        '[game]\ntimezone = "Mars/Olympus"\nlanguage = "fr"\n[discord]\ntokn = "x"\n', "utf-8"
+    )
     assert main(["run", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "game.timezone" in err and "game.language" in err and "tokn" in err
@@ -36,13 +42,21 @@ def test_run_names_every_config_mistake(monkeypatch: pytest.MonkeyPatch, tmp_pat
 def test_db_upgrade_creates_the_schema(tmp_path: Path) -> None:
     db = tmp_path / "new.db"
     assert main(["db", "upgrade", "--database-url", f"sqlite:///{db}"]) == 0
-    tables = {row[0] for row in sqlite3.connect(db).execute("select name from sqlite_master where type='table'")}
+    tables = {
+        row[0]
+        for row in sqlite3.connect(db).execute("select name from sqlite_master where type='table'")
+    }
     assert {"games", "events", "outbox", "seats", "servers", "standings"} <= tables
 
 
 async def test_a_real_apscheduler_deadline_locks_the_window(tmp_path: Path) -> None:
     clock = SystemClock()
-    bot = create_bot(settings_for(tmp_path / "g.db"), clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: "s")
+    bot = create_bot(
+        settings_for(tmp_path / "g.db"),
+        clock=clock,
+        scheduler=DeadlineScheduler(clock),
+        seed_source=lambda: "s",
+    )
     env = Env(bot)
     table = build_table(env, 8)
     await env.start()

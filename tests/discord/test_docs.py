@@ -245,7 +245,9 @@ async def test_commands_doc_is_the_command_tree(bot: FaguanBot) -> None:
     if os.environ.get("FAGUAN_WRITE_DOCS") == "1":
         COMMANDS_MD.write_text(head + BEGIN + "\n" + wanted + END + tail, "utf-8")
         generated = wanted
-    assert generated == wanted, "run: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py"
+    assert generated == wanted, (
+        "run: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py"
+    )
 
 
 async def test_commands_doc_explains_every_command_and_option(bot: FaguanBot) -> None:

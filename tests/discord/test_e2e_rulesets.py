@@ -300,9 +300,7 @@ async def test_tianxia_a_target_given_or_missing_where_it_should_not_be(table12:
     # no seat is offered for guarding 傻根; a check offers the living non-police
     assert await member.autocomplete(t.channel, "act", "target", "", power="guard") == []
     # /pass stays the explicit pass; /act guard is no pass
-    assert answer(await member.slash(t.channel, "pass", power="guard")).endswith(
-        ", pass (不行使)."
-    )
+    assert answer(await member.slash(t.channel, "pass", power="guard")).endswith(", pass (不行使).")
     assert answer(await member.slash(t.channel, "act", power="guard")).endswith(
         "You may change it before the deadline; the last one counts."
     )

@@ -88,7 +88,9 @@ class Faults:
 
 
 @pytest_asyncio.fixture
-async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Table, Faults]]:
+async def rig(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Table, Faults]]:
     monkeypatch.setattr(bot.store.db, "SQLITE_BUSY_TIMEOUT_MS", 200)  # fail fast, not in 10 s
     path = tmp_path / "g.db"
     settings = settings_for(path)
@@ -97,7 +99,11 @@ async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
     faults = Faults(path, database, monkeypatch)
     clock = EnvClock()
     made = create_bot(
-        settings, clock=clock, scheduler=DeadlineScheduler(clock), database=database, seed_source=lambda: SEED
+        settings,
+        clock=clock,
+        scheduler=DeadlineScheduler(clock),
+        database=database,
+        seed_source=lambda: SEED,
     )
     env = Env(made, check_errors=False)
     clock.bind(env)
@@ -117,6 +123,8 @@ FAULTS: dict[str, Callable[[Faults], AbstractContextManager[None]]] = {
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
-async def test_sqlite_refusing_writes_mid_game_loses_nothing(rig: tuple[Table, Faults], fault: str) -> None:
+async def test_sqlite_refusing_writes_mid_game_loses_nothing(
+    rig: tuple[Table, Faults], fault: str
+) -> None:
     table, faults = rig
     await play_through_a_fault(table, lambda: FAULTS[fault](faults), SEED)

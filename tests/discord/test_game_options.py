@@ -42,7 +42,12 @@ async def test_basic_with_its_advanced_roles(table: Table) -> None:
     roles = await d.start()
     assert {"sniper", "doctor", "sheriff"} <= set(roles.values())
     state = await table.bot.runtime.service.state(d.game_id)
-    assert dict(state.options.extras) == {"sniper": "yes", "doctor": "yes", "butterfly": "no", "police_special": "sheriff"}
+    assert dict(state.options.extras) == {
+        "sniper": "yes",
+        "doctor": "yes",
+        "butterfly": "no",
+        "police_special": "sheriff",
+    }
 
 
 async def test_bad_options_are_named_and_open_no_lobby(table: Table) -> None:
@@ -62,15 +67,22 @@ async def test_bad_options_are_named_and_open_no_lobby(table: Table) -> None:
     assert not [p for p in table.public() if "v2_mine" in p]  # no lobby was announced
 
 
-async def test_a_game_that_cannot_be_dealt_is_refused_before_anything_happens(tmp_path: Path) -> None:
+async def test_a_game_that_cannot_be_dealt_is_refused_before_anything_happens(
+    tmp_path: Path,
+) -> None:
     async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        r = await t.moderator.slash(t.channel, "game new", ruleset="basic", options="sniper=yes doctor=yes")
+        r = await t.moderator.slash(
+            t.channel, "game new", ruleset="basic", options="sniper=yes doctor=yes"
+        )
         assert not r.ephemeral
         for p in t.players:
             await p.slash(t.channel, "game join")
         roles_before = set(t.guild.roles)
         started = await t.moderator.slash(t.channel, "game start")
-        assert started.ephemeral and "advanced roles of basic need at least 6 civilians" in started.response.content
+        assert (
+            started.ephemeral
+            and "advanced roles of basic need at least 6 civilians" in started.response.content
+        )
         assert set(t.guild.roles) == roles_before  # no players' role made
         assert t.bot.runtime.routes.channel_games.get(t.channel.id) is None
         again = await t.player(1).slash(t.channel, "game leave")  # the lobby is still open
@@ -79,7 +91,9 @@ async def test_a_game_that_cannot_be_dealt_is_refused_before_anything_happens(tm
 
 async def test_options_are_suggested_while_typing(table: Table) -> None:
     mod = table.moderator
-    shown = await mod.autocomplete(table.channel, "game new", "options", "sniper=yes d", ruleset="basic")
+    shown = await mod.autocomplete(
+        table.channel, "game new", "options", "sniper=yes d", ruleset="basic"
+    )
     assert [c["value"] for c in shown] == ["sniper=yes doctor=no", "sniper=yes doctor=yes"]
     shown = await mod.autocomplete(table.channel, "game new", "options", "", ruleset="wujiandao")
     assert "first_night=virtual" in [c["value"] for c in shown]
@@ -107,7 +121,12 @@ async def test_power_menus_speak_the_games_language(table: Table) -> None:
     roles = await d.start()
     killer = by_role(roles, "killer")[0]
     message = next(m for m in reversed(table.dms(table.player(killer))) if m.components)
-    labels = [o.label for row in message.components for child in row.children for o in getattr(child, "options", [])]
+    labels = [
+        o.label
+        for row in message.components
+        for child in row.children
+        for o in getattr(child, "options", [])
+    ]
     assert labels[0] == "杀人: 不行使"
     target = next(s for s in range(1, 13) if s != killer and roles[s] != "killer")
     assert f"杀人 → {target}号 玩家{target}" in labels

@@ -43,7 +43,9 @@ async def pg_table(pg_url: str) -> AsyncIterator[Table]:
         },
         env={},
     )
-    bot = create_bot(settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: SEED)
+    bot = create_bot(
+        settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: SEED
+    )
     env = Env(bot, check_errors=False)
     clock.bind(env)
     table: Table = build_table(env, 8)
@@ -68,7 +70,9 @@ async def test_a_game_on_postgresql_survives_dropped_connections(
     assert await own_pg_server.drop_connections(name) >= 1
     await d.lock()
     state = await bot.runtime.service.state(d.game_id)
-    assert not state.seat(victim).alive and state.phase is not None and state.phase.label() == "day 1"
+    assert (
+        not state.seat(victim).alive and state.phase is not None and state.phase.label() == "day 1"
+    )
     assert not await bot.runtime.service.repo.undone_effects(d.game_id)
 
 

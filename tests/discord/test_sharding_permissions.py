@@ -18,13 +18,20 @@ def sharded(db: Path, clock: EnvClock, ids: list[int]) -> FaguanBot:
     base = settings_for(db)
     settings = load(
         {
-            "discord": {"token": "t", "moderator_role": "主持人", "shard_count": 2, "shard_ids": ids},
+            "discord": {
+                "token": "t",
+                "moderator_role": "主持人",
+                "shard_count": 2,
+                "shard_ids": ids,
+            },
             "database": {"url": base.database.url},
             "game": {"schedule": {"power": "1h", "vote": "1h"}, "reminder": "off"},
         },
         env={},
     )
-    return create_bot(settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: "s")
+    return create_bot(
+        settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: "s"
+    )
 
 
 async def _open_game(env: Env, shard: int, name: str) -> int:
@@ -55,15 +62,22 @@ async def test_each_shard_owns_only_its_guilds_games_and_timers(tmp_path: Path) 
         shard0 = sharded(tmp_path / "g.db", clock, [0])
         await env.restart_bot(shard0)
         await env.settle()
-        assert mine in shard0.runtime.routes.channel_games and theirs not in shard0.runtime.routes.channel_games
-        assert [job.id for job in shard0.runtime.scheduler.jobs()] == [f"game:{shard0.runtime.routes.channel_games[mine]}:deadline"]
+        assert (
+            mine in shard0.runtime.routes.channel_games
+            and theirs not in shard0.runtime.routes.channel_games
+        )
+        assert [job.id for job in shard0.runtime.scheduler.jobs()] == [
+            f"game:{shard0.runtime.routes.channel_games[mine]}:deadline"
+        ]
     finally:
         await env.shutdown()
 
 
 async def test_missing_permissions_are_named_at_start(tmp_path: Path) -> None:
     clock = EnvClock()
-    bot = create_bot(settings_for(tmp_path / "g.db"), clock=clock, scheduler=DeadlineScheduler(clock))
+    bot = create_bot(
+        settings_for(tmp_path / "g.db"), clock=clock, scheduler=DeadlineScheduler(clock)
+    )
     env = Env(bot)
     clock.bind(env)
     guild = env.create_guild("小服")
@@ -88,7 +102,12 @@ async def test_missing_permissions_are_named_at_start(tmp_path: Path) -> None:
 
 async def test_a_game_id_from_another_server_is_not_reachable(tmp_path: Path) -> None:
     clock = EnvClock()
-    bot = create_bot(settings_for(tmp_path / "g.db"), clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: "s")
+    bot = create_bot(
+        settings_for(tmp_path / "g.db"),
+        clock=clock,
+        scheduler=DeadlineScheduler(clock),
+        seed_source=lambda: "s",
+    )
     env = Env(bot)
     clock.bind(env)
     await env.start()

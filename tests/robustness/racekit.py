@@ -251,7 +251,9 @@ async def click_dm(b: Bench, who: MemberActor, prefix: str) -> InteractionResult
 def deadline_jobs(b: Bench) -> list[Any]:
     """The game's waiting deadline jobs: `bot.app.fire_deadline` for this game."""
     return [
-        job for job in b.bot.runtime.scheduler.jobs() if job.func is fire_deadline and b.game_id in job.args
+        job
+        for job in b.bot.runtime.scheduler.jobs()
+        if job.func is fire_deadline and b.game_id in job.args
     ]
 
 

@@ -19,7 +19,15 @@ from rbkit import ROOT, examples
 
 TARGETS = ROOT / "tests" / "fuzz" / "atheris_targets.py"
 GAMES = ROOT / "tests" / "games"
-VOTE_POSTS = ["投 3", "投玩家1", "弃权", "<@1300000000000000001> 投他", "我投12号", "投三号 改投 Bob", "vote 4"]
+VOTE_POSTS = [
+    "投 3",
+    "投玩家1",
+    "弃权",
+    "<@1300000000000000001> 投他",
+    "我投12号",
+    "投三号 改投 Bob",
+    "vote 4",
+]
 
 RUNS = {"vote_post": 20_000, "replay": 20_000, "verify": 100_000, "config": 50_000}
 """Inputs per target: each a few seconds here (the targets run 4k–60k inputs a second)."""

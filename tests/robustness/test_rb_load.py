@@ -211,7 +211,9 @@ async def test_200_games_with_bursts_of_votes(tmp_path: Path) -> None:
         while len(bot.locked) < len(games) and not runtime.deadlines.lock_failures:
             assert time.monotonic() < wait_until, f"{len(bot.locked)} of {len(games)} locked"
             await asyncio.sleep(0.05)
-        assert not runtime.deadlines.lock_failures, runtime.deadlines.lock_failures  # no deadline job failed
+        assert not runtime.deadlines.lock_failures, (
+            runtime.deadlines.lock_failures
+        )  # no deadline job failed
         assert not bot.refused, [o.error for o in bot.refused][:3]
 
         # -- nothing lost, nothing doubled -------------------------------------------------------

@@ -176,7 +176,9 @@ class Planner:
         await self.play.do(step, answers)
         seen = None
         if not self.play.game_id:  # observed from the step that starts the game
-            self.play.game_id = self.play.bot.runtime.routes.channel_games.get(self.play.channel.id, 0)
+            self.play.game_id = self.play.bot.runtime.routes.channel_games.get(
+                self.play.channel.id, 0
+            )
         if self.play.game_id:
             state = await self.play.state()
             seen = await self.play.observe(state, self.seated(state))

@@ -86,7 +86,8 @@ class Fuzz:
     async def states(self) -> dict[int, GameState]:
         bot = self.t.bot
         return {
-            gid: await bot.runtime.service.state(gid) for gid in sorted(set(bot.runtime.routes.channel_games.values()))
+            gid: await bot.runtime.service.state(gid)
+            for gid in sorted(set(bot.runtime.routes.channel_games.values()))
         }
 
     async def lobbies(self) -> dict[str, Any]:
@@ -343,7 +344,11 @@ async def test_the_actor_is_always_the_one_invoking(day_one: Fuzz) -> None:
         result = await member.slash(t.channel, "role")
         assert result.ephemeral
         own = [
-            describe_view(await bot.runtime.contexts.context(f.d.game_id, state, locale=lang), state, seat.seat)
+            describe_view(
+                await bot.runtime.contexts.context(f.d.game_id, state, locale=lang),
+                state,
+                seat.seat,
+            )
             for lang in ("zh-CN", "en")
         ]
         assert answer(result) in own
@@ -429,7 +434,9 @@ async def test_a_replaced_player_keeps_nothing(day_one: Fuzz) -> None:
     mine = await t.outside.slash(t.channel, "role")
     state = await t.bot.runtime.service.state(f.d.game_id)
     own = [
-        describe_view(await t.bot.runtime.contexts.context(f.d.game_id, state, locale=lang), state, seat.seat)
+        describe_view(
+            await t.bot.runtime.contexts.context(f.d.game_id, state, locale=lang), state, seat.seat
+        )
         for lang in ("zh-CN", "en")
     ]
     assert answer(mine) in own

@@ -82,18 +82,14 @@ class Wired:
     clock: FakeClock
     database: Database
 
-    async def restart(
-        self, port: FakePort | None = None, config: Settings | None = None
-    ) -> Wired:
+    async def restart(self, port: FakePort | None = None, config: Settings | None = None) -> Wired:
         """A new runtime on the same database (the old one's jobs find nothing to do)."""
         self.runtime.close()
         config = config or self.runtime.settings
         return await wire(config, self.database, self.clock, port or self.port)
 
 
-async def wire(
-    config: Settings, database: Database, clock: FakeClock, port: FakePort
-) -> Wired:
+async def wire(config: Settings, database: Database, clock: FakeClock, port: FakePort) -> Wired:
     runtime = Runtime(config, port=port, clock=clock, scheduler=DeadlineScheduler(clock))
     service = GameService(Repository(database.sessions), clock)
     runtime.start(service)

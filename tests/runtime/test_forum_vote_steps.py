@@ -14,14 +14,20 @@ def test_a_day_opening_carries_its_deadline_and_reads_back() -> None:
     steps = vote_post_steps(
         [WindowOpened(window=night, deadline=5), WindowOpened(window=day, deadline=1_234_000)]
     )
-    assert steps == [{"type": "faguan.vote_post", "action": "open", "day": 2, "deadline": 1_234_000}]
+    assert steps == [
+        {"type": "faguan.vote_post", "action": "open", "day": 2, "deadline": 1_234_000}
+    ]
     assert vote_post_step(steps[0]) == VotePostStep("open", 2, 1_234_000)
 
 
 def test_a_victims_choice_opens_no_post_and_old_steps_read_without_a_deadline() -> None:
     choice = Window(kind=PhaseKind.DAY, number=1, chooser=Seat(3))
     assert vote_post_steps([WindowOpened(window=choice, deadline=9)]) == []
-    old = {"type": "faguan.vote_post", "action": "open", "day": 1}  # recorded before deadlines rode along
+    old = {
+        "type": "faguan.vote_post",
+        "action": "open",
+        "day": 1,
+    }  # recorded before deadlines rode along
     assert vote_post_step(old) == VotePostStep("open", 1, None)
     assert vote_post_step({"type": "post"}) is None
 

@@ -142,7 +142,9 @@ async def test_a_lock_closes_the_window_it_names_and_never_the_next(wired: Wired
     assert late.error.key == "phase.window_locked"
     state = await w.runtime.service.state(game_id)
     assert state.window is not None and state.window_index == day  # day 1 is still open
-    lock = w.runtime.service.lock_command(state, await w.runtime.service.info(game_id), window=night)
+    lock = w.runtime.service.lock_command(
+        state, await w.runtime.service.info(game_id), window=night
+    )
     assert isinstance(lock, Lock) and lock.window == night
 
 

@@ -85,7 +85,9 @@ async def test_a_sqlite_connection_returned_in_a_transaction_is_rolled_back(
         async with database.engine.connect() as conn:
             raw = (await conn.get_raw_connection()).driver_connection
             await raw.execute("BEGIN IMMEDIATE")
-            await raw.execute("INSERT INTO servers (id, settings, created_at, updated_at) VALUES (42, '{}', 'x', 'x')")
+            await raw.execute(
+                "INSERT INTO servers (id, settings, created_at, updated_at) VALUES (42, '{}', 'x', 'x')"
+            )
             assert raw.in_transaction
         async with database.engine.connect() as conn:  # the same pooled connection
             raw = (await conn.get_raw_connection()).driver_connection

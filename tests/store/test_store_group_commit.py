@@ -237,7 +237,6 @@ async def test_more_done_marks_than_a_statement_may_bind_are_written(repo: Repos
     assert await repo.mark_done(item.id) is False  # written: marking again changes nothing
 
 
-
 async def test_a_mark_written_while_undone_effects_reads_is_still_left_out(
     db: Database,
 ) -> None:

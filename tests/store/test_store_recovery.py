@@ -34,9 +34,7 @@ def fold(events: list[dict[str, Any]]) -> int:
     return total
 
 
-async def make_game(
-    repo: Repository, *ns: int, effects: int = 0, server_id: int = 1
-) -> int:
+async def make_game(repo: Repository, *ns: int, effects: int = 0, server_id: int = 1) -> int:
     created = await repo.create_game(
         server_id=server_id,
         ruleset="v2",

@@ -160,7 +160,10 @@ async def test_concurrent_appends_are_serialized_and_gap_free(db: Database) -> N
         ),
         # Redeliveries of message 100 race its first delivery: whichever lands first is the
         # input, the others return its outcome (so they carry the same content, as Discord's do).
-        *(repo.record(gid, events=[added(0), added(0)], message_id=100, outcome={"i": 0}) for _ in range(3)),
+        *(
+            repo.record(gid, events=[added(0), added(0)], message_id=100, outcome={"i": 0})
+            for _ in range(3)
+        ),
     )
     fresh = [r for r in results if not r.duplicate]
     assert len(fresh) == 12 and sum(r.duplicate for r in results) == 3
