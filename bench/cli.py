@@ -23,7 +23,7 @@ EXTRA = "pip install -e '.[bench]'"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of `faguan bench` (sizes: issue #16's; the defaults take ~6½ min on 2 cores)."""
+    """The flags of `faguan bench` (sizes: issue #16's; the defaults take ~8 min on 2 cores)."""
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument(
         "--backends",
