@@ -30,6 +30,7 @@ from typing import Any
 import discord
 import pytest
 import pytest_asyncio
+from envclock import EnvClock
 from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,23 +42,6 @@ WORLD_GUILD_ID = 1_300_000_000_000_000_001
 
 #: discord.py's error code when a user does not accept DMs from the bot.
 CANNOT_DM = 50007
-
-
-class EnvClock:
-    """A `bot.timing.Clock` that reads simcord's virtual clock, so deadlines and posts agree."""
-
-    def __init__(self) -> None:
-        self._env: Env | None = None
-
-    def bind(self, env: Env) -> None:
-        """Follow this environment's clock from now on."""
-        self._env = env
-
-    def now(self) -> datetime:
-        """simcord's current instant (aware, UTC); starts at 2026-01-01T00:00Z."""
-        if self._env is None:
-            raise RuntimeError("EnvClock used before the simcord environment exists")
-        return self._env.now()
 
 
 @dataclass

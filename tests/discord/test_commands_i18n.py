@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
-from conftest import EnvClock
 from discord import Locale, app_commands
+from envclock import EnvClock
 from gamebot import Driver, Table, build_table, make_bot
 from simcord import Env
 

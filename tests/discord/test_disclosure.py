@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import Driver, Table, build_table, by_role, make_bot
 from simcord import Env, MemberActor
 

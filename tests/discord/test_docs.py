@@ -16,8 +16,8 @@ from typing import Any
 import discord
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
 from discord import AppCommandOptionType, Locale, app_commands
+from envclock import EnvClock
 from gamebot import make_bot
 from simcord import Env
 

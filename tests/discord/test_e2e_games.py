@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import (
     Driver,
     Table,

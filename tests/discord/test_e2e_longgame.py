@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest_asyncio
 from chromium import ink, screenshot
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import GUILD_ID, Driver, Table, build_table, make_bot, settings_for
 from simcord import Env
 

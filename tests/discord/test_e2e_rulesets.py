@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import Driver, Table, by_role, compare_with_replay, running_table
 
 from bot.records.i18n import catalog

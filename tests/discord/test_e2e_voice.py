@@ -14,7 +14,7 @@ from pathlib import Path
 
 import discord
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import Driver, Table, by_role, close_dms, running_table
 
 from bot.records.i18n import render

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from faultkit import assert_same_game, drain
 from gamebot import Driver, Table, build_table, by_role, make_bot
 from simcord import Env

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from faultkit import play_through_a_fault
 from gamebot import Table, build_table, settings_for
 from simcord import Env

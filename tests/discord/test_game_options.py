@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import Driver, Table, by_role, running_table
 
 from bot.runtime.game_options import parse_options, suggestions

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import Table, build_table
 from pgserver import PgServer
 from simcord import ChannelHandle, Env, MemberActor

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import Driver, Table, build_table, by_role, settings_for
 from pgserver import PgServer
 from simcord import Env, MemberActor

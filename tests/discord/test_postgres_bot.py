@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from faultkit import play_through_a_fault
 from gamebot import Driver, Table, build_table
 from pgserver import ThrowawayServer

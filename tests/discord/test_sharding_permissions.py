@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import discord
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import settings_for
 from simcord import Env
 

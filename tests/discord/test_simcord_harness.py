@@ -22,7 +22,8 @@ from simcord import BackendError
 from bot.runtime.timing import Clock, DeadlineScheduler, window_job_id
 
 if TYPE_CHECKING:
-    from conftest import EnvClock, World
+    from conftest import World
+    from envclock import EnvClock
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,7 +12,7 @@ from typing import Any
 import discord
 import pytest
 import pytest_asyncio
-from conftest import EnvClock
+from envclock import EnvClock
 from gamebot import GUILD_ID, Driver, Table, build_table, by_role, make_bot
 from simcord import BackendError, ChannelHandle, Env, MemberActor
 

@@ -22,6 +22,8 @@ for _path in (ROOT, BOT_TESTS):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from envclock import EnvClock  # noqa: E402, F401  (tests/discord's, for the robustness tests)
+
 from bot.records.i18n import catalog  # noqa: E402
 from bot.records.render import Context  # noqa: E402
 
@@ -34,24 +36,6 @@ SCALE = float(os.environ.get("FAGUAN_FUZZ_SCALE", "1"))
 def examples(n: int) -> int:
     """`n` examples, scaled."""
     return max(1, round(n * SCALE))
-
-
-class EnvClock:
-    """A `bot.timing.Clock` reading simcord's virtual clock (as tests/discord/conftest.py's)."""
-
-    def __init__(self) -> None:
-        self._env: Any = None
-
-    def bind(self, env: Any) -> None:
-        """Follow this environment's clock from now on."""
-        self._env = env
-
-    def now(self) -> dt.datetime:
-        """simcord's current instant."""
-        if self._env is None:
-            raise RuntimeError("EnvClock used before the simcord environment exists")
-        now: dt.datetime = self._env.now()
-        return now
 
 
 # -- a minimal TOML writer (enough for what hypothesis generates) ---------------------------------
