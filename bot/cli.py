@@ -26,7 +26,7 @@ from bot.operator_errors import (
 from bot.records.forum_text import forum_text
 from bot.records.replay import ReplayFileError, replay_file
 from bot.runtime.termination import until_terminated
-from bot.store.backup import BackupRefused, Copy, Refusal, backup, restore
+from bot.store.backup import BackupRefused, Copy, Refusal, backup, database_file, restore
 from bot.store.claims import Claimed, claim, claim_patiently
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
@@ -249,6 +249,7 @@ def _db_copy(args: argparse.Namespace) -> int:
 
 async def _restoring(url: URL, backup_file: Path) -> tuple[Copy, Path | None]:
     """The restore, under the lock a running bot holds (so none is running)."""
+    database_file(url)  # PostgreSQL and in-memory databases are refused before any claim
     held = await claim(url, None, None)
     try:
         return restore(url, backup_file, dt.datetime.now(dt.UTC))
