@@ -65,12 +65,13 @@ DATABASE_DRIVERS: Final = ("sqlite+aiosqlite", "postgresql+asyncpg")
 
 #: Every section ("" is the file's top level) and the keys it may hold; sub-tables are keys too.
 LAYOUT: Final[Mapping[str, tuple[str, ...]]] = {
-    "": ("discord", "database", "game", "metrics"),
+    "": ("discord", "database", "game", "metrics", "backup"),
     "discord": ("token", "moderator_role", "shard_count", "shard_ids"),
     "database": ("url",),
     "game": ("timezone", "language", "reminder", "live_tally", "schedule"),
     "game.schedule": ("power", "vote"),
     "metrics": ("host", "port"),
+    "backup": ("folder", "every", "keep"),
 }
 
 
@@ -200,6 +201,16 @@ class MetricsSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class BackupSettings:
+    """Backups the bot takes of its SQLite database (`bot.runtime.backups`), off unless a folder
+    is set."""
+
+    folder: str | None = None
+    every: dt.timedelta = dt.timedelta(hours=6)
+    keep: int = 28
+
+
+@dataclass(frozen=True, slots=True)
 class DatabaseSettings:
     """Where events and the outbox live (an async SQLAlchemy URL)."""
 
@@ -230,6 +241,7 @@ class Settings:
     game: GameDefaults
     source: str = "defaults"
     metrics: MetricsSettings = MetricsSettings()
+    backup: BackupSettings = BackupSettings()
 
     def require_token(self) -> str:
         """Return the bot token, or raise a ConfigError that says exactly how to provide one."""
@@ -462,6 +474,34 @@ def _parse_port(value: object) -> int:
     raise _Invalid(f"got {_describe(value)}", allowed)
 
 
+MIN_BACKUP_EVERY: Final = dt.timedelta(minutes=10)
+MAX_BACKUP_EVERY: Final = dt.timedelta(days=7)
+
+
+def _parse_folder(value: object) -> str:
+    allowed = 'a folder for the backups, e.g. "backups" (leave it out: no backups)'
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise _Invalid(f"got {_describe(value)}", allowed)
+
+
+def _parse_backup_every(value: object) -> dt.timedelta:
+    duration = _parse_duration(value)
+    if not MIN_BACKUP_EVERY <= duration <= MAX_BACKUP_EVERY:
+        raise _Invalid(
+            f"{value!r} is out of range",
+            f"a duration from {_format_duration(MIN_BACKUP_EVERY)} to {MAX_BACKUP_EVERY.days}d",
+        )
+    return duration
+
+
+def _parse_keep(value: object) -> int:
+    allowed = "a number of backups from 1 to 10000"
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10000:
+        return value
+    raise _Invalid(f"got {_describe(value)}", allowed)
+
+
 def _parse_database_url(value: object) -> str:
     allowed = (
         "sqlite+aiosqlite:///PATH (e.g. sqlite+aiosqlite:///./faguan.db) or "
@@ -614,6 +654,19 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
         database_table, "database", "url", _parse_database_url, DEFAULT_DATABASE_URL
     )
 
+    # [backup]
+    backup_table = reader.table(raw, "backup")
+    defaults = BackupSettings()
+    folder, _ = reader.value(backup_table, "backup", "folder", _parse_folder, None)
+    every, _ = reader.value(backup_table, "backup", "every", _parse_backup_every, defaults.every)
+    keep, _ = reader.value(backup_table, "backup", "keep", _parse_keep, defaults.keep)
+    if folder is not None and not url.startswith("sqlite"):
+        reader.problem(
+            "backup.folder",
+            "set, but the database is not a SQLite file",
+            "leave it out and back PostgreSQL up with pg_dump (docs/deploy.md, Backups)",
+        )
+
     # [game] and [game.schedule]
     game_table = reader.table(raw, "game")
     default_zone = ZoneInfo(DEFAULT_TIMEZONE)
@@ -658,6 +711,7 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
         ),
         source=source,
         metrics=MetricsSettings(host=metrics_host, port=metrics_port),
+        backup=BackupSettings(folder=folder, every=every, keep=keep),
     )
 
 

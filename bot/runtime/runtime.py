@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.config import Settings
+from bot.runtime.backups import AutoBackups
 from bot.runtime.catch_ups import CatchUps
 from bot.runtime.collections_paused import collections_paused
 from bot.runtime.contexts import Contexts
@@ -30,7 +31,7 @@ from bot.runtime.service import GameService
 from bot.runtime.timing import Clock, DeadlineScheduler
 from bot.runtime.vote_hints import VoteHints
 from bot.runtime.vote_posts import VotePosts
-from bot.store import LobbyInfo, Shards
+from bot.store import LobbyInfo, Shards, resolve_url
 from bot.store.claims import shard_ids
 from engine.model import Instant, Seat, Team
 from engine.rulesets import rules_for
@@ -98,6 +99,8 @@ class Runtime:
         self.routes = ChannelRoutes()
         self.metrics: Metrics | None = None
         """The /metrics endpoint's figures, when `[metrics] port` is set."""
+        self.backups: AutoBackups | None = None
+        """The database's own backups, when `[backup] folder` is set."""
         self.shards = shards_of(settings)
         """The shards this process runs (None: all of them, one process); it recovers, schedules
         and performs for the games of their servers only."""
@@ -128,6 +131,10 @@ class Runtime:
         )
         service.on_delivery_failure(self.deadlines.schedule_retry)
         self.catch_ups = CatchUps(self._catch_up)
+        if self.settings.backup.folder is not None:
+            url = resolve_url(self.settings.database.url)
+            self.backups = AutoBackups(url, self.settings.backup, self.clock)
+            self.backups.start()
         metrics = self.settings.metrics
         if metrics.port is not None:
             self.metrics = Metrics()
@@ -153,6 +160,8 @@ class Runtime:
     def close(self) -> None:
         """Jobs still scheduled for this runtime find nothing to do."""
         _RUNTIMES.pop(self.key, None)
+        if self.backups is not None:
+            self.backups.close()
         if self.metrics is not None:
             self.metrics.close()
         if hasattr(self, "deadlines"):

@@ -49,6 +49,8 @@ def test_defaults() -> None:
     assert settings.game.schedule.vote == DailyAt(time(22, 0))
     assert settings.game.reminder == timedelta(hours=2)
     assert settings.game.live_tally is False
+    assert settings.backup.folder is None  # no backups unless a folder is set
+    assert (settings.backup.every, settings.backup.keep) == (timedelta(hours=6), 28)
     assert settings.source == "defaults"
 
 
@@ -114,6 +116,10 @@ VALID: list[tuple[dict[str, Any], str, Any]] = [
         "game.schedule.vote",
         WindowLength(timedelta(hours=36)),
     ),
+    ({"backup": {"folder": " backups "}}, "backup.folder", "backups"),
+    ({"backup": {"folder": "b", "every": "10m"}}, "backup.every", timedelta(minutes=10)),
+    ({"backup": {"folder": "b", "every": "7d"}}, "backup.every", timedelta(days=7)),
+    ({"backup": {"folder": "b", "keep": 1}}, "backup.keep", 1),
 ]
 
 
@@ -194,6 +200,18 @@ INVALID: list[tuple[dict[str, Any], str, str]] = [
         {"game": {"reminder": "24h", "schedule": {"power": "24h", "vote": "48h"}}},
         "game.reminder",
         "24h power window",
+    ),
+    ({"backup": {"folder": ""}}, "backup.folder", "leave it out: no backups"),
+    ({"backup": {"folder": 7}}, "backup.folder", "a folder for the backups"),
+    ({"backup": {"every": "9m"}}, "backup.every", "from 10m to 7d"),
+    ({"backup": {"every": "8d"}}, "backup.every", "out of range"),
+    ({"backup": {"every": "often"}}, "backup.every", "not a duration"),
+    ({"backup": {"keep": 0}}, "backup.keep", "from 1 to 10000"),
+    ({"backup": {"keep": True}}, "backup.keep", "from 1 to 10000"),
+    (
+        {"backup": {"folder": "b"}, "database": {"url": "postgresql+asyncpg://u@h/d"}},
+        "backup.folder",
+        "pg_dump",
     ),
     ({"game": "Asia/Shanghai"}, "game", "a table ([game])"),
     ({"game": {"schedule": "22:00"}}, "game.schedule", "a table ([game.schedule])"),

@@ -62,11 +62,13 @@ def settings(
     db: Path,
     discord: dict[str, object] | None = None,
     metrics: dict[str, object] | None = None,
+    backup: dict[str, object] | None = None,
     **game: object,
 ) -> Settings:
     return load(
         {
             "metrics": metrics or {},
+            "backup": backup or {},
             "discord": {"token": "test-token", **(discord or {})},
             "database": {"url": f"sqlite+aiosqlite:///{db}"},
             "game": {"schedule": {"power": "1h", "vote": "1h"}, "reminder": "off", **game},
@@ -100,11 +102,12 @@ async def runtime_on(
     tmp: Path,
     port: FakePort | None = None,
     metrics: dict[str, object] | None = None,
+    backup: dict[str, object] | None = None,
     **game: object,
 ) -> Wired:
-    """A started runtime on a fresh, migrated SQLite file (`metrics`: its [metrics] table)."""
+    """A started runtime on a fresh, migrated SQLite file (`metrics`, `backup`: those tables)."""
     db = tmp / "runtime.db"
-    config = settings(db, metrics=metrics, **game)
+    config = settings(db, metrics=metrics, backup=backup, **game)
     await upgrade(config.database.url)
     # from now: a catch-up reads from the game's creation, which the database stamps
     clock = FakeClock(dt.datetime.now(dt.UTC).replace(microsecond=0))

@@ -1,0 +1,108 @@
+"""Backups the bot takes of its own SQLite database, when `[backup] folder` is set.
+
+Each is `faguan db backup` (`bot.store.backup`): one commit's database, checked, a new file, taken
+on a worker thread while the bot goes on. They are named by the time they were taken
+(`faguan-20261203T040000Z.db`, UTC), so the next one is due `every` after the newest in the
+folder — a bot restarted more often than `every` still takes them — and all but the newest `keep`
+of those names are removed (nothing else in the folder is touched). A failure is logged and tried
+again `every` later; it never stops the bot. Log lines name files and counts only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import re
+from pathlib import Path
+
+from sqlalchemy.engine import URL
+
+from bot.config import BackupSettings
+from bot.runtime.timing import Clock
+from bot.store.backup import BackupRefused, backup
+
+log = logging.getLogger(__name__)
+
+NAME = re.compile(r"faguan-(\d{8}T\d{6}Z)\.db")
+"""The name of a backup the bot took: the UTC time it was taken."""
+STAMP = "%Y%m%dT%H%M%SZ"
+
+
+class AutoBackups:
+    """Takes a backup every `settings.every`, keeping the newest `settings.keep`."""
+
+    def __init__(self, url: URL, settings: BackupSettings, clock: Clock) -> None:
+        assert settings.folder is not None
+        self.url = url
+        self.folder = Path(settings.folder)
+        self.every = settings.every
+        self.keep = settings.keep
+        self.clock = clock
+        self._task: asyncio.Task[None] | None = None
+        self._tried: dt.datetime | None = None
+        """When the last backup was tried (a failed one leaves no file to count from)."""
+
+    def start(self) -> None:
+        """Run in the running event loop until `close`."""
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        log.info(
+            "backups: every %s into %s, the newest %s kept", self.every, self.folder, self.keep
+        )
+
+    def close(self) -> None:
+        """Stop (a backup on its worker thread finishes or removes its partial file)."""
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            wait = (self.due() - self.clock.now()).total_seconds()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._tried = self.clock.now()
+            await self.take()
+
+    def taken(self) -> list[tuple[dt.datetime, Path]]:
+        """The bot's backups in the folder, oldest first."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for path in self.folder.iterdir():
+            match = NAME.fullmatch(path.name)
+            if match is not None:
+                when = dt.datetime.strptime(match[1], STAMP).replace(tzinfo=dt.UTC)
+                found.append((when, path))
+        return sorted(found)
+
+    def due(self) -> dt.datetime:
+        """When the next backup is due: `every` after the newest in the folder and after the
+        last one tried (so a failing one is tried again `every` later, not at once); now if
+        there is neither."""
+        taken = self.taken()
+        after = [when for when in (taken[-1][0] if taken else None, self._tried) if when]
+        return max(after) + self.every if after else self.clock.now()
+
+    async def take(self) -> Path | None:
+        """One backup now, then the oldest beyond `keep` removed; None if it failed (logged)."""
+        now = self.clock.now().astimezone(dt.UTC)
+        path = self.folder / f"faguan-{now.strftime(STAMP)}.db"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            copy = await asyncio.to_thread(backup, self.url, path)
+        except BackupRefused as refused:
+            log.error("backup not taken: %s", refused.line)
+            return None
+        except OSError as exc:
+            log.error("backup not taken: %s: %s", exc.strerror or type(exc).__name__, exc.filename)
+            return None
+        log.info(
+            "backup taken: %s (%s games, %s in play, %.1f MB)",
+            path, copy.games, copy.active, copy.size / 1e6,
+        )  # fmt: skip
+        for _, old in self.taken()[: -self.keep]:
+            with contextlib.suppress(FileNotFoundError):
+                old.unlink()
+        return path
