@@ -20,6 +20,7 @@ from pathlib import Path
 from sqlalchemy.engine import URL
 
 from bot.config import BackupSettings
+from bot.runtime.metrics import Metrics
 from bot.runtime.timing import Clock
 from bot.store.backup import BackupRefused, backup
 
@@ -33,8 +34,12 @@ STAMP = "%Y%m%dT%H%M%SZ"
 class AutoBackups:
     """Takes a backup every `settings.every`, keeping the newest `settings.keep`."""
 
-    def __init__(self, url: URL, settings: BackupSettings, clock: Clock) -> None:
+    def __init__(
+        self, url: URL, settings: BackupSettings, clock: Clock, metrics: Metrics | None = None
+    ) -> None:
         assert settings.folder is not None
+        self.metrics = metrics
+        """Where each backup taken or failed is counted (the /metrics endpoint), if it is on."""
         self.url = url
         self.folder = Path(settings.folder)
         self.every = settings.every
@@ -93,16 +98,23 @@ class AutoBackups:
             self.folder.mkdir(parents=True, exist_ok=True)
             copy = await asyncio.to_thread(backup, self.url, path)
         except BackupRefused as refused:
-            log.error("backup not taken: %s", refused.line)
+            self._failed(refused.line)
             return None
         except OSError as exc:
-            log.error("backup not taken: %s: %s", exc.strerror or type(exc).__name__, exc.filename)
+            self._failed(f"{exc.strerror or type(exc).__name__}: {exc.filename}")
             return None
         log.info(
             "backup taken: %s (%s games, %s in play, %.1f MB)",
             path, copy.games, copy.active, copy.size / 1e6,
         )  # fmt: skip
+        if self.metrics is not None:
+            self.metrics.backup_taken.set(now.timestamp())
         for _, old in self.taken()[: -self.keep]:
             with contextlib.suppress(FileNotFoundError):
                 old.unlink()
         return path
+
+    def _failed(self, why: str) -> None:
+        log.error("backup not taken: %s", why)
+        if self.metrics is not None:
+            self.metrics.backups_failed.inc()

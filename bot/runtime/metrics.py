@@ -58,6 +58,14 @@ class Metrics:
             "Effects or commands that failed (Discord or the database away), to be retried",
             registry=reg,
         )
+        self.backup_taken = Gauge(
+            "faguan_backup_taken_timestamp_seconds",
+            "When this process last took a backup of its database ([backup]; Unix time)",
+            registry=reg,
+        )
+        self.backups_failed = Counter(
+            "faguan_backups_failed", "Backups ([backup]) tried and not taken", registry=reg
+        )
         self._refresher: asyncio.Task[None] | None = None
         self._server: Any = None
 

@@ -131,16 +131,16 @@ class Runtime:
         )
         service.on_delivery_failure(self.deadlines.schedule_retry)
         self.catch_ups = CatchUps(self._catch_up)
-        if self.settings.backup.folder is not None:
-            url = resolve_url(self.settings.database.url)
-            self.backups = AutoBackups(url, self.settings.backup, self.clock)
-            self.backups.start()
         metrics = self.settings.metrics
         if metrics.port is not None:
             self.metrics = Metrics()
             self.metrics.serve(metrics.host, metrics.port)
             service.metrics = self.metrics
             self.metrics.refresh_every(self._backlog)
+        if self.settings.backup.folder is not None:
+            url = resolve_url(self.settings.database.url)
+            self.backups = AutoBackups(url, self.settings.backup, self.clock, self.metrics)
+            self.backups.start()
 
     async def _backlog(self) -> tuple[int, int]:
         """(active games this process owns, effects not yet performed) for the metrics."""

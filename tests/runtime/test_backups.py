@@ -15,6 +15,7 @@ from fakes import runtime_on
 
 from bot.config import BackupSettings
 from bot.runtime.backups import AutoBackups
+from bot.runtime.metrics import Metrics
 from bot.runtime.timing import FakeClock, SystemClock
 from bot.store.db import resolve_url
 from bot.store.migrate import upgrade
@@ -118,3 +119,23 @@ async def test_a_runtime_with_a_backup_folder_runs_the_timer_and_stops_it(
     (one,) = w.runtime.backups.taken()
     with sqlite3.connect(one[1]) as conn:
         assert conn.execute("SELECT count(*) FROM games").fetchone() == (0,)
+
+
+async def test_the_metrics_say_when_the_last_backup_was_taken_and_how_many_failed(
+    tmp_path: Path,
+) -> None:
+    path = await database(tmp_path)
+    clock = FakeClock(START)
+    metrics = Metrics()
+    good = backups_of(path, tmp_path / "backups", clock)
+    good.metrics = metrics
+    bad = backups_of(tmp_path / "gone.db", tmp_path / "elsewhere", clock)
+    bad.metrics = metrics
+    await good.take()
+    await bad.take()
+    await bad.take()
+    assert (
+        metrics.registry.get_sample_value("faguan_backup_taken_timestamp_seconds")
+        == START.timestamp()
+    )
+    assert metrics.registry.get_sample_value("faguan_backups_failed_total") == 2
