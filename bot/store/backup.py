@@ -224,12 +224,18 @@ def _place(partial: Path, dest: Path) -> None:
         os.link(partial, dest)  # fails if dest exists (a rename would replace it)
     except FileExistsError:
         raise BackupRefused(Refusal.EXISTS, f"{dest} exists: name a new file") from None
-    partial.unlink()
-    folder = os.open(dest.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    except OSError:  # no hard links on this file system (some network or FAT mounts)
+        if dest.exists():
+            raise BackupRefused(Refusal.EXISTS, f"{dest} exists: name a new file") from None
+        partial.rename(dest)
+    else:
+        partial.unlink()
+    with contextlib.suppress(OSError):  # not every file system syncs a folder
+        folder = os.open(dest.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 def _moved(copy: Copy, path: Path) -> Copy:

@@ -222,3 +222,19 @@ async def test_a_restore_of_a_file_the_bot_cannot_run_is_refused_and_changes_not
     assert says in err and "nothing changed" in err and "Traceback" not in err
     assert bot.path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir() if "restor" in p.name] == []
+
+
+async def test_a_backup_onto_a_file_system_without_hard_links_is_renamed_into_place(
+    bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await create_game(bot.service, 1)
+
+    def no_links(src: object, dst: object) -> None:
+        raise PermissionError(1, "Operation not permitted")  # as on some network mounts
+
+    monkeypatch.setattr("bot.store.backup.os.link", no_links)
+    file = tmp_path / "copy.db"
+    copy = await asyncio.to_thread(backup, resolve_url(bot.url), file)
+    assert copy.path == file and copy.games == 1
+    assert rows(file, "PRAGMA integrity_check") == [("ok",)]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
