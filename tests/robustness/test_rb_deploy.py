@@ -222,7 +222,7 @@ def test_deployment_doc_as_written(database: str, tmp_path: Path) -> None:
                 wait_for(log, line)
 
         # Each process's figures at its own port, under the names of the page's table.
-        assert len(doc.metric_names) == 6
+        assert len(doc.metric_names) == 8
         for port, shards in zip(machine.ports, ([0, 1], [2, 3]), strict=True):
             body = metrics(port)
             for name in doc.metric_names:
