@@ -64,11 +64,18 @@ class AutoBackups:
 
     async def _run(self) -> None:
         while True:
-            wait = (self.due() - self.clock.now()).total_seconds()
+            try:
+                wait = (self.due() - self.clock.now()).total_seconds()
+            except OSError as exc:  # the folder unreadable: said, and looked at again later
+                self._failed(f"{exc.strerror or type(exc).__name__}: {exc.filename}")
+                wait = self.every.total_seconds()
             if wait > 0:
                 await asyncio.sleep(wait)
             self._tried = self.clock.now()
-            await self.take()
+            try:
+                await self.take()
+            except Exception as exc:  # unforeseen: said (its kind only), and the timer goes on
+                self._failed(f"{type(exc).__name__} (a bug: please report it)")
 
     def taken(self) -> list[tuple[dt.datetime, Path]]:
         """The bot's backups in the folder, oldest first."""

@@ -139,3 +139,27 @@ async def test_the_metrics_say_when_the_last_backup_was_taken_and_how_many_faile
         == START.timestamp()
     )
     assert metrics.registry.get_sample_value("faguan_backups_failed_total") == 2
+
+
+async def test_an_unforeseen_error_is_logged_and_the_timer_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = await database(tmp_path)
+    auto = backups_of(path, tmp_path / "backups", SystemClock(), every=dt.timedelta(seconds=1.1))
+    calls = 0
+
+    def broken(*_: object) -> None:
+        nonlocal calls
+        calls += 1
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("bot.runtime.backups.backup", broken)
+    with caplog.at_level(logging.ERROR, logger="bot.runtime.backups"):
+        auto.start()
+        try:
+            async with asyncio.timeout(30):
+                while calls < 2:
+                    await asyncio.sleep(0.05)
+        finally:
+            auto.close()
+    assert "backup not taken: RuntimeError (a bug: please report it)" in caplog.text
