@@ -26,7 +26,15 @@ from bot.operator_errors import (
 from bot.records.forum_text import forum_text
 from bot.records.replay import ReplayFileError, replay_file
 from bot.runtime.termination import until_terminated
-from bot.store.backup import BackupRefused, Copy, Refusal, backup, database_file, restore
+from bot.store.backup import (
+    BackupRefused,
+    Copy,
+    Refusal,
+    backup,
+    database_file,
+    os_reason,
+    restore,
+)
 from bot.store.claims import Claimed, claim, claim_patiently
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
@@ -234,7 +242,7 @@ def _db_copy(args: argparse.Namespace) -> int:
         )
         return Exit.ALREADY_RUNNING
     except OSError as exc:
-        print(f"{command}: {exc.strerror or exc}: {exc.filename}; nothing changed", file=sys.stderr)
+        print(f"{command}: {os_reason(exc)}; nothing changed", file=sys.stderr)
         return Exit.CONFIG
     print(f"{command}: {copy.path} is now the backup {args.file}: {_held(copy)}")
     if kept is not None:

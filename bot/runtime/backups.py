@@ -22,7 +22,7 @@ from sqlalchemy.engine import URL
 from bot.config import BackupSettings
 from bot.runtime.metrics import Metrics
 from bot.runtime.timing import Clock
-from bot.store.backup import BackupRefused, backup
+from bot.store.backup import BackupRefused, backup, os_reason
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class AutoBackups:
             try:
                 wait = (self.due() - self.clock.now()).total_seconds()
             except OSError as exc:  # the folder unreadable: said, and looked at again later
-                self._failed(f"{exc.strerror or type(exc).__name__}: {exc.filename}")
+                self._failed(os_reason(exc))
                 wait = self.every.total_seconds()
             if wait > 0:
                 await asyncio.sleep(wait)
@@ -108,7 +108,7 @@ class AutoBackups:
             self._failed(refused.line)
             return None
         except OSError as exc:
-            self._failed(f"{exc.strerror or type(exc).__name__}: {exc.filename}")
+            self._failed(os_reason(exc))
             return None
         log.info(
             "backup taken: %s (%s games, %s in play, %.1f MB)",

@@ -31,17 +31,17 @@ class Deliveries:
         self._running = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self.stopping = False
-        """A stop has begun: no delivery starts any more."""
+        self._stopping = False
+        """A stop has begun: no delivery starts any more (read by `is_stopping`)."""
 
     def is_stopping(self) -> bool:
         """Whether a stop has begun (asked before each effect a delivery performs)."""
-        return self.stopping
+        return self._stopping
 
     @contextmanager
     def delivering(self) -> Iterator[bool]:
         """Around one delivery: yields False (deliver nothing) once the stop has begun."""
-        if self.stopping:
+        if self._stopping:
             yield False
             return
         with self.under_way():
@@ -64,7 +64,7 @@ class Deliveries:
     async def finish(self, timeout: float = FINISH_SECONDS) -> bool:
         """Refuse new deliveries and wait for those under way; False if they outlived
         ``timeout`` (logged: their last effects may be performed again by the next start)."""
-        self.stopping = True
+        self._stopping = True
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
         except TimeoutError:

@@ -20,6 +20,7 @@ PostgreSQL has its own tools for this (`pg_dump`, `pg_restore`); they are not wr
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -70,6 +71,11 @@ class Copy:
     size: int
 
 
+def os_reason(exc: OSError) -> str:
+    """An operating-system failure in a line: what went wrong, and with which file."""
+    return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+
+
 def database_file(url: URL) -> Path:
     """The SQLite file of `url`; refused for PostgreSQL and for an in-memory database."""
     if url.get_backend_name() != "sqlite":
@@ -97,7 +103,7 @@ def backup(url: URL, dest: Path) -> Copy:
         _copy(source, partial)
         checked = _check(partial, f"the database {source}")
         _place(partial, dest)
-    return _moved(checked, dest)
+    return dataclasses.replace(checked, path=dest)
 
 
 def restore(url: URL, backup_file: Path, now: datetime) -> tuple[Copy, Path | None]:
@@ -118,7 +124,7 @@ def restore(url: URL, backup_file: Path, now: datetime) -> tuple[Copy, Path | No
             if kept is not None:  # put the replaced database back as it was
                 _rename_with_sidecars(kept, target)
             raise
-    return _moved(checked, target), kept
+    return dataclasses.replace(checked, path=target), kept
 
 
 @contextlib.contextmanager
@@ -236,7 +242,3 @@ def _place(partial: Path, dest: Path) -> None:
             os.fsync(folder)
         finally:
             os.close(folder)
-
-
-def _moved(copy: Copy, path: Path) -> Copy:
-    return Copy(path, copy.games, copy.active, copy.revision, copy.size)

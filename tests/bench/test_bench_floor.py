@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 
 import pytest
 
@@ -18,6 +19,7 @@ from bench.ingest import (
     _raw_objects,
     _raw_payloads,
 )
+from bench.report import Row
 from bench.stores import create_game, open_bench
 from bot.runtime.service import fold
 from bot.runtime.snapshots import SNAPSHOTS
@@ -42,11 +44,18 @@ async def test_the_floor_commits_every_post_of_every_game() -> None:
     assert replies == [(reply,)] * 20
 
 
-def test_the_floor_row_is_context_beside_the_c_rate() -> None:
-    row = _floor_row(FLOOR_GAMES, 20_000.0, 80_000.0, 5_000.0)
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [(_floor_row, "0.25 of this floor's rate"), (_bot_rows_row, "does 0.25 of this rate")],
+    ids=["floor", "bot-rows"],
+)
+def test_the_context_rows_stand_beside_the_c_rate_with_no_target(
+    make: Callable[[int, float, float, float], Row], says: str
+) -> None:
+    row = make(FLOOR_GAMES, 20_000.0, 80_000.0, 5_000.0)
     assert row.ratio == 0.25 and row.met is None and row.target == ""
     assert "C sqlite3, 100 posts per commit: 80000/s" in row.baseline
-    assert "0.25 of this floor's rate" in row.note
+    assert says in row.note
 
 
 async def test_the_bot_rows_baseline_writes_what_the_bot_writes_per_post() -> None:
@@ -83,13 +92,6 @@ async def test_the_bot_rows_baseline_writes_what_the_bot_writes_per_post() -> No
     # groups of 4, 4, 2: each group's replies marked done by the next commit, the last group's not
     marked = [True] * 8 + [False] * 2
     assert replies == [(payloads[1], m, d) for m, d in zip(ids, marked, strict=True)]
-
-
-def test_the_bot_rows_row_is_context_beside_the_c_rate() -> None:
-    row = _bot_rows_row(FLOOR_GAMES, 20_000.0, 80_000.0, 5_000.0)
-    assert row.ratio == 0.25 and row.met is None and row.target == ""
-    assert "C sqlite3, 100 posts per commit: 80000/s" in row.baseline
-    assert "does 0.25 of this rate" in row.note
 
 
 async def test_the_bot_rows_baseline_checks_each_bump_as_the_bot_does() -> None:
