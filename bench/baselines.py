@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
@@ -144,26 +146,47 @@ def sqlite_bot_rows(
         return seconds
 
 
+PostRows = tuple[list[str], list[str]]
+"""One post's rows as JSON text: its events' payloads and its effects' payloads."""
+
+
 async def sqlite_floor(
-    bench: Bench, game_id: int, payloads: tuple[Any, Any], games: int, posts: int, first: int
+    bench: Bench,
+    game_id: int,
+    rows_for: Callable[[int], PostRows],
+    games: int,
+    posts: int,
+    first: int,
 ) -> float:
     """Seconds for the least an asyncio program in this interpreter does for `posts` posts from
-    `games` games at once, each post waiting for its durable commit as the bot's do: encode its
-    two payloads (`json.dumps` of the codec's dicts), queue them, and wait while one task commits
-    whatever is queued in one C `sqlite3` transaction on a worker thread. No parsing, no rules, no
-    state: the ceiling of any Python bot on this machine, beside which the bot's 100-game rate is
-    judged (issue #16's target for it asks for 0.25 of the C rate)."""
-    dumps = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+    `games` games at once, each post waiting for its durable commit as the bot's do: make its
+    rows (``rows_for(game)``, the game's index: at least the JSON of a post's two payloads),
+    queue them, and wait while one task commits whatever is queued in one C `sqlite3`
+    transaction on a worker thread. No idempotency row, no sequence check, no done mark: with
+    bare payloads for rows, the ceiling of any Python bot on this machine, beside which the bot's
+    100-game rate is judged (issue #16's target for it asks for 0.25 of the C rate); with the
+    engine's work in ``rows_for`` (`bench.engine_floor`), the ceiling of any bot on this engine.
+    Every event row takes the next seq from `first`; effect rows share their post's first."""
     loop = asyncio.get_running_loop()
-    queued: list[tuple[int, str, str, asyncio.Future[None]]] = []
+    queued: list[tuple[int, PostRows, asyncio.Future[None]]] = []
     wake = asyncio.Event()
-    seqs = iter(range(first, first + posts))
+    seqs = itertools.count(first)
 
-    def commit(conn: sqlite3.Connection, rows: list[tuple[int, str, str]]) -> None:
+    def commit(conn: sqlite3.Connection, group: list[tuple[int, PostRows]]) -> None:
         now = utcnow().replace(tzinfo=None).isoformat(sep=" ")
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany(_EVENT, [(game_id, seq, event, now) for seq, event, _ in rows])
-        conn.executemany(_OUTBOX, [(game_id, seq, effect, now) for seq, _, effect in rows])
+        conn.executemany(
+            _EVENT,
+            [
+                (game_id, seq + n, event, now)
+                for seq, (events, _) in group
+                for n, event in enumerate(events)
+            ],
+        )
+        conn.executemany(
+            _OUTBOX,
+            [(game_id, seq, effect, now) for seq, (_, effects) in group for effect in effects],
+        )
         conn.execute("COMMIT")
 
     async def group_writer(conn: sqlite3.Connection) -> None:
@@ -174,22 +197,45 @@ async def sqlite_floor(
             wake.clear()
             group = queued[:]
             del queued[:]
-            await asyncio.to_thread(commit, conn, [row[:3] for row in group])
+            await loop.run_in_executor(
+                thread, commit, conn, [(seq, rows) for seq, rows, _ in group]
+            )
             for *_, waiting in group:
                 waiting.set_result(None)
             written += len(group)
 
-    async def one_game(count: int) -> None:
+    async def one_game(game: int, count: int) -> None:
         for _ in range(count):
             waiting = loop.create_future()
-            queued.append((next(seqs), dumps(payloads[0]), dumps(payloads[1]), waiting))
+            rows = rows_for(game)
+            seq = next(seqs)
+            for _ in range(len(rows[0]) - 1):  # a post with several events: a seq for each
+                next(seqs)
+            queued.append((seq, rows, waiting))
             wake.set()
             await waiting
 
-    with sqlite_c(bench, check_same_thread=False) as conn:
+    # Left in this order: the thread ends (its commit under way done) before the connection
+    # closes, also when a post's rows fail and the tasks are cancelled.
+    with sqlite_c(bench, check_same_thread=False) as conn, ThreadPoolExecutor(1) as thread:
         start = time.perf_counter()
-        await asyncio.gather(group_writer(conn), *(one_game(posts // games) for _ in range(games)))
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(group_writer(conn))
+            for game in range(games):
+                tasks.create_task(one_game(game, posts // games))
         return time.perf_counter() - start
+
+
+def bare_rows(payloads: tuple[Any, Any]) -> Callable[[int], PostRows]:
+    """The Python floor's rows for any game: the JSON of one post's event and reply, encoded
+    again for every post (as a bot encodes each post's own)."""
+    dumps = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+    event, reply = payloads
+
+    def rows_for(game: int) -> PostRows:
+        return [dumps(event)], [dumps(reply)]
+
+    return rows_for
 
 
 def pg_dsn(bench: Bench) -> str:

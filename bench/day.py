@@ -16,9 +16,10 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from bench.ingest import ingest_one, post_texts, prepare_games
+from bench.ingest import ingest_one, prepare_games
 from bench.report import Row
 from bench.stores import Bench, Snowflakes
+from bench.vote_plan import post_texts
 
 GAME_BASE = 80_000
 """The bench's game number for the long day."""

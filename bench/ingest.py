@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -30,9 +29,11 @@ from functools import partial
 from typing import Any
 
 from bench import baselines
+from bench.engine_floor import EnginePosts
 from bench.noop_port import NoopPort
 from bench.report import Row, in_ms, rate
 from bench.stores import Bench, Snowflakes, create_game, lock_now, utcnow
+from bench.vote_plan import plan_posts
 from bot.runtime.contexts import Contexts
 from bot.runtime.port import ChannelPost
 from bot.runtime.schedule import to_ms
@@ -48,8 +49,9 @@ RAW_GAME = 999_999
 """The bench's game number for the raw rows (its own game row, so foreign keys hold)."""
 FLOOR_GAMES = 100
 """From this many games at once, the SQLite run is also shown beside the Python floor
-(`baselines.sqlite_floor`) and C writing the bot's own rows (`baselines.sqlite_bot_rows`): there
-the C rate of bare rows is beyond what any Python program reaches."""
+(`baselines.sqlite_floor`), C writing the bot's own rows (`baselines.sqlite_bot_rows`) and the
+engine floor (`bench.engine_floor`): there the C rate of bare rows is beyond what any Python
+program reaches."""
 
 
 @dataclass
@@ -66,19 +68,6 @@ class IngestResult:
     def rate(self) -> float:
         """Posts per second."""
         return rate(self.posts, self.seconds)
-
-
-def post_texts(seat: int, user_id: int) -> list[str]:
-    """Ways players write a vote for `seat` (docs/rules.md §1.1), plus an abstention."""
-    return [
-        f"投{seat}号",
-        f"投 {seat}",
-        f"vote {seat}",
-        f"投{seat}号，理由：昨天发言前后矛盾",
-        f"投 玩家{seat}",
-        f"投 <@{user_id}>",
-        "弃权",
-    ]
 
 
 async def prepare_games(bench: Bench, games: int, first: int = 0) -> list[int]:
@@ -117,17 +106,8 @@ async def run_ingest(
     bench: Bench, game_ids: list[int], posts: int, *, seed: int = 7, ids: Snowflakes | None = None
 ) -> IngestResult:
     """`posts` vote posts spread over the games, all games at once; latency per post."""
-    rng = random.Random(seed)
     ids = ids or Snowflakes()
-    plan: dict[int, list[tuple[str, int]]] = {g: [] for g in game_ids}
-    for i in range(posts):
-        game_id = game_ids[i % len(game_ids)]
-        state = bench.service.cached_state(game_id) or await bench.service.state(game_id)
-        alive = [s for s in state.seats if s.alive]
-        author = rng.choice(alive)
-        target = rng.choice(alive)
-        text = rng.choice(post_texts(int(target.seat), int(target.player)))
-        plan[game_id].append((text, int(author.player)))
+    plan = await plan_posts(bench.service, game_ids, posts, seed)
     result = IngestResult(posts=posts, games=len(game_ids), seconds=0.0)
 
     async def one_game(game_id: int) -> None:
@@ -167,6 +147,8 @@ class _Baselines:
 
     seconds: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
+    refused: dict[str, int] = field(default_factory=dict)
+    """Posts the engine refused in the engine floor's last round (a plan's vote it cannot take)."""
 
     def add(self, name: str, rows: int, seconds: float) -> None:
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
@@ -176,11 +158,34 @@ class _Baselines:
         return rate(self.rows.get(name, 0), self.seconds.get(name, 0.0))
 
 
+async def _engine_posts(
+    bench: Bench, game_ids: list[int], posts: int, seed: int, ids: Snowflakes
+) -> EnginePosts:
+    """`posts` vote posts for the engine floor on copies of the games' states, planned as the
+    bot's runs are, read with the maps the bot's reader keeps."""
+    votes = _vote_posts(bench.service)
+    states, maps = {}, {}
+    for game_id in game_ids:
+        states[game_id] = state = await bench.service.state(game_id)
+        names = await votes.contexts.seat_names(game_id, state)
+        maps[game_id] = votes.maps.get(game_id, state, names)
+    plan = await plan_posts(bench.service, game_ids, posts, seed)
+    return EnginePosts.of(states, maps, plan, [ids.next() for _ in range(posts)])
+
+
 async def _baseline_round(
-    bench: Bench, game_id: int, rows: int, groups: list[int], first: int, out: _Baselines
+    bench: Bench,
+    game_id: int,
+    rows: int,
+    sets: dict[int, list[int]],
+    first: int,
+    out: _Baselines,
+    ids: Snowflakes,
 ) -> int:
-    """One round of every baseline variant; the next free seq."""
+    """One round of every baseline variant (`sets`: the bot's games, by how many at once); the
+    next free seq."""
     payloads = _raw_payloads()
+    groups = sorted(c for c in sets if c > 1)
     if bench.backend == "sqlite":
         for per in [1, *groups]:
             n = max(per, rows // per * per)
@@ -188,9 +193,17 @@ async def _baseline_round(
             first += n
         for games in (g for g in groups if g >= FLOOR_GAMES):
             n = max(games, rows // games * games)
-            seconds = await baselines.sqlite_floor(bench, game_id, _raw_objects(), games, n, first)
+            bare = baselines.bare_rows(_raw_objects())
+            seconds = await baselines.sqlite_floor(bench, game_id, bare, games, n, first)
             out.add(f"floor/{games}", n, seconds)
             first += n
+            posts = await _engine_posts(bench, sets[games], n, first, ids)
+            seconds = await baselines.sqlite_floor(bench, game_id, posts.rows_for, games, n, first)
+            out.add(f"engine/{games}", n, seconds)
+            out.refused[f"engine/{games}"] = posts.refused
+            first += n
+            alone = await _engine_posts(bench, sets[games], n, first, ids)
+            out.add(f"alone/{games}", n, alone.time_alone())
             seconds = baselines.sqlite_bot_rows(bench, game_id, payloads, n, games, first)
             out.add(f"rows/{games}", n, seconds)
             first += n
@@ -236,11 +249,10 @@ async def measure(
     raw_game = await create_game(bench.service, RAW_GAME)
     for count in counts:  # warm-up: imports, statement caches, connections
         await run_ingest(bench, sets[count], min(posts, 2 * count), seed=1, ids=ids)
-    groups = sorted({c for c in counts if c > 1})
     base = _Baselines()
     next_seq = 1_000_000
     next_seq = await _baseline_round(
-        bench, raw_game, 2 * max(counts), groups, next_seq, _Baselines()
+        bench, raw_game, 2 * max(counts), sets, next_seq, _Baselines(), ids
     )
     full = {c: IngestResult(posts=0, games=c, seconds=0.0) for c in counts}
     cpu = dict.fromkeys(counts, 0.0)
@@ -256,7 +268,7 @@ async def measure(
             one.latencies += part.latencies
             one.refused += part.refused
         next_seq = await _baseline_round(
-            bench, raw_game, raw_rows // rounds, groups, next_seq, base
+            bench, raw_game, raw_rows // rounds, sets, next_seq, base, ids
         )
     rows = []
     context = ", ".join(f"{name} {base.rate(name):.0f}/s" for name in base.rows)
@@ -302,6 +314,16 @@ async def measure(
             c_rate = base.rate(f"c/{count}")
             rows.append(_floor_row(count, base.rate(floor), c_rate, result.rate))
             rows.append(_bot_rows_row(count, base.rate(f"rows/{count}"), c_rate, result.rate))
+            rows.append(
+                _engine_floor_row(
+                    count,
+                    base.rate(f"engine/{count}"),
+                    base.rate(f"alone/{count}"),
+                    c_rate,
+                    result.rate,
+                    base.refused.get(f"engine/{count}", 0),
+                )
+            )
         if count == 10:
             rows.append(
                 Row(
@@ -350,6 +372,29 @@ def _bot_rows_row(games: int, bot_rows: float, c_rate: float, bot: float) -> Row
         f"(parse, rules, state, JSON) between commits",
         bot,
     )
+
+
+def _engine_floor_row(
+    games: int, floor: float, alone: float, c_rate: float, bot: float, refused: int
+) -> Row:
+    """The engine floor beside the C rate the bot's `games`-game run is judged against: what is
+    left of that rate once each post is parsed and decided at all (`bench.engine_floor`)."""
+    row = _beside_c_rate(
+        games,
+        f"the engine floor, {games} games at once (the engine's work, no bot layers)",
+        floor,
+        c_rate,
+        f"the Python floor with the engine's own work on every post making its rows (read as a "
+        f"vote, decide, fold, effects, codec, JSON), no lock, idempotency row, sequence check or "
+        f"delivery; the engine alone on the same posts, with no commit at all: {alone:.0f} "
+        f"posts/s = {alone / c_rate if c_rate else 0:.2f} of the C rate, the most one process "
+        f"on this engine could do here if its commits cost nothing; the bot ({bot:.0f} posts/s) "
+        f"does {bot / floor if floor else 0:.2f} of the engine floor; {refused} post(s) refused "
+        f"by the engine in its last round",
+        bot,
+    )
+    row.values.update(engine_alone_per_s=alone, refused=refused)
+    return row
 
 
 def _beside_c_rate(games: int, what: str, rate: float, c_rate: float, how: str, bot: float) -> Row:

@@ -39,6 +39,24 @@ def maps_of(state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
     return names, mentions
 
 
+def vote_command(
+    post: ChannelPost, names: Mapping[str, int], mentions: Mapping[int, int]
+) -> PostVote | None:
+    """The vote a post casts (None: it is chat), at the post's own time."""
+    parsed = parse_vote_post(post.content, names=names, mentions=mentions)
+    if isinstance(parsed, NotAVote):
+        return None
+    return PostVote(
+        player=str(post.author_id),
+        post_id=str(post.id),
+        target=Seat(parsed.seat) if isinstance(parsed, VoteFor) else None,
+        abstain=isinstance(parsed, Abstain),
+        raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
+        at=Instant(to_ms(post.created_at)),
+        edited_unseen=post.edited,
+    )
+
+
 class KnownMaps:
     """Each game's seat maps, made again only when its seats (who holds which card) or their
     names change: a day's vote posts share one seating, and building the maps was as much CPU as
@@ -79,18 +97,9 @@ class VotePosts:
         state = await self.service.state(game_id)
         seat_names = await self.contexts.seat_names(game_id, state)
         names, mentions = self.maps.get(game_id, state, seat_names)
-        parsed = parse_vote_post(post.content, names=names, mentions=mentions)
-        if isinstance(parsed, NotAVote):
+        command = vote_command(post, names, mentions)
+        if command is None:
             return None
-        command = PostVote(
-            player=str(post.author_id),
-            post_id=str(post.id),
-            target=Seat(parsed.seat) if isinstance(parsed, VoteFor) else None,
-            abstain=isinstance(parsed, Abstain),
-            raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
-            at=Instant(to_ms(post.created_at)),
-            edited_unseen=post.edited,
-        )
         return await self.service.submit(game_id, command, message_id=post.id)
 
     async def catch_up(self, game_id: int) -> None:

@@ -1,6 +1,8 @@
 """The 100-game context baselines of `faguan bench` write what they claim: the Python floor
 (`bench.baselines.sqlite_floor`) every post's event and reply rows, committed in groups of the
-posts waiting together; the bot's rows by C (`sqlite_bot_rows`) every row the bot writes per post."""
+posts waiting together; the bot's rows by C (`sqlite_bot_rows`) every row the bot writes per post;
+the engine floor (`bench.engine_floor`) the rows the engine decides for each post, on copies of
+the games' states."""
 
 from __future__ import annotations
 
@@ -15,33 +17,46 @@ from bench.ingest import (
     FLOOR_GAMES,
     RAW_GAME,
     _bot_rows_row,
+    _engine_floor_row,
+    _engine_posts,
     _floor_row,
     _raw_objects,
     _raw_payloads,
+    prepare_games,
 )
 from bench.report import Row
-from bench.stores import create_game, open_bench
+from bench.stores import Bench, Snowflakes, create_game, open_bench
 from bot.runtime.service import fold
 from bot.runtime.snapshots import SNAPSHOTS
+from engine import codec
+from engine.effects import ReplyToPost
+from engine.events import VotePosted
 
 
 async def test_the_floor_commits_every_post_of_every_game() -> None:
     async with open_bench("sqlite") as bench:
         game_id = await create_game(bench.service, RAW_GAME)
         objects = _raw_objects()
-        seconds = await baselines.sqlite_floor(bench, game_id, objects, 4, 20, 5_000)
+        rows = baselines.bare_rows(objects)
+        seconds = await baselines.sqlite_floor(bench, game_id, rows, 4, 20, 5_000)
         assert seconds > 0
-        with sqlite3.connect(baselines.sqlite_path(bench)) as conn:
-            events = conn.execute(
-                "SELECT seq, payload FROM events WHERE game_id = ? AND seq >= 5000 ORDER BY seq",
-                (game_id,),
-            ).fetchall()
-            replies = conn.execute(
-                "SELECT payload FROM outbox WHERE game_id = ? AND seq >= 5000", (game_id,)
-            ).fetchall()
+        events, replies = _floor_rows(bench, game_id)
     event, reply = (json.dumps(o, ensure_ascii=False, separators=(",", ":")) for o in objects)
     assert events == [(seq, event) for seq in range(5_000, 5_020)]
-    assert replies == [(reply,)] * 20
+    assert replies == [reply] * 20
+
+
+def _floor_rows(bench: Bench, game_id: int) -> tuple[list[tuple[int, str]], list[str]]:
+    """The floor's rows from seq 5000 on: (seq, event payload) and reply payloads, in order."""
+    with sqlite3.connect(baselines.sqlite_path(bench)) as conn:
+        events = conn.execute(
+            "SELECT seq, payload FROM events WHERE game_id = ? AND seq >= 5000 ORDER BY seq",
+            (game_id,),
+        ).fetchall()
+        replies = conn.execute(
+            "SELECT payload FROM outbox WHERE game_id = ? AND seq >= 5000 ORDER BY id", (game_id,)
+        ).fetchall()
+    return events, [reply for (reply,) in replies]
 
 
 @pytest.mark.parametrize(
@@ -100,3 +115,46 @@ async def test_the_bot_rows_baseline_checks_each_bump_as_the_bot_does() -> None:
         await bench.repo.finish_game(game_id)  # its row no longer takes inputs
         with pytest.raises(RuntimeError, match="not at seq"):
             baselines.sqlite_bot_rows(bench, game_id, _raw_payloads(), 4, 2, 5_000)
+
+
+async def test_the_engine_floor_commits_what_the_engine_decides_for_each_post() -> None:
+    async with open_bench("sqlite") as bench:
+        games = await prepare_games(bench, 2)
+        raw = await create_game(bench.service, RAW_GAME)
+        before = {g: await bench.service.state(g) for g in games}
+        ids = Snowflakes()
+        posts = await _engine_posts(bench, games, 7, seed=3, ids=ids)  # 4 and 3
+        again = posts.posts[1][0]
+        posts.posts[1].append(again)  # the second game's 4th: its first again, refused
+        seconds = await baselines.sqlite_floor(bench, raw, posts.rows_for, 2, 8, 5_000)
+        assert seconds > 0
+        events, replies = _floor_rows(bench, raw)
+        # every planned post decided on its game's copy, the repeat refused; the games' own
+        # states untouched (the floor writes under its own game)
+        assert posts.decided == 8 and posts.refused == 1
+        assert [await bench.service.state(g) for g in games] == list(before.values())
+        voted = [codec.load(json.loads(e)) for _, e in events]
+        assert all(isinstance(e, VotePosted) for e in voted) and len(voted) == 7
+        seen = {p.post_id for s in before.values() for p in s.posts}
+        new = {p.post_id for s in posts.states for p in s.posts} - seen
+        assert {e.post.post_id for e in voted} == new
+        answered = [codec.load(json.loads(r)) for r in replies]
+        assert all(isinstance(r, ReplyToPost) for r in answered) and len(answered) == 8
+        assert [r.key for r in answered].count(None) == 7
+        assert [r.post_id for r in answered if r.key is not None] == [str(again.id)]
+
+
+async def test_the_engine_alone_decides_every_post_it_was_given() -> None:
+    async with open_bench("sqlite") as bench:
+        games = await prepare_games(bench, 3)
+        posts = await _engine_posts(bench, games, 9, seed=4, ids=Snowflakes())
+        assert posts.time_alone() > 0
+        assert posts.decided == 9 and posts.refused == 0
+        assert not any(posts.posts)
+
+
+def test_the_engine_floor_row_says_how_far_the_engine_alone_could_go() -> None:
+    row = _engine_floor_row(FLOOR_GAMES, 10_000.0, 16_000.0, 80_000.0, 5_000.0, 0)
+    assert row.ratio == 0.125 and row.met is None and row.target == ""
+    assert "16000 posts/s = 0.20 of the C rate" in row.note
+    assert "does 0.50 of the engine floor" in row.note

@@ -37,6 +37,7 @@ def test_bench_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
         assert any(line.startswith(f"| {section} ") for line in table), section
     assert any("the Python floor" in line for line in table)
     assert any("the bot's rows by C sqlite3" in line for line in table)
+    assert any("the engine floor" in line for line in table)
 
 
 def test_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
