@@ -26,6 +26,7 @@ from bot.operator_errors import (
 from bot.records.forum_text import forum_text
 from bot.records.replay import ReplayFileError, replay_file
 from bot.runtime.termination import until_terminated
+from bot.store import pg_backup
 from bot.store.backup import (
     BackupRefused,
     Copy,
@@ -210,23 +211,36 @@ _REFUSED_EXIT = {
     Refusal.NOT_FAGUAN: Exit.NOT_A_DATABASE,
     Refusal.DAMAGED: Exit.NOT_A_DATABASE,
     Refusal.TOO_NEW: Exit.SCHEMA_TOO_NEW,
+    Refusal.IN_USE: Exit.ALREADY_RUNNING,
 }
 """Exit statuses of refused backups and restores (the others are the operator's mistakes: 2)."""
 
 
 def _db_copy(args: argparse.Namespace) -> int:
-    """`faguan db backup FILE` and `faguan db restore FILE` (SQLite; `bot.store.backup`)."""
+    """`faguan db backup FILE` and `faguan db restore FILE` (SQLite: `bot.store.backup`;
+    PostgreSQL: `bot.store.pg_backup`)."""
     command = f"faguan db {args.action}"
+    url: URL | None = None
+    postgres = False
+    file = Path(args.file)
     try:
         configured = args.database_url or _settings(args.config, args.config_given).database.url
         url = resolve_url(configured)
         given_as = "--database-url" if args.database_url else "database.url"
         check_database_url(url, given_as=given_as)
+        postgres = url.get_backend_name() == "postgresql"
         if args.action == "backup":
-            copy = backup(url, Path(args.file))
+            copy = asyncio.run(pg_backup.backup(url, file)) if postgres else backup(url, file)
             print(f"{command}: wrote {copy.path}: {_held(copy)}; checked whole")
             return Exit.OK
-        copy, kept = asyncio.run(_restoring(url, Path(args.file)))
+        if postgres:
+            copy, kept_name = asyncio.run(pg_backup.restore(url, file, dt.datetime.now(dt.UTC)))
+            restored = f"the database {url.database}"
+            kept = f"the database {kept_name}" if kept_name else None
+        else:
+            copy, kept_file = asyncio.run(_restoring(url, file))
+            restored = str(copy.path)
+            kept = str(kept_file) if kept_file else None
     except ConfigError as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return Exit.CONFIG
@@ -236,15 +250,20 @@ def _db_copy(args: argparse.Namespace) -> int:
         print(f"{command}: {refused.line}; nothing changed", file=sys.stderr)
         return _REFUSED_EXIT.get(refused.why, Exit.CONFIG)
     except Claimed:
+        assert url is not None
         print(
             f"{command}: the bot is running on {url.database}: stop it first; nothing changed",
             file=sys.stderr,
         )
         return Exit.ALREADY_RUNNING
     except OSError as exc:
+        if postgres and url is not None and (found := database_error(exc, url)) is not None:
+            return _fail(command, found, exc, verbose=args.verbose)  # the server unreachable
         print(f"{command}: {os_reason(exc)}; nothing changed", file=sys.stderr)
         return Exit.CONFIG
-    print(f"{command}: {copy.path} is now the backup {args.file}: {_held(copy)}")
+    except Exception as exc:  # the server's refusal to connect, in its own words
+        return _fail(command, database_error(exc, url) if url else None, exc, verbose=args.verbose)
+    print(f"{command}: {restored} is now the backup {args.file}: {_held(copy)}")
     if kept is not None:
         print(f"{command}: the database it replaced is kept as {kept}")
     print(
@@ -310,14 +329,15 @@ def build_parser() -> argparse.ArgumentParser:
         ("upgrade", "bring the database schema up to date", _db),
         (
             "backup",
-            "copy the SQLite database to a new FILE while the bot runs: consistent as of one "
-            "commit, checked whole (PostgreSQL: pg_dump)",
+            "copy the database to a new FILE while the bot runs: consistent as of one commit, "
+            "checked whole (PostgreSQL: by pg_dump, found on PATH)",
             _db_copy,
         ),
         (
             "restore",
-            "put a backup FILE in the SQLite database's place; the bot must be stopped (exit "
-            "status 9 otherwise), and the database replaced is kept beside it",
+            "put a backup FILE in the database's place; the bot must be stopped (exit status 9 "
+            "otherwise), and the database replaced is kept beside it (PostgreSQL: by "
+            "pg_restore, into a new database that then takes the bot's database's name)",
             _db_copy,
         ),
     ):

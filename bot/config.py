@@ -664,7 +664,8 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
         reader.problem(
             "backup.folder",
             "set, but the database is not a SQLite file",
-            "leave it out and back PostgreSQL up with pg_dump (docs/deploy.md, Backups)",
+            "leave it out and back PostgreSQL up with `faguan db backup` from cron (by pg_dump; "
+            "docs/deploy.md, Backups)",
         )
 
     # [game] and [game.schedule]

@@ -14,7 +14,7 @@ files (SQLite pairs them by name, so the kept copy stays whole and the restored 
 given a stale WAL). Outbox ids are never reused (each is an effect's idempotency key): the
 restored file's outbox counter jumps past any id the replaced timeline may have used.
 
-PostgreSQL has its own tools for this (`pg_dump`, `pg_restore`); they are not wrapped here.
+PostgreSQL: `bot.store.pg_backup`, by its own tools, checked the same way.
 """
 
 from __future__ import annotations
@@ -49,6 +49,10 @@ class Refusal(Enum):
     NOT_FAGUAN = "not_faguan"
     DAMAGED = "damaged"
     TOO_NEW = "too_new"
+    NO_TOOL = "no_tool"
+    TOOL_FAILED = "tool_failed"
+    IN_USE = "in_use"
+    NO_PRIVILEGE = "no_privilege"
 
 
 class BackupRefused(Exception):
@@ -93,17 +97,22 @@ def backup(url: URL, dest: Path) -> Copy:
     """Copy the bot's database to `dest` (a new file), consistent as of one commit, while the bot
     may be running; checked before it takes its name."""
     source = database_file(url)
-    if dest.exists():
-        raise BackupRefused(Refusal.EXISTS, f"{dest} exists: name a new file")
+    new_file(dest)
     if not source.is_file():
         raise BackupRefused(Refusal.MISSING, f"no database at {source}")
-    if not dest.parent.is_dir():
-        raise BackupRefused(Refusal.MISSING, f"no folder {dest.parent} for {dest.name}")
-    with _partial(dest, "backup") as partial:
+    with partial_beside(dest, "backup") as partial:
         _copy(source, partial)
         checked = _check(partial, f"the database {source}")
-        _place(partial, dest)
+        place(partial, dest)
     return dataclasses.replace(checked, path=dest)
+
+
+def new_file(dest: Path) -> None:
+    """Refused unless `dest` can be a new file: a free name in an existing folder."""
+    if dest.exists():
+        raise BackupRefused(Refusal.EXISTS, f"{dest} exists: name a new file")
+    if not dest.parent.is_dir():
+        raise BackupRefused(Refusal.MISSING, f"no folder {dest.parent} for {dest.name}")
 
 
 def restore(url: URL, backup_file: Path, now: datetime) -> tuple[Copy, Path | None]:
@@ -113,13 +122,13 @@ def restore(url: URL, backup_file: Path, now: datetime) -> tuple[Copy, Path | No
     target = database_file(url)
     if not backup_file.is_file():
         raise BackupRefused(Refusal.MISSING, f"no backup at {backup_file}")
-    with _partial(target, "restoring") as partial:
+    with partial_beside(target, "restoring") as partial:
         _copy(backup_file, partial)
         checked = _check(partial, f"the backup {backup_file}")
         _move_outbox_counter(partial)
         kept = _keep(target, now)
         try:
-            _place(partial, target)
+            place(partial, target)
         except BaseException:
             if kept is not None:  # put the replaced database back as it was
                 _rename_with_sidecars(kept, target)
@@ -128,7 +137,7 @@ def restore(url: URL, backup_file: Path, now: datetime) -> tuple[Copy, Path | No
 
 
 @contextlib.contextmanager
-def _partial(beside: Path, what: str) -> Iterator[Path]:
+def partial_beside(beside: Path, what: str) -> Iterator[Path]:
     """A scratch file in `beside`'s folder (so it can be renamed into place), removed unless it
     was placed."""
     partial = beside.with_name(f".{beside.name}.{what}-{os.getpid()}")
@@ -222,7 +231,7 @@ def _rename_with_sidecars(database: Path, to: Path) -> None:
             old.rename(new)
 
 
-def _place(partial: Path, dest: Path) -> None:
+def place(partial: Path, dest: Path) -> None:
     """Give the checked copy its name, durably, never over an existing file."""
     with open(partial, "rb") as handle:
         os.fsync(handle.fileno())
