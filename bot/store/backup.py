@@ -85,8 +85,8 @@ def database_file(url: URL) -> Path:
     if url.get_backend_name() != "sqlite":
         raise BackupRefused(
             Refusal.POSTGRESQL,
-            "the database is PostgreSQL: back it up with pg_dump and restore it with pg_restore "
-            "(PostgreSQL's own tools; docs/deploy.md, Backups)",
+            "the database is PostgreSQL: its backups are pg_dump archives (faguan db backup and "
+            "restore run pg_dump and pg_restore for it; docs/deploy.md, Backups)",
         )
     if in_memory(url):
         raise BackupRefused(Refusal.IN_MEMORY, "an in-memory database has no file to back up")

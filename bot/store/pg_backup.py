@@ -256,10 +256,10 @@ def _ident(name: str) -> str:
 
 @contextlib.asynccontextmanager
 async def _admin(url: URL) -> AsyncIterator[Any]:
-    """A connection to the server's maintenance database (the bot's own cannot be renamed by
-    a connection to it)."""
+    """A connection to the server's maintenance database, never the bot's own (no connection
+    can rename the database it is connected to): `postgres`, else `template1`."""
     last: Exception | None = None
-    for database in ADMIN_DATABASES:
+    for database in (d for d in ADMIN_DATABASES if d != url.database):
         try:
             conn = await asyncpg.connect(_dsn(url, database))
         except asyncpg.InvalidCatalogNameError as exc:  # no such database: try the next

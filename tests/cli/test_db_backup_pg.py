@@ -29,7 +29,7 @@ from bot.cli import main
 from bot.operator_errors import Exit
 from bot.runtime.service import GameService
 from bot.runtime.timing import SystemClock
-from bot.store import Repository, open_database, upgrade
+from bot.store import Repository, open_database, pg_backup, upgrade
 from bot.store.backup import OUTBOX_GAP
 
 
@@ -199,3 +199,14 @@ async def test_without_the_tools_nothing_is_written_and_the_line_says_what_to_in
     err = capsys.readouterr().err
     assert "pg_dump not found on PATH" in err and "nothing changed" in err
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_a_bot_whose_database_is_postgres_is_restored_from_template1(
+    pg_server: PgServer,
+) -> None:
+    # the maintenance database is never the bot's own: no connection renames its own database
+    url = make_url(pg_server.url("postgres"))
+    async with pg_backup._admin(url) as admin:
+        assert await admin.fetchval("SELECT current_database()") == "template1"
+    async with pg_backup._admin(url.set(database="faguan")) as admin:
+        assert await admin.fetchval("SELECT current_database()") == "postgres"
