@@ -660,13 +660,6 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
     folder, _ = reader.value(backup_table, "backup", "folder", _parse_folder, None)
     every, _ = reader.value(backup_table, "backup", "every", _parse_backup_every, defaults.every)
     keep, _ = reader.value(backup_table, "backup", "keep", _parse_keep, defaults.keep)
-    if folder is not None and not url.startswith("sqlite"):
-        reader.problem(
-            "backup.folder",
-            "set, but the database is not a SQLite file",
-            "leave it out and back PostgreSQL up with `faguan db backup` from cron (by pg_dump; "
-            "docs/deploy.md, Backups)",
-        )
 
     # [game] and [game.schedule]
     game_table = reader.table(raw, "game")

@@ -1,11 +1,13 @@
-"""Backups the bot takes of its own SQLite database, when `[backup] folder` is set.
+"""Backups the bot takes of its own database, when `[backup] folder` is set.
 
-Each is `faguan db backup` (`bot.store.backup`): one commit's database, checked, a new file, taken
-on a worker thread while the bot goes on. They are named by the time they were taken
-(`faguan-20261203T040000Z.db`, UTC), so the next one is due `every` after the newest in the
-folder — a bot restarted more often than `every` still takes them — and all but the newest `keep`
-of those names are removed (nothing else in the folder is touched). A failure is logged and tried
-again `every` later; it never stops the bot. Log lines name files and counts only.
+Each is `faguan db backup`: on SQLite (`bot.store.backup`) one commit's database, checked, a new
+file, taken on a worker thread; on PostgreSQL (`bot.store.pg_backup`) a `pg_dump` archive of one
+snapshot, read back, by the `pg_dump` on the bot's PATH. The bot goes on meanwhile. They are named
+by the time they were taken (`faguan-20261203T040000Z.db`, or `.dump` for PostgreSQL; UTC), so
+the next one is due `every` after the newest in the folder — a bot restarted more often than
+`every` still takes them — and all but the newest `keep` of those names are removed (nothing else
+in the folder is touched). A failure is logged and tried again `every` later; it never stops the
+bot. Log lines name files, counts and the database's or the tool's reason only.
 """
 
 from __future__ import annotations
@@ -17,17 +19,19 @@ import logging
 import re
 from pathlib import Path
 
+import asyncpg  # type: ignore[import-untyped]  # no type information shipped
 from sqlalchemy.engine import URL
 
 from bot.config import BackupSettings
 from bot.runtime.metrics import Metrics
 from bot.runtime.timing import Clock
+from bot.store import pg_backup
 from bot.store.backup import BackupRefused, backup, os_reason
 
 log = logging.getLogger(__name__)
 
-NAME = re.compile(r"faguan-(\d{8}T\d{6}Z)\.db")
-"""The name of a backup the bot took: the UTC time it was taken."""
+NAME = re.compile(r"faguan-(\d{8}T\d{6}Z)\.(?:db|dump)")
+"""The name of a backup the bot took: the UTC time it was taken (.dump: a pg_dump archive)."""
 STAMP = "%Y%m%dT%H%M%SZ"
 
 
@@ -100,15 +104,22 @@ class AutoBackups:
     async def take(self) -> Path | None:
         """One backup now, then the oldest beyond `keep` removed; None if it failed (logged)."""
         now = self.clock.now().astimezone(dt.UTC)
-        path = self.folder / f"faguan-{now.strftime(STAMP)}.db"
+        postgres = self.url.get_backend_name() == "postgresql"
+        path = self.folder / f"faguan-{now.strftime(STAMP)}.{'dump' if postgres else 'db'}"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            copy = await asyncio.to_thread(backup, self.url, path)
+            if postgres:
+                copy = await pg_backup.backup(self.url, path)
+            else:
+                copy = await asyncio.to_thread(backup, self.url, path)
         except BackupRefused as refused:
             self._failed(refused.line)
             return None
         except OSError as exc:
             self._failed(os_reason(exc))
+            return None
+        except asyncpg.PostgresError as exc:  # the server's reason (no game's content is in it)
+            self._failed(f"PostgreSQL: {type(exc).__name__}: {exc}")
             return None
         log.info(
             "backup taken: %s (%s games, %s in play, %.1f MB)",

@@ -76,8 +76,10 @@ class Copy:
 
 
 def os_reason(exc: OSError) -> str:
-    """An operating-system failure in a line: what went wrong, and with which file."""
-    return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+    """An operating-system failure in a line: what went wrong, and with which file (if any: a
+    connection to a database server names none)."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    return what if exc.filename is None else f"{what}: {exc.filename}"
 
 
 def database_file(url: URL) -> Path:

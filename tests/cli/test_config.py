@@ -120,6 +120,11 @@ VALID: list[tuple[dict[str, Any], str, Any]] = [
     ({"backup": {"folder": "b", "every": "10m"}}, "backup.every", timedelta(minutes=10)),
     ({"backup": {"folder": "b", "every": "7d"}}, "backup.every", timedelta(days=7)),
     ({"backup": {"folder": "b", "keep": 1}}, "backup.keep", 1),
+    (  # PostgreSQL too: pg_dump archives (bot.store.pg_backup)
+        {"backup": {"folder": "b"}, "database": {"url": "postgresql+asyncpg://u@h/d"}},
+        "backup.folder",
+        "b",
+    ),
 ]
 
 
@@ -208,11 +213,6 @@ INVALID: list[tuple[dict[str, Any], str, str]] = [
     ({"backup": {"every": "often"}}, "backup.every", "not a duration"),
     ({"backup": {"keep": 0}}, "backup.keep", "from 1 to 10000"),
     ({"backup": {"keep": True}}, "backup.keep", "from 1 to 10000"),
-    (
-        {"backup": {"folder": "b"}, "database": {"url": "postgresql+asyncpg://u@h/d"}},
-        "backup.folder",
-        "pg_dump",
-    ),
     ({"game": "Asia/Shanghai"}, "game", "a table ([game])"),
     ({"game": {"schedule": "22:00"}}, "game.schedule", "a table ([game.schedule])"),
 ]

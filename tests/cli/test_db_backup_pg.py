@@ -10,6 +10,8 @@ The tools are the PostgreSQL client programs of the test server's own installati
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import logging
 import os
 import subprocess
 import uuid
@@ -26,11 +28,15 @@ from test_db_backup import loaded_games
 from bench.ingest import prepare_games, run_ingest
 from bench.stores import Bench, Snowflakes, create_game, noop_performer
 from bot.cli import main
+from bot.config import BackupSettings
 from bot.operator_errors import Exit
+from bot.runtime.backups import AutoBackups
 from bot.runtime.service import GameService
-from bot.runtime.timing import SystemClock
+from bot.runtime.timing import FakeClock, SystemClock
 from bot.store import Repository, open_database, pg_backup, upgrade
 from bot.store.backup import OUTBOX_GAP
+
+START = dt.datetime(2026, 12, 3, 4, 0, tzinfo=dt.UTC)
 
 
 @dataclass
@@ -126,7 +132,8 @@ async def test_dumps_taken_while_posts_are_recorded_each_restore_one_snapshot(
     (first_new,) = [
         r["min"] for r in await bot.fetch(f"SELECT min(id) FROM outbox WHERE game_id = {new_game}")
     ]
-    assert first_new > last_id + OUTBOX_GAP
+    # past every id of the replaced timelines, and moved on (a backup's own ids end below GAP)
+    assert first_new > last_id and first_new > OUTBOX_GAP
 
 
 async def test_a_restore_while_a_connection_is_open_is_refused_at_once(
@@ -210,3 +217,35 @@ async def test_a_bot_whose_database_is_postgres_is_restored_from_template1(
         assert await admin.fetchval("SELECT current_database()") == "template1"
     async with pg_backup._admin(url.set(database="faguan")) as admin:
         assert await admin.fetchval("SELECT current_database()") == "postgres"
+
+
+async def test_the_bots_own_backups_are_pg_dump_archives_named_by_their_time(
+    bot: PgBot, tmp_path: Path
+) -> None:
+    await create_game(bot.bench.service, 1)
+    folder = tmp_path / "backups"
+    clock = FakeClock(START)
+    settings = BackupSettings(folder=str(folder), keep=2)
+    auto = AutoBackups(make_url(bot.url), settings, clock)
+    for _ in range(3):
+        assert await auto.take() is not None
+        clock.advance(dt.timedelta(hours=6))
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["faguan-20261203T100000Z.dump", "faguan-20261203T160000Z.dump"]
+    assert auto.due() == START + dt.timedelta(hours=18)  # from the newest, as on SQLite
+    await bot.stop()
+    assert await asyncio.to_thread(main, bot.args("restore", folder / names[-1])) == Exit.OK
+    assert len(await loaded_games(bot.url)) == 1
+
+
+async def test_a_bots_backup_the_server_refuses_is_logged_not_raised(
+    bot: PgBot, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "backups"
+    settings = BackupSettings(folder=str(folder))
+    gone = make_url(bot.url).set(database=f"{bot.name}_gone")  # no such database
+    auto = AutoBackups(gone, settings, FakeClock(START))
+    with caplog.at_level(logging.ERROR, logger="bot.runtime.backups"):
+        assert await auto.take() is None
+    assert "backup not taken: PostgreSQL: InvalidCatalogNameError" in caplog.text
+    assert list(folder.iterdir()) == []
