@@ -61,7 +61,8 @@ class AutoBackups:
         )
 
     def close(self) -> None:
-        """Stop (a backup on its worker thread finishes or removes its partial file)."""
+        """Stop (a SQLite backup on its worker thread finishes or removes its partial file; a
+        `pg_dump` under way is ended and its partial file removed)."""
         if self._task is not None:
             self._task.cancel()
             self._task = None

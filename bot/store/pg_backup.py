@@ -94,7 +94,13 @@ async def _run_tool(name: str, *args: str, env: dict[str, str]) -> str:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await process.communicate()
+    try:
+        out, err = await process.communicate()
+    except BaseException:  # cancelled (the bot stopping): the tool does not outlive the call
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+        raise
     if process.returncode != 0:
         lines = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
         raise BackupRefused(Refusal.TOOL_FAILED, f"{name} failed: {lines[-1] if lines else ''}")

@@ -249,3 +249,27 @@ async def test_a_bots_backup_the_server_refuses_is_logged_not_raised(
         assert await auto.take() is None
     assert "backup not taken: PostgreSQL: InvalidCatalogNameError" in caplog.text
     assert list(folder.iterdir()) == []
+
+
+async def test_a_backup_cancelled_mid_dump_ends_the_tool_and_leaves_no_file(
+    bot: PgBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    pid_file = tmp_path / "pg_dump.pid"
+    for name, body in (("pg_dump", f"echo $$ > {pid_file}\nexec sleep 60\n"), ("pg_restore", "")):
+        (tools / name).write_text(f"#!/bin/sh\n{body}")
+        (tools / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    taking = asyncio.create_task(pg_backup.backup(make_url(bot.url), folder / "copy.dump"))
+    async with asyncio.timeout(30):
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.05)
+    taking.cancel()  # what AutoBackups.close does to a backup under way
+    with pytest.raises(asyncio.CancelledError):
+        await taking
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)  # the tool is gone
+    assert list(folder.iterdir()) == []  # no partial file, no backup
