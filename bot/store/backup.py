@@ -220,9 +220,11 @@ def _keep(database: Path, now: datetime) -> Path | None:
     copy is whole and none of them is left for the restored file); None if there is none."""
     if not database.exists():
         return None
-    kept = database.with_name(f"{database.name}.before-restore-{now:%Y%m%dT%H%M%SZ}")
-    if kept.exists():
-        raise BackupRefused(Refusal.EXISTS, f"{kept} exists: try again in a second")
+    stamp = f"{database.name}.before-restore-{now:%Y%m%dT%H%M%SZ}"
+    kept, n = database.with_name(stamp), 1
+    while any(p.exists() for p in (kept, *_sidecars(kept))):  # two restores within a second
+        n += 1
+        kept = database.with_name(f"{stamp}-{n}")
     _rename_with_sidecars(database, kept)
     return kept
 

@@ -6,6 +6,7 @@ nothing and says why."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from bot.runtime.service import GameService, fold
 from bot.runtime.snapshots import SNAPSHOTS
 from bot.runtime.timing import SystemClock
 from bot.store import Repository, open_database, upgrade
-from bot.store.backup import OUTBOX_GAP, backup
+from bot.store.backup import OUTBOX_GAP, backup, restore
 from bot.store.claims import claim
 from bot.store.db import resolve_url
 
@@ -222,3 +223,22 @@ async def test_a_backup_onto_a_file_system_without_hard_links_is_renamed_into_pl
     assert copy.path == file and copy.games == 1
     assert rows(file, "PRAGMA integrity_check") == [("ok",)]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+async def test_two_restores_within_a_second_keep_both_databases_they_replaced(
+    bot: Bot, tmp_path: Path
+) -> None:
+    first = await create_game(bot.service, 1)
+    file = tmp_path / "backup.db"
+    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
+    later = await create_game(bot.service, 2)
+    await bot.service.flush()
+    await bot.bench.db.dispose()  # the bot stopped
+    now = dt.datetime(2026, 12, 3, 4, 0, tzinfo=dt.UTC)
+    url = resolve_url(bot.url)
+    _, kept_first = await asyncio.to_thread(restore, url, file, now)
+    _, kept_second = await asyncio.to_thread(restore, url, file, now)  # the same second
+    assert kept_first is not None and kept_second is not None
+    assert kept_second.name == kept_first.name + "-2"
+    assert (await loaded_games(sqlite_url(kept_first))).keys() == {first, later}
+    assert (await loaded_games(sqlite_url(kept_second))).keys() == {first}
