@@ -157,16 +157,17 @@ async def sqlite_floor(
     games: int,
     posts: int,
     first: int,
-) -> float:
+) -> tuple[float, int]:
     """Seconds for the least an asyncio program in this interpreter does for `posts` posts from
-    `games` games at once, each post waiting for its durable commit as the bot's do: make its
-    rows (``rows_for(game)``, the game's index: at least the JSON of a post's two payloads),
-    queue them, and wait while one task commits whatever is queued in one C `sqlite3`
-    transaction on a worker thread. No idempotency row, no sequence check, no done mark: with
-    bare payloads for rows, the ceiling of any Python bot on this machine, beside which the bot's
-    100-game rate is judged (issue #16's target for it asks for 0.25 of the C rate); with the
-    engine's work in ``rows_for`` (`bench.engine_floor`), the ceiling of any bot on this engine.
-    Every event row takes the next seq from `first`; effect rows share their post's first."""
+    `games` games at once, and the next free seq. Each post waits for its durable commit as the
+    bot's do: make its rows (``rows_for(game)``, the game's index: at least the JSON of a post's
+    two payloads), queue them, and wait while one task commits whatever is queued in one C
+    `sqlite3` transaction on a worker thread. No idempotency row, no sequence check, no done
+    mark: with bare payloads for rows, the ceiling of any Python bot on this machine, beside which
+    the bot's 100-game rate is judged (issue #16's target for it asks for 0.25 of the C rate);
+    with the engine's work in ``rows_for`` (`bench.engine_floor`), the ceiling of any bot on this
+    engine. A post takes a seq from `first` for each of its events (one if it has none); its
+    effect rows carry its first."""
     loop = asyncio.get_running_loop()
     queued: list[tuple[int, PostRows, asyncio.Future[None]]] = []
     wake = asyncio.Event()
@@ -223,7 +224,7 @@ async def sqlite_floor(
             tasks.create_task(group_writer(conn))
             for game in range(games):
                 tasks.create_task(one_game(game, posts // games))
-        return time.perf_counter() - start
+        return time.perf_counter() - start, next(seqs)
 
 
 def bare_rows(payloads: tuple[Any, Any]) -> Callable[[int], PostRows]:

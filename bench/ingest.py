@@ -194,14 +194,14 @@ async def _baseline_round(
         for games in (g for g in groups if g >= FLOOR_GAMES):
             n = max(games, rows // games * games)
             bare = baselines.bare_rows(_raw_objects())
-            seconds = await baselines.sqlite_floor(bench, game_id, bare, games, n, first)
+            seconds, first = await baselines.sqlite_floor(bench, game_id, bare, games, n, first)
             out.add(f"floor/{games}", n, seconds)
-            first += n
             posts = await _engine_posts(bench, sets[games], n, first, ids)
-            seconds = await baselines.sqlite_floor(bench, game_id, posts.rows_for, games, n, first)
+            seconds, first = await baselines.sqlite_floor(
+                bench, game_id, posts.rows_for, games, n, first
+            )  # a post the engine answers with several events takes a seq for each
             out.add(f"engine/{games}", n, seconds)
             out.refused[f"engine/{games}"] = posts.refused
-            first += n
             alone = await _engine_posts(bench, sets[games], n, first, ids)
             out.add(f"alone/{games}", n, alone.time_alone())
             seconds = baselines.sqlite_bot_rows(bench, game_id, payloads, n, games, first)

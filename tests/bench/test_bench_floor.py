@@ -38,8 +38,8 @@ async def test_the_floor_commits_every_post_of_every_game() -> None:
         game_id = await create_game(bench.service, RAW_GAME)
         objects = _raw_objects()
         rows = baselines.bare_rows(objects)
-        seconds = await baselines.sqlite_floor(bench, game_id, rows, 4, 20, 5_000)
-        assert seconds > 0
+        seconds, next_seq = await baselines.sqlite_floor(bench, game_id, rows, 4, 20, 5_000)
+        assert seconds > 0 and next_seq == 5_020
         events, replies = _floor_rows(bench, game_id)
     event, reply = (json.dumps(o, ensure_ascii=False, separators=(",", ":")) for o in objects)
     assert events == [(seq, event) for seq in range(5_000, 5_020)]
@@ -126,8 +126,8 @@ async def test_the_engine_floor_commits_what_the_engine_decides_for_each_post() 
         posts = await _engine_posts(bench, games, 7, seed=3, ids=ids)  # 4 and 3
         again = posts.posts[1][0]
         posts.posts[1].append(again)  # the second game's 4th: its first again, refused
-        seconds = await baselines.sqlite_floor(bench, raw, posts.rows_for, 2, 8, 5_000)
-        assert seconds > 0
+        seconds, next_seq = await baselines.sqlite_floor(bench, raw, posts.rows_for, 2, 8, 5_000)
+        assert seconds > 0 and next_seq == 5_008  # a seq a post (one event each, or none)
         events, replies = _floor_rows(bench, raw)
         # every planned post decided on its game's copy, the repeat refused; the games' own
         # states untouched (the floor writes under its own game)
