@@ -192,8 +192,8 @@ async def backup(url: URL, dest: Path) -> Copy:
 
 async def restore(url: URL, dump: Path, now: datetime) -> tuple[Copy, str | None]:
     """Put the dump `dump` in the place of the bot's database (every faguan process stopped).
-    Returns what the restored database holds and the name the replaced one is kept under
-    (None if there was none)."""
+    Returns what the restored database holds (as the backup file's) and the name the replaced
+    one is kept under (None if there was none)."""
     name = str(url.database or "")
     if not dump.is_file():
         raise BackupRefused(Refusal.MISSING, f"no backup at {dump}")
@@ -226,8 +226,7 @@ async def restore(url: URL, dump: Path, now: datetime) -> tuple[Copy, str | None
                     )
             except asyncpg.ObjectInUseError:  # connected since (PostgreSQL waited five seconds)
                 raise _in_use(name) from None
-    restored = Copy(Path(name), held.games, held.active, held.revision, dump.stat().st_size)
-    return restored, kept if exists else None
+    return held, kept if exists else None
 
 
 async def _free_name(admin: Any, name: str) -> str:
