@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Iterator
 from enum import IntEnum
 
@@ -169,8 +170,24 @@ class OneLineExceptions(logging.Formatter):
 
 
 def configure_logging(*, verbose: bool) -> None:
-    """INFO and above to stderr; exceptions in one line unless `verbose`."""
+    """INFO and above to stderr; exceptions in one line unless `verbose`; Discord's ids out of
+    discord.py's request lines (`DiscordIdsRedacted`)."""
     fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter(fmt) if verbose else OneLineExceptions(fmt))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
+    logging.getLogger("discord.http").addFilter(DiscordIdsRedacted())
+
+
+class DiscordIdsRedacted(logging.Filter):
+    """discord.py logs a rate-limited request's URL at WARNING: a team thread's members
+    (`/channels/<thread>/thread-members/<user>`) or a player's DM channel. Which thread a user
+    is added to or removed from is a hidden role; the line keeps the route, not the ids."""
+
+    IDS = re.compile(r"(?<=/)\d{6,}")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.INFO:
+            record.msg = self.IDS.sub("…", record.getMessage())
+            record.args = ()
+        return True
