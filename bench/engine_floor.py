@@ -4,7 +4,7 @@ alone on the same posts.
 Issue #16 asks of the bot, with 100 games taking posts at once, 0.25 of the rate at which C
 `sqlite3` commits bare rows 100 posts to a commit. Before any layer of the bot's own, a post
 costs what the engine does with it in the bot: read it as a vote (`vote_command`), `decide`,
-fold its events and say what to tell (`effects_and_state`, `as_posts`), and the codec and JSON
+fold its events and say what to tell (`effects_and_state`, `for_delivery`), and the codec and JSON
 of its rows. Measured here on the bench's own games and posts:
 
 - the engine floor: the Python floor (`baselines.sqlite_floor`, a durable group commit of the
@@ -31,7 +31,7 @@ from bot.runtime.port import ChannelPost
 from bot.runtime.vote_posts import SeatMaps, vote_command
 from bot.store.db import json_dumps
 from engine import codec
-from engine.effects import ReplyToPost, as_posts
+from engine.effects import ReplyToPost, for_delivery
 from engine.errors import EngineError
 from engine.game import decide
 from engine.publish import effects_and_state
@@ -90,7 +90,7 @@ class EnginePosts:
         published, self.states[game] = effects_and_state(state, events)
         return (
             [json_dumps(codec.dump(e)) for e in events],
-            [json_dumps(codec.dump(e)) for e in as_posts(published)],
+            [json_dumps(codec.dump(e)) for part in for_delivery(published) for e in part],
         )
 
     def time_alone(self) -> float:

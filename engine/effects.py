@@ -99,7 +99,8 @@ class ScheduleDeadline:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SeatHandover:
-    """A seat changed hands: the old player loses access, the new one gets the seat's role."""
+    """A seat changed hands: the old player loses the players' role and the seat's standing in
+    the channels, the new one gets them (the team thread follows in private effects)."""
 
     seat: Seat
     old_player: str
@@ -119,6 +120,17 @@ class TeamJoin:
 
     team: Team
     seat: Seat
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LeaveTeamThreads:
+    """`player` no longer reads `team`'s private thread — every team thread when `team` is
+    None: out of the game (after `SeatLeft`) — or their seat was handed over to a substitute
+    (after `SeatHandover`). Private: who is in a team is hidden, so this is no part of the
+    public `SeatLeft` and `SeatHandover`."""
+
+    player: str
+    team: Team | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -172,9 +184,13 @@ class Bulletin:
 
 Effect = (
     Announce | Whisper | TeamNotice | ClockPost | SetChannelsOpen | ReplyToPost | ScheduleDeadline
-    | VoteChannelPost | SeatHandover | SeatLeft | TeamJoin | OverrideLogged | UpdateStandings
-    | Silence | Unsilence | ReleaseChannels | Bulletin
+    | VoteChannelPost | SeatHandover | SeatLeft | TeamJoin | LeaveTeamThreads | OverrideLogged
+    | UpdateStandings | Silence | Unsilence | ReleaseChannels | Bulletin
 )  # fmt: skip
+
+PRIVATE = (Whisper, TeamNotice, TeamJoin, LeaveTeamThreads)
+"""Effects that only the seat or team concerned sees: which there are, and when, depends on
+hidden roles (a police check at dawn, a team thread's members)."""
 
 
 _OWN_POST = ("window.", "game.over")
@@ -204,6 +220,20 @@ def as_posts(effects: Sequence[Effect]) -> list[Effect]:
         parts = joined.parts if isinstance(joined, Bulletin) else (joined,)
         out[open_at] = Bulletin(parts=(*parts, effect))
     return out
+
+
+def for_delivery(effects: Sequence[Effect]) -> tuple[list[Effect], list[Effect]]:
+    """One input's effects in the order the shell performs them: its public posts joined
+    (`as_posts`), then, apart, its private effects (`PRIVATE`), each part in its own order. The
+    shell performs every public effect — its own public steps included — before any private
+    one: how long private work takes depends on roles (a DM to the police, a dead killer leaving
+    the team thread), so none of it may stand between two public posts, where the time between
+    them would tell."""
+    public: list[Effect] = []
+    private: list[Effect] = []
+    for effect in as_posts(effects):
+        (private if isinstance(effect, PRIVATE) else public).append(effect)
+    return public, private
 
 
 def seats_text(seats: Iterable[Seat]) -> str:

@@ -16,6 +16,7 @@ from engine.effects import (
     Announce,
     ClockPost,
     Effect,
+    LeaveTeamThreads,
     OverrideLogged,
     Param,
     ReleaseChannels,
@@ -115,6 +116,7 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
             if player not in gone and out_of_game(after, player):
                 gone.add(player)
                 out.append(SeatLeft(seat=seat.seat))
+                out.append(LeaveTeamThreads(player=player))
         team = rules.team_of(seat)
         if team is not None and seat.alive and (old is None or rules.team_of(old) != team):
             joins.append(TeamJoin(team=team, seat=seat.seat))
@@ -268,16 +270,23 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
             ]
         case PlayerReplaced():
             assert before is not None
+            old_player = before.seat(event.seat).player
+            team = rules_for(after).team_of(after.seat(event.seat))
+            threads: list[Effect] = (
+                [
+                    LeaveTeamThreads(player=old_player, team=team),
+                    TeamJoin(team=team, seat=event.seat),
+                ]
+                if team is not None
+                else []
+            )
             return [
                 Announce(
                     key="mod.replaced",
                     params=params(seat=int(event.seat), **_reason_of(event.record)),
                 ),
-                SeatHandover(
-                    seat=event.seat,
-                    old_player=before.seat(event.seat).player,
-                    new_player=event.new_player,
-                ),
+                SeatHandover(seat=event.seat, old_player=old_player, new_player=event.new_player),
+                *threads,
                 role_message(after, event.seat),
                 *_powers_whisper(after, after.seat(event.seat)),
             ]

@@ -28,6 +28,7 @@ from engine.effects import (
     Announce,
     Bulletin,
     ClockPost,
+    LeaveTeamThreads,
     OverrideLogged,
     ReleaseChannels,
     ReplyToPost,
@@ -106,6 +107,10 @@ class DiscordEffects:
             case TeamJoin():
                 thread = await self._team_thread(game_id, effect.team)
                 await thread.add_user(discord.Object(int(state.seat(effect.seat).player)))
+            case LeaveTeamThreads():
+                await permissions.leave_team_threads(
+                    self.judge, game_id, effect.player, effect.team
+                )
             case SeatHandover():
                 await self._handover(game_id, state, effect)
             case ScheduleDeadline():
@@ -160,14 +165,18 @@ class DiscordEffects:
 
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread
-        of them (the team threads), and leaves the team threads."""
-        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
+        of them (the team threads; leaving those is a private effect of its own)."""
+        await permissions.sync_players(
+            self.judge, game_id, state, [state.seat(seat).player], threads=False
+        )
 
     async def _member_posting(self, game_id: int, state: GameState, seat: Seat) -> None:
         """森林老人's silence: the player may not post in the discussion channel for the day
         (votes still count through /vote); lifted at the day's end. Set from the state now, so a
         player out of the game stays closed and a late `Silence` silences nobody."""
-        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
+        await permissions.sync_players(
+            self.judge, game_id, state, [state.seat(seat).player], threads=False
+        )
 
     async def _team_thread(self, game_id: int, team: Team) -> discord.Thread:
         info = await self.judge.runtime.service.info(game_id)
@@ -323,6 +332,8 @@ class DiscordEffects:
         await apply_game(self.judge.runtime.service.repo, game_id, info.server_id, state)
 
     async def _handover(self, game_id: int, state: GameState, effect: SeatHandover) -> None:
+        """The public part of a handover: the players' role and the channels' overwrites move
+        from the old player to the new one (the team thread follows in private effects)."""
         # The substitute must confirm their role again: their term has no confirmation row yet.
         info = await self.judge.runtime.service.info(game_id)
         guild = self.judge.client.get_guild(info.server_id)
@@ -338,10 +349,7 @@ class DiscordEffects:
                     await old_member.remove_roles(role)
                 new_member = guild.get_member(new) or await guild.fetch_member(new)
                 await new_member.add_roles(role)
-        rules_team = self.judge.runtime.team_of(state, effect.seat)
-        if rules_team is not None:
-            thread = await self._team_thread(game_id, rules_team)
-            await thread.remove_user(discord.Object(old))
-            await thread.add_user(discord.Object(new))
         # the seat's standing (森林老人's silence) goes with it; the old player keeps none
-        await permissions.sync_players(self.judge, game_id, state, [str(old), str(new)])
+        await permissions.sync_players(
+            self.judge, game_id, state, [str(old), str(new)], threads=False
+        )

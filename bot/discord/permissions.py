@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.runtime.hosting import is_forum
+from engine.model import Team
 from engine.speech import channels_open, out_of_game, silenced
 from engine.state import GameState
 
@@ -153,10 +154,17 @@ async def _holder(
 
 
 async def sync_players(
-    judge: Judge, game_id: int, state: GameState, players: Iterable[str]
+    judge: Judge,
+    game_id: int,
+    state: GameState,
+    players: Iterable[str],
+    *,
+    threads: bool = True,
 ) -> None:
     """Bring the players' overwrites in the game's channels in line with the state of the game
-    holding each channel, and take a player out of the game out of its team threads."""
+    holding each channel, and (`threads`) take a player out of the game out of its team
+    threads. An effect leaves the threads alone: who is in one is private, and the engine
+    orders that part after the public ones (`LeaveTeamThreads`)."""
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
     if guild is None:
@@ -168,12 +176,26 @@ async def sync_players(
             deny = denied(holding, player, kinds) if holding is not None else ()
             await set_member(channel, player, deny)
     out = [p for p in players if not state.over and out_of_game(state, p)]
-    if out:
+    if out and threads:
         await _leave_threads(judge, info.channels, out)
 
 
+async def leave_team_threads(
+    judge: Judge, game_id: int, player: str, team: Team | None = None
+) -> None:
+    """`player` leaves `team`'s thread (None: every team thread of the game)."""
+    if not player.isdigit():  # a replay's names are no Discord users
+        return
+    info = await judge.runtime.service.info(game_id)
+    channels = info.channels
+    if team is not None:
+        channels = {k: v for k, v in channels.items() if k == f"thread_{team.value}"}
+    await _leave_threads(judge, channels, [player])
+
+
 async def _leave_threads(judge: Judge, channels: dict[str, object], players: list[str]) -> None:
-    """Players out of the game leave the team threads (they no longer read the team's plans)."""
+    """The players leave the team threads among `channels` (no longer reading the team's
+    plans)."""
     for key, value in channels.items():
         if not key.startswith("thread_"):
             continue

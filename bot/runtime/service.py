@@ -48,7 +48,7 @@ from bot.store import (
 )
 from engine import codec
 from engine.commands import Command, Lock, ReplacePlayer
-from engine.effects import ReplyToPost, as_posts, params
+from engine.effects import ReplyToPost, for_delivery, params
 from engine.errors import EngineError
 from engine.events import Event, GameEnded
 from engine.game import decide, new_game, replay_events, start_events
@@ -249,7 +249,7 @@ class GameService:
             else schedule.deadline("night", now)
         )
         events = start_events(created, Instant(to_ms(opening)))
-        effects = as_posts(effects_for(None, events))
+        effects = [e for part in for_delivery(effects_for(None, events)) for e in part]
         return GameDraft(
             ruleset=ruleset,
             seed=seed,
@@ -338,8 +338,9 @@ class GameService:
                 return Outcome(state=state, duplicate=True), result.pending
             return Outcome(state=state, error=error, duplicate=result.duplicate), result.pending
         published, after = effects_and_state(state, events)  # the events folded once
-        effects = as_posts(published)
-        # a forum game's vote posts: opened and locked after the engine's effects (its 看表帖)
+        public, private = for_delivery(published)
+        # a forum game's vote posts: opened and locked after the engine's public effects (its
+        # 看表帖), before any private one
         shell = vote_post_steps(events) if is_forum((await self.info(game_id)).channels) else []
         finished = any(isinstance(e, GameEnded) for e in events)
         subs: list[SeatSpec] = []
@@ -351,7 +352,11 @@ class GameService:
         result = await self.repo.record(
             game_id,
             events=[codec.dump(e) for e in events],
-            effects=[*(codec.dump(e) for e in effects), *shell],
+            effects=[
+                *(codec.dump(e) for e in public),
+                *shell,
+                *(codec.dump(e) for e in private),
+            ],
             message_id=message_id,
             expected_seq=loaded.seq,
             substitutes=subs,

@@ -9,19 +9,26 @@ import pytest
 from gamekit import Game
 
 from bot.records.replay import run
-from engine.commands import Lock, PostVote, SubmitPower
+from engine.commands import Lock, PostVote, ReplacePlayer, SubmitPower
 from engine.effects import (
+    PRIVATE,
     Announce,
     Bulletin,
     ClockPost,
     Effect,
+    LeaveTeamThreads,
+    SeatHandover,
+    SeatLeft,
     SetChannelsOpen,
+    TeamJoin,
     VoteChannelPost,
+    Whisper,
     as_posts,
+    for_delivery,
 )
 from engine.errors import PhaseError, SetupError
 from engine.game import apply, new_game, replay_events, start_events
-from engine.model import PhaseKind, Power, Seat
+from engine.model import Instant, PhaseKind, Power, Seat, Team
 from engine.pending import pending
 from engine.publish import effects_for
 from engine.record import record_of
@@ -165,3 +172,35 @@ def test_a_replay_with_a_warmup_locks_it_then_plays_as_usual() -> None:
     assert replay.record["options"]["warmup"] == 30
     assert replay.record["phases"][0]["left"] == ["p5"]
     assert replay.record["rejected"] == []
+
+
+def test_private_effects_come_after_every_public_one() -> None:
+    """A killer voted out leaves the channels in public and the team thread in private, after
+    the next window's post: the time a private step takes must not fall between public posts."""
+    g = Game("v2", V2)
+    g.power(1, "kill", 5)
+    g.lock()
+    for seat in (3, 4, 6, 7):
+        g.vote(seat, 1)
+    before = g.state
+    public, private = for_delivery(effects_for(before, g.do(Lock())))
+    assert SeatLeft(seat=Seat(1)) in public
+    assert LeaveTeamThreads(player="p1") in private
+    assert all(isinstance(e, PRIVATE) for e in private)
+    assert not any(isinstance(e, PRIVATE) for e in public)
+    assert isinstance(public[-1], Announce) and public[-1].key == "window.night"
+    shape = _shape(public)
+    assert shape.index("post:day.tally") < shape.index("post:window.night")
+
+
+def test_a_substitute_takes_the_team_thread_in_private() -> None:
+    g = Game("v2", V2)
+    before = g.state
+    events = g.do(ReplacePlayer(seat=Seat(2), new_player="q2", by="mod", at=Instant(0)))
+    public, private = for_delivery(effects_for(before, events))
+    assert SeatHandover(seat=Seat(2), old_player="p2", new_player="q2") in public
+    assert private[:2] == [
+        LeaveTeamThreads(player="p2", team=Team.KILLERS),
+        TeamJoin(team=Team.KILLERS, seat=Seat(2)),
+    ]
+    assert {type(e) for e in private[2:]} == {Whisper}  # the role and the night's menu
