@@ -241,12 +241,13 @@ class DiscordEffects:
         from bot.discord.interactions import DM_UNSEEN, moderators_of
 
         info = await self.judge.runtime.service.info(game_id)
-        key = f"dm_blocked:{int(seat)}"
-        if info.channels.get(key) or int(seat) in info.channels.get("dm_blocked", []):
+        player = state.seat(seat).player  # per player: a substitute is told of their own DMs
+        key = f"dm_blocked:{player}"
+        if info.channels.get(key):
             return
         marks: dict[str, Any] = {key: True}
         if not dealt:
-            marks[f"{DM_UNSEEN}{int(seat)}"] = True
+            marks[f"{DM_UNSEEN}{player}"] = True
         await self.judge.runtime.service.set_channels(game_id, marks)
         if dealt:  # the deal DMs everyone: its failure depends on no role
             log.warning("game %s: a player does not accept DMs", game_id)

@@ -114,27 +114,19 @@ async def moderators_of(judge: Judge, game_id: int) -> list[discord.Member]:
 
 
 DM_UNSEEN = "dm_unseen:"
-"""Game-row key prefix: a seat whose DM failed and who has not been told yet (per seat, so
-telling one never rewrites another's mark)."""
+"""Game-row key prefix: a player whose DM failed and who has not been told yet (a key per
+player, so telling one never rewrites another's mark, and a substitute never inherits the mark
+of the player they replaced)."""
 
 
 async def dm_notice(judge: Judge, interaction: discord.Interaction[Any], game_id: int) -> str:
     """The line telling the player asking that the bot could not DM them ("" if nothing is
     due), said once: the private side of a failed DM (only a failure at the deal is public)."""
     info = await judge.runtime.service.info(game_id)
-    if not any(key.startswith(DM_UNSEEN) for key in info.channels):
+    due = f"{DM_UNSEEN}{interaction.user.id}"
+    if not info.channels.get(due):
         return ""
-    state = await judge.runtime.service.state(game_id)
-    due = [
-        f"{DM_UNSEEN}{int(seat)}"
-        for seat in state.seats_of(str(interaction.user.id))
-        if info.channels.get(f"{DM_UNSEEN}{int(seat)}")
-    ]
-    if not due:
-        return ""
-    await judge.runtime.service.set_channels(
-        game_id, dict.fromkeys(due)
-    )  # None: the mark is removed
+    await judge.runtime.service.set_channels(game_id, {due: None})  # None: the mark is removed
     return text(judge, interaction, "notice.dm_closed_you", game=game_id)
 
 

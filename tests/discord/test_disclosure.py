@@ -161,8 +161,30 @@ async def test_a_failing_dm_after_the_deal_is_told_privately_never_publicly(
     assert not any("无法私信" in text for text in dm_texts(table, table.player(MOD_PLAYER)))
     # the record of who refuses DMs stays in the game row, not in public posts
     info = await table.bot.runtime.service.info(d.game_id, refresh=True)
-    assert info.channels.get(f"dm_blocked:{police}") is True
-    assert f"dm_unseen:{police}" not in info.channels
+    user = table.player(police).user.id
+    assert info.channels.get(f"dm_blocked:{user}") is True
+    assert f"dm_unseen:{user}" not in info.channels
+
+
+async def test_a_substitute_is_told_of_their_own_dms_only(table: Table) -> None:
+    # Before: the marks were kept per seat, so a substitute was told "the bot could not DM you"
+    # for the DM that failed to the player they replaced, and their own closed DMs went untold.
+    d = Driver(table, "basic")
+    roles = await d.start()
+    police = by_role(roles, "police")[0]
+    killer = by_role(roles, "killer")[0]
+    await block_dms_now(table, table.player(police))
+    await table.player(police).slash(table.channel, "act", power="check", target=killer)
+    await d.lock()  # the check's result is DMed at dawn, and fails
+    await table.moderator.slash(table.channel, "mod replace", seat=police, member=table.outside)
+    told = render("en", "notice.dm_closed_you", {"game": d.game_id})
+    assert told not in answer(await table.outside.slash(table.channel, "role"))
+    closed = table.guild.add_member(table.env.create_user("closed-dms"))
+    await closed.user.send_dm("hi")  # opens the DM channel
+    await block_dms_now(table, closed)
+    await table.moderator.slash(table.channel, "mod replace", seat=police, member=closed)
+    # a substitute's role message goes to one player, as a deal's does to all: said publicly
+    assert any("无法私信" in post and f"{police}号" in post for post in table.public())
 
 
 async def test_a_failing_role_message_at_the_deal_is_public_for_anyone(table: Table) -> None:
