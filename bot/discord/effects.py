@@ -254,7 +254,7 @@ class DiscordEffects:
         # later, who is DMed when depends on roles: not even the time of a failure at INFO
         log.debug("game %s: seat %s does not accept DMs", game_id, seat)
         ctx = await self.judge.runtime.contexts.context(game_id, state)
-        mention = f"<@{state.seat(seat).player}>"
+        mention = f"<@{player}>"
         notice = ctx.t("notice.dm_blocked_mod", game=game_id, seat=ctx.seat(seat), mention=mention)
         told = 0
         for moderator in await moderators_of(self.judge, game_id):
@@ -265,11 +265,11 @@ class DiscordEffects:
                 log.warning("game %s: a moderator does not accept DMs", game_id)
         if dealt:  # "moderators have been told" only when a moderator's DM went through
             channel = await self._channel(game_id, "game")
-            player = discord.Object(int(state.seat(seat).player))  # pings that player only
+            pinged = discord.Object(int(player))  # pings that player only
             public = ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention)
             await channel.send(
                 public + (ctx.t("notice.dm_blocked_told") if told else ""),
-                allowed_mentions=discord.AllowedMentions(users=[player]),
+                allowed_mentions=discord.AllowedMentions(users=[pinged]),
             )
 
     async def _reply(
