@@ -24,7 +24,7 @@ class NoopPort:
     async def send_private(self, user_id: int, text: str) -> bool:
         return True
 
-    async def tell_stuck(self, game_id: int, attempts: int) -> None:
+    async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
         return None
 
     async def reconcile_permissions(self, game_id: int) -> None:

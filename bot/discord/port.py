@@ -65,18 +65,34 @@ class DiscordPort:
             return False
         return True
 
-    async def tell_stuck(self, game_id: int, attempts: int) -> None:
+    async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
         info = await self.judge.runtime.service.info(game_id)
+        language = str(info.options.get("language", "zh-CN"))
+        text = render(language, "notice.stuck", {"attempts": attempts})
+        if privately:  # a private effect fails: when it does depends on roles
+            private = render(
+                language, "notice.stuck_private", {"attempts": attempts, "game": game_id}
+            )
+            await self._tell_moderators(game_id, private)
+            return
         channel = self.judge.client.get_channel(int(info.channels["game"]))
         if not isinstance(channel, discord.TextChannel | discord.Thread):
             return
-        language = str(info.options.get("language", "zh-CN"))
-        text = render(language, "notice.stuck", {"attempts": attempts})
         wanted = self.judge.runtime.settings.discord.moderator_role
         role = next((r for r in channel.guild.roles if wanted.matches(r.id, r.name)), None)
         pings = discord.AllowedMentions(roles=[role] if role else False)  # that role only
         content = f"{role.mention} {text}" if role else text
         await channel.send(content, allowed_mentions=pings)
+
+    async def _tell_moderators(self, game_id: int, text: str) -> None:
+        """DM each moderator of the game (none who plays in it); a closed DM stops nothing."""
+        from bot.discord.interactions import moderators_of
+
+        for moderator in await moderators_of(self.judge, game_id):
+            try:
+                await moderator.send(text, allowed_mentions=discord.AllowedMentions.none())
+            except discord.HTTPException:
+                log.warning("game %s: a moderator does not accept DMs", game_id)
 
     async def reconcile_permissions(self, game_id: int) -> None:
         await permissions.reconcile(self.judge, game_id)

@@ -92,7 +92,7 @@ class DeadlineRunner:
         self.port = port
         self.lock_failures: dict[int, int] = {}
         """Game → deadline jobs failed in a row (cleared by the next lock that works)."""
-        self._stuck_told: set[int] = set()
+        self._stuck_told: set[tuple[int, bool]] = set()
         self.key = id(self)
         """What the scheduled jobs name this runner by."""
         _RUNNERS[self.key] = self
@@ -114,21 +114,25 @@ class DeadlineRunner:
             return
         self.scheduler.schedule(job, from_ms(deadline), fire_deadline, self.key, game_id)
 
-    def schedule_retry(self, game_id: int, attempts: int) -> None:
-        """Try a game's failed effects again later, backing off; tell moderators if stuck."""
+    def schedule_retry(self, game_id: int, attempts: int, privately: bool = False) -> None:
+        """Try a game's failed effects again later, backing off; tell moderators if stuck
+        (`privately` when only a private effect fails: see `tell_stuck`)."""
         when = self.clock.now() + dt.timedelta(seconds=backoff(attempts))
         self.scheduler.schedule(f"game:{game_id}:retry", when, retry_effects, self.key, game_id)
         if attempts >= STUCK_AFTER:
-            asyncio.get_running_loop().create_task(self.tell_stuck(game_id, attempts))
+            task = self.tell_stuck(game_id, attempts, privately=privately)
+            asyncio.get_running_loop().create_task(task)
 
-    async def tell_stuck(self, game_id: int, attempts: int) -> None:
-        """Once per game, tell the moderators that the judge keeps failing (no details)."""
-        if attempts < STUCK_AFTER or game_id in self._stuck_told:
+    async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
+        """Once per game, tell the moderators that the judge keeps failing (no details):
+        `privately` (by DM) when what fails is a private effect — a DM to the police, a team's
+        thread — whose failure, and so the time of the notice, depends on roles."""
+        if attempts < STUCK_AFTER or (game_id, privately) in self._stuck_told:
             return
-        self._stuck_told.add(game_id)
+        self._stuck_told.add((game_id, privately))
         log.error("game %s: stuck after %s attempts; moderators told", game_id, attempts)
         try:
-            await self.port.tell_stuck(game_id, attempts)
+            await self.port.tell_stuck(game_id, attempts, privately=privately)
         except Exception as exc:  # the channel may be what is failing; the log line stands
             log.error("game %s: could not tell moderators: %s", game_id, type(exc).__name__)
 

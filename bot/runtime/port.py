@@ -52,8 +52,9 @@ class ChatPort(Protocol):
         """Send a private message unless the same text is already there; False if refused."""
         ...
 
-    async def tell_stuck(self, game_id: int, attempts: int) -> None:
-        """Tell a game's moderators that the judge keeps failing (no details)."""
+    async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
+        """Tell a game's moderators that the judge keeps failing (no details): in the game
+        channel, or by DM to each (`privately`)."""
         ...
 
     async def reconcile_permissions(self, game_id: int) -> None:

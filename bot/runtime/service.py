@@ -48,7 +48,7 @@ from bot.store import (
 )
 from engine import codec
 from engine.commands import Command, Lock, ReplacePlayer
-from engine.effects import ReplyToPost, for_delivery, params
+from engine.effects import PRIVATE, ReplyToPost, for_delivery, params
 from engine.errors import EngineError
 from engine.events import Event, GameEnded
 from engine.game import decide, new_game, replay_events, start_events
@@ -104,7 +104,7 @@ class GameService:
         self._perform: Perform | None = None
         self._in_order: set[int] = set()
         """Games whose every recorded effect was performed: no earlier one to deliver first."""
-        self._on_failure: Callable[[int, int], None] | None = None
+        self._on_failure: Callable[[int, int, bool], None] | None = None
         self.metrics: Metrics | None = None
         """Where inputs and failed effects are counted (the /metrics endpoint), if it is on."""
         self.deliveries = Deliveries()
@@ -386,17 +386,20 @@ class GameService:
         with self.deliveries.delivering() as allowed:
             if not allowed:  # stopping: committed, left in the outbox for the next start
                 return False
-            report = await deliver(self.repo, items, self._perform, self.deliveries.is_stopping)
+            report = await deliver(
+                self.repo, items, self._perform, self.deliveries.is_stopping, is_private
+            )
         if report.failed and self.metrics is not None:
             self.metrics.discord_errors.inc(len(report.failed))
         if report.failed and self._on_failure is not None:
             failed = [item for item in items if item.id in report.failed]
             for game_id, tries in {item.game_id: item.attempts + 1 for item in failed}.items():
-                self._on_failure(game_id, tries)
+                self._on_failure(game_id, tries, game_id in report.failed_privately)
         return not report.failed and not report.deferred
 
-    def on_delivery_failure(self, callback: Callable[[int, int], None]) -> None:
-        """Called with (game id, attempts so far) when an effect fails: the shell retries later."""
+    def on_delivery_failure(self, callback: Callable[[int, int, bool], None]) -> None:
+        """Called with (game id, attempts so far, whether only a private effect failed) when an
+        effect fails: the shell retries later."""
         self._on_failure = callback
 
     async def retry(self, game_id: int) -> None:
@@ -446,6 +449,7 @@ class GameService:
                 snapshot=SNAPSHOTS,
                 shards=shards,
                 stopping=self.deliveries.is_stopping,
+                private=is_private,
             )
         for game_id, loaded in report.games.items():
             self._loaded[game_id] = loaded
@@ -512,3 +516,12 @@ def _flat(values: Any) -> dict[str, str | int | bool | None]:
     return {
         k: v if isinstance(v, str | int | bool) or v is None else str(v) for k, v in values.items()
     }
+
+
+_PRIVATE_TYPES = frozenset(kind.__name__ for kind in PRIVATE)
+
+
+def is_private(item: OutboxItem) -> bool:
+    """Whether an outbox item is an effect only one player or team sees (`engine.effects.PRIVATE`):
+    delivered after every public one, so its time or failure never holds one up."""
+    return item.payload.get("type") in _PRIVATE_TYPES

@@ -4,8 +4,11 @@ Theory of operation: effects are performed at least once (after the commit that 
 and again at start if they were not marked done: a done mark is written with the store's next
 transaction, so a crash may lose the last ones). Each carries an idempotency key; the injected
 performer uses it to make "at least once" into "once" (a Discord nonce, or a look at the bot's
-recent messages). Within a game, effects go out in the order they were recorded; when one fails,
-the game's later effects wait for the next pass, so players never see them out of order.
+recent messages). Within a game, effects go out in the order they were recorded, every public
+one first (the caller says which are private: seen by one player or team only): how long
+private work takes, or whether it fails, depends on roles, so it never holds up a public
+effect. When an effect fails, the game's later effects wait for the next pass, so players never
+see them out of order.
 
 A game whose log cannot be replayed is stopped (``stopped_error``) with a reason moderators can
 read, logged as an error, and never silently skipped; the other games go on. The reason names
@@ -43,6 +46,9 @@ class Delivery:
     blocked: set[int] = field(default_factory=set)
     """Games with an effect that failed or was deferred by a stop (theirs after it wait for
     the next pass)."""
+    failed_privately: set[int] = field(default_factory=set)
+    """Games whose failure was of a private effect (their public ones all went out first): who
+    is told of it, and when, must not depend on roles."""
 
 
 @dataclass
@@ -59,18 +65,22 @@ async def deliver(
     items: Sequence[OutboxItem],
     perform: Perform,
     stopping: Callable[[], bool] = lambda: False,
+    private: Callable[[OutboxItem], bool] = lambda item: False,
 ) -> Delivery:
-    """Perform each effect and mark it done, in order; a failure defers the rest of its game.
-    Once ``stopping`` says a clean stop has begun, every effect not yet started is deferred (it
-    stays in the outbox, in order, for the next start): the stop waits for one platform call at
-    most, not for a whole pass (a restart's may hold hundreds).
+    """Perform each effect and mark it done, in order, every public one before every private
+    one (``private``); a failure defers the rest of its game (a private one's: only private
+    ones are left). Once ``stopping`` says a clean stop has begun, every effect not yet started
+    is deferred (it stays in the outbox, in order, for the next start): the stop waits for one
+    platform call at most, not for a whole pass (a restart's may hold hundreds).
 
     The shell calls this with ``record(...).pending`` after each input, recovery with every
     undone effect; one code path for both.
     """
     report = Delivery()
     blocked = report.blocked
-    for item in items:
+    hidden = [item for item in items if private(item)]
+    public = [item for item in items if not private(item)]
+    for item in public + hidden:
         if item.game_id not in blocked and stopping():
             blocked.add(item.game_id)
         if item.game_id in blocked:
@@ -92,6 +102,8 @@ async def deliver(
             )  # may name hidden things: DEBUG only
             await repo.record_attempt_failure(item.id, reason)
             report.failed[item.id] = reason
+            if private(item):
+                report.failed_privately.add(item.game_id)
             blocked.add(item.game_id)
             continue
         repo.mark_done_soon(item.id)  # written with the next transaction, not waited for
@@ -169,6 +181,7 @@ async def recover(
     snapshot: SnapshotCodec[S] | None = None,
     shards: Shards | None = None,
     stopping: Callable[[], bool] = lambda: False,
+    private: Callable[[OutboxItem], bool] = lambda item: False,
 ) -> RecoveryReport[S]:
     """At start: rebuild every active game, then perform every undone effect again (with
     ``shards``: of the games of the servers on them only; other processes own the rest; none
@@ -189,5 +202,5 @@ async def recover(
         else:
             report.games[game_id] = loaded
     undone = await repo.undone_effects(shards=shards)
-    report.delivery = await deliver(repo, undone, perform, stopping)
+    report.delivery = await deliver(repo, undone, perform, stopping, private)
     return report

@@ -168,6 +168,41 @@ async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None
     assert not await table.bot.runtime.service.repo.undone_effects()
 
 
+async def test_a_failing_private_effect_holds_up_no_public_one_and_is_told_privately(
+    table: Table,
+) -> None:
+    # Before: a DM to the police failing at dawn blocked the game's next public posts until it
+    # went through, and the stuck notice came in the game channel — both at times only a
+    # police check causes.
+    d = Driver(table, "v2")
+    roles = await d.start()
+    police = by_role(roles, "police")[0]
+    await d.power_by_menu(by_role(roles, "killer")[0], "kill", by_role(roles, "civilian")[0])
+    await d.power_by_menu(police, "check", by_role(roles, "killer")[0])
+    dm = table.player(police).user.dm_channel
+    assert dm is not None
+    table.env.inject_error(
+        "POST", f"/channels/{dm.id}/messages", status=500, code=0, message="down", times=8
+    )
+    await d.lock()  # night 1: the check's DM fails
+    assert any(p.startswith("【看表】第1夜") for p in table.public())
+    assert any("第1天" in p for p in table.public()[-2:]), table.public()[-3:]  # day 1 is open
+    before = [m.content for m in table.dms(table.moderator)]
+    for _ in range(8):
+        jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
+        if not jobs:
+            break
+        await table.advance(max(0.0, (min(j.when for j in jobs) - table.env.now()).total_seconds()))
+        await table.bot.runtime.scheduler.run_due()
+        await table.env.settle()
+    assert not any("法官暂时无法完成" in p for p in table.public())
+    told = [m.content for m in table.dms(table.moderator)][len(before) :]
+    assert any("私下操作" in text for text in told), told
+    await drain(table)
+    assert not await table.bot.runtime.service.repo.undone_effects()
+    assert any("杀手" in m.content for m in table.dms(table.player(police))[-2:])
+
+
 async def test_outage_across_a_deadline_counts_posts_by_their_own_time(hosted: Table) -> None:
     table = hosted
     d = Driver(table, "v2")

@@ -28,6 +28,7 @@ class FakePort:
     """(user id, text) of every private message sent."""
     closed_dms: set[int] = field(default_factory=set)
     stuck: list[tuple[int, int]] = field(default_factory=list)
+    stuck_privately: list[bool] = field(default_factory=list)
     reconciled: list[int] = field(default_factory=list)
     recovering_seen: list[bool] = field(default_factory=list)
 
@@ -48,8 +49,9 @@ class FakePort:
         self.sent.append((user_id, text))
         return True
 
-    async def tell_stuck(self, game_id: int, attempts: int) -> None:
+    async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
         self.stuck.append((game_id, attempts))
+        self.stuck_privately.append(privately)
 
     async def reconcile_permissions(self, game_id: int) -> None:
         self.reconciled.append(game_id)

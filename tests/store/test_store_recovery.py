@@ -190,6 +190,43 @@ async def test_failed_effect_defers_the_rest_of_its_game(repo: Repository) -> No
     assert undone[0].last_error == "ConnectionError: discord is down"
 
 
+def hidden(item: OutboxItem) -> bool:
+    return bool(item.payload.get("private"))
+
+
+async def test_public_effects_go_first_and_a_private_failure_holds_up_no_public_one(
+    repo: Repository,
+) -> None:
+    # What a failing (or slow) private effect may hold up must not depend on roles: every public
+    # effect of the pass goes out before the private ones, and a private failure defers only
+    # the private ones after it.
+    game = await repo.create_game(
+        server_id=1, ruleset="v2", seed="s", commitment="c", seats=[],
+        events=[{"type": "Started"}],
+        effects=[
+            {"type": "Clock"},
+            {"type": "Check", "private": True, "fail": True},
+            {"type": "Menu", "private": True},
+            {"type": "Window"},
+        ],
+    )  # fmt: skip
+    clock, check, menu, window = game.outbox
+    performer = Performer()
+    report = await deliver(repo, game.outbox, performer, private=hidden)
+    assert report.performed == [clock.id, window.id]
+    assert list(report.failed) == [check.id] and report.deferred == [menu.id]
+    assert report.failed_privately == {game.game_id}
+    # a public failure defers everything after it, the private effects too
+    again = await repo.create_game(
+        server_id=1, ruleset="v2", seed="s", commitment="c", seats=[],
+        events=[{"type": "Started"}],
+        effects=[{"type": "Clock", "fail": True}, {"type": "Check", "private": True}],
+    )  # fmt: skip
+    report = await deliver(repo, again.outbox, Performer(), private=hidden)
+    assert report.performed == [] and report.deferred == [again.outbox[1].id]
+    assert report.failed_privately == set()
+
+
 async def test_first_failing_seq_bisects() -> None:
     events: list[dict[str, Any]] = [{"type": "Added", "n": 1}] * 40
     assert first_failing_seq(events, fold) is None
