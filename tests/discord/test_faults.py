@@ -142,6 +142,17 @@ async def test_timeouts_on_dms_are_retried(table: Table) -> None:
     assert roles
 
 
+async def run_retries(table: Table, times: int) -> None:
+    """Let the retry job run, up to `times` times, as its backoff says."""
+    for _ in range(times):
+        jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
+        if not jobs:
+            break
+        await table.advance(max(0.0, (min(j.when for j in jobs) - table.env.now()).total_seconds()))
+        await table.bot.runtime.scheduler.run_due()
+        await table.env.settle()
+
+
 async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None:
     d = Driver(table, "v2")
     roles = await d.start()
@@ -156,13 +167,7 @@ async def test_moderators_are_told_when_something_is_stuck(table: Table) -> None
         times=8,
     )
     await d.lock()
-    for _ in range(8):
-        jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
-        if not jobs:
-            break
-        await table.advance(max(0.0, (min(j.when for j in jobs) - table.env.now()).total_seconds()))
-        await table.bot.runtime.scheduler.run_due()
-        await table.env.settle()
+    await run_retries(table, 8)
     assert any("法官暂时无法完成操作" in p for p in table.public())
     await drain(table)
     assert not await table.bot.runtime.service.repo.undone_effects()
@@ -188,13 +193,7 @@ async def test_a_failing_private_effect_holds_up_no_public_one_and_is_told_priva
     assert any(p.startswith("【看表】第1夜") for p in table.public())
     assert any("第1天" in p for p in table.public()[-2:]), table.public()[-3:]  # day 1 is open
     before = [m.content for m in table.dms(table.moderator)]
-    for _ in range(8):
-        jobs = [j for j in table.bot.runtime.scheduler.jobs() if j.id.endswith(":retry")]
-        if not jobs:
-            break
-        await table.advance(max(0.0, (min(j.when for j in jobs) - table.env.now()).total_seconds()))
-        await table.bot.runtime.scheduler.run_due()
-        await table.env.settle()
+    await run_retries(table, 8)
     assert not any("法官暂时无法完成" in p for p in table.public())
     told = [m.content for m in table.dms(table.moderator)][len(before) :]
     assert any("私下操作" in text for text in told), told
