@@ -100,6 +100,9 @@ class GameService:
         self.clock = clock
         self._loaded: dict[int, Loaded[GameState]] = {}
         self._info: dict[int, GameInfo] = {}
+        self._info_writes: defaultdict[int, int] = defaultdict(int)
+        """Per game, the writes to its row so far: a read that saw one happen while it ran may
+        hold the row from before it, and is not cached."""
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._perform: Perform | None = None
         self._in_order: set[int] = set()
@@ -120,17 +123,41 @@ class GameService:
         return (await self._load(game_id)).state
 
     async def info(self, game_id: int, *, refresh: bool = False) -> GameInfo:
-        """The game's stored row (channels, schedule, status); cached."""
-        if refresh or game_id not in self._info:
-            self._info[game_id] = await self.repo.get_game(game_id)
-        return self._info[game_id]
+        """The game's stored row (channels, schedule, status); cached. A read during which the
+        row was written (``set_channels``) may have the row from before: it is read again, so
+        no row older than a write is cached after it (a team thread remembered, then made again
+        because a stale row did not name it)."""
+        cached = self._info.get(game_id)
+        if cached is not None and not refresh:
+            return cached
+        while True:
+            writes = self._info_writes[game_id]
+            info = await self.repo.get_game(game_id)
+            if self._info_writes[game_id] == writes:
+                self._info[game_id] = info
+                return info
 
     async def active_infos(self, shards: Shards | None = None) -> list[GameInfo]:
         """Every active game's stored row (of the servers on `shards`, if given), read in one
-        query and cached: a restart's look-ups, not one per game. An entry cached meanwhile (an
-        input read or changed it during the query) is newer than the query's and is kept."""
-        infos = await self.repo.active_games_info(shards)
-        return [self._info.setdefault(info.id, info) for info in infos]
+        query and cached: a restart's look-ups, not one per game. An entry cached meanwhile is
+        kept; a row written during the query is read again (see ``info``)."""
+        writes = dict(self._info_writes)
+        infos = []
+        for info in await self.repo.active_games_info(shards):
+            if info.id in self._info:
+                info = self._info[info.id]
+            elif self._info_writes.get(info.id, 0) == writes.get(info.id, 0):
+                self._info[info.id] = info
+            else:
+                info = await self.info(info.id)
+            infos.append(info)
+        return infos
+
+    def _row_written(self, game_id: int) -> None:
+        """After a write to the game's row has ended (committed or not): the cached row is
+        dropped, and reads under way when it ended are not cached (``info``)."""
+        self._info.pop(game_id, None)
+        self._info_writes[game_id] += 1
 
     def cached_state(self, game_id: int) -> GameState | None:
         """The state if loaded, without I/O."""
@@ -265,9 +292,12 @@ class GameService:
         )
 
     async def set_channels(self, game_id: int, channels: dict[str, Any]) -> None:
-        """Remember Discord objects made for a game (team threads, the players' role)."""
-        await self.repo.update_channels(game_id, channels)
-        self._info.pop(game_id, None)
+        """Remember Discord objects made for a game (team threads, the players' role): merged
+        into its row by the store, under the row's lock."""
+        try:
+            await self.repo.update_channels(game_id, channels)
+        finally:  # even if it failed: it may have been committed
+            self._row_written(game_id)
 
     # -- inputs ------------------------------------------------------------------------------------
     async def submit(
@@ -376,7 +406,7 @@ class GameService:
             snapshot_seq = last_seq
         self._loaded[game_id] = Loaded(state=state, seq=last_seq, snapshot_seq=snapshot_seq)
         if finished:
-            self._info.pop(game_id, None)  # its status changed (nothing else in it did)
+            self._row_written(game_id)  # its status changed (nothing else in it did)
         return Outcome(state=state, events=events), result.pending
 
     async def _deliver(self, items: Sequence[OutboxItem]) -> bool:
