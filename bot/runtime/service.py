@@ -6,9 +6,11 @@ the outbox in one transaction, then perform the effects and mark them done. Afte
 opens a window (or, within a window, on the geometric cadence of ``bot.runtime.snapshots.due``) the
 new state is stored as a snapshot.
 A Discord message id makes an input idempotent: a redelivered post returns the first outcome and
-writes nothing. Inputs to one game are serialized by a per-game lock, so effects are performed in
-the order their events happened; inputs to different games recorded at the same time share one
-commit (the store's group commit), each still committed before its effects are performed.
+writes nothing. Inputs to one game are serialized by a per-game lock, and every delivery of a
+game's effects (an input's, the start's, a retry's, a restart's) runs under it too, so effects are
+performed once and in the order their events happened; inputs to different games recorded at the
+same time share one commit (the store's group commit), each still committed before its effects
+are performed.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from bot.store import (
     SeqConflict,
     Shards,
     deliver,
-    recover,
+    rebuild_games,
 )
 from engine import codec
 from engine.commands import Command, Lock, ReplacePlayer
@@ -104,9 +106,13 @@ class GameService:
         """Per game, the writes to its row so far: a read that saw one happen while it ran may
         hold the row from before it, and is not cached."""
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        """One per game, held by each input and each delivery of the game's effects."""
         self._perform: Perform | None = None
         self._in_order: set[int] = set()
         """Games whose every recorded effect was performed: no earlier one to deliver first."""
+        self._deliveries_begun: defaultdict[int, int] = defaultdict(int)
+        """Per game, the deliveries begun: a restart that saw none begin while it read the
+        outbox knows the game's effects are as it read them."""
         self._on_failure: Callable[[int, int, bool], None] | None = None
         self.metrics: Metrics | None = None
         """Where inputs and failed effects are counted (the /metrics endpoint), if it is on."""
@@ -209,8 +215,9 @@ class GameService:
             message_id=message_id,
         )
         game_id = result.game_id
-        self._loaded.pop(game_id, None)
-        await self._deliver(result.pending)
+        async with self._locks[game_id]:  # an input to the new game comes after its start
+            self._loaded.pop(game_id, None)
+            await self._deliver_in_order(game_id, result.pending)
         return game_id
 
     async def start_lobby(
@@ -244,11 +251,15 @@ class GameService:
             )
 
         result = await self.repo.lobbies.start(lobby_id, deal)
-        self._loaded.pop(result.game_id, None)
-        if created is not None:
-            info = await self.info(result.game_id, refresh=True)
-            await created(result.game_id, dict(info.channels))
-        await self._deliver(result.pending)
+        # Held from before the game is routed (``created``) until its start's effects are
+        # performed: an input to it (a post at night, a click in a role DM) waits for them, and
+        # never performs one of them a second time.
+        async with self._locks[result.game_id]:
+            self._loaded.pop(result.game_id, None)
+            if created is not None:
+                info = await self.info(result.game_id, refresh=True)
+                await created(result.game_id, dict(info.channels))
+            await self._deliver_in_order(result.game_id, result.pending)
         return result.game_id
 
     def _draft(
@@ -313,28 +324,31 @@ class GameService:
         `name`: a substitute's display name, recorded with their seat term (ReplacePlayer)."""
         arrived = time.perf_counter()
         async with self._locks[game_id]:
-            for attempt in (1, 2):
-                loaded = await self._load(game_id)
-                try:
-                    outcome, pending = await self._commit(
-                        game_id, loaded, command, message_id, name
-                    )
-                except SeqConflict:
-                    self._loaded.pop(game_id, None)  # someone else appended: rebuild and retry
-                    if attempt == 2:
-                        raise
-                    continue
-                if self.metrics is not None:
-                    self.metrics.input(_outcome_name(outcome), time.perf_counter() - arrived)
-                if pending:
-                    # Everything still undone for this game, in order: earlier failures first
-                    # (read back unless every earlier effect of this game is known performed).
-                    if game_id not in self._in_order:
-                        pending = await self.repo.undone_effects(game_id)
-                    self._in_order.discard(game_id)
-                    if await self._deliver(pending):
-                        self._in_order.add(game_id)
-                return outcome
+            return await self._submit(game_id, command, message_id, name, arrived)
+
+    async def _submit(
+        self,
+        game_id: int,
+        command: Command,
+        message_id: int | None,
+        name: str | None,
+        arrived: float,
+    ) -> Outcome:
+        """`submit` under the game's lock."""
+        for attempt in (1, 2):
+            loaded = await self._load(game_id)
+            try:
+                outcome, pending = await self._commit(game_id, loaded, command, message_id, name)
+            except SeqConflict:
+                self._loaded.pop(game_id, None)  # someone else appended: rebuild and retry
+                if attempt == 2:
+                    raise
+                continue
+            if self.metrics is not None:
+                self.metrics.input(_outcome_name(outcome), time.perf_counter() - arrived)
+            if pending:
+                await self._deliver_in_order(game_id, pending)
+            return outcome
         raise AssertionError("unreachable")
 
     async def _commit(
@@ -409,6 +423,17 @@ class GameService:
             self._row_written(game_id)  # its status changed (nothing else in it did)
         return Outcome(state=state, events=events), result.pending
 
+    async def _deliver_in_order(self, game_id: int, pending: Sequence[OutboxItem]) -> None:
+        """Under the game's lock: perform `pending` (what an input just recorded) after every
+        earlier effect of the game still undone (read back unless the game is known in order:
+        an earlier failure goes out first)."""
+        self._deliveries_begun[game_id] += 1
+        if game_id not in self._in_order:
+            pending = await self.repo.undone_effects(game_id)
+        self._in_order.discard(game_id)
+        if await self._deliver(pending):
+            self._in_order.add(game_id)
+
     async def _deliver(self, items: Sequence[OutboxItem]) -> bool:
         """Perform the effects in order and mark them done; True if every one was."""
         if not items or self._perform is None:
@@ -435,7 +460,7 @@ class GameService:
     async def retry(self, game_id: int) -> None:
         """Perform the game's undone effects again, in order (after a failure)."""
         async with self._locks[game_id]:
-            await self._deliver(await self.repo.undone_effects(game_id))
+            await self._deliver_in_order(game_id, ())
 
     # -- deadlines ---------------------------------------------------------------------------------
     def lock_command(
@@ -471,21 +496,28 @@ class GameService:
         events could not be replayed (id → reason)."""
         # Rebuilding allocates the states that stay cached: the cyclic GC finds nothing to free
         # among them, and its full collections while they pile up cost a fifth of the rebuild.
+        # Inputs may come in meanwhile (a click in a DM names its game; after a reconnect every
+        # game is routed): each game's effects are performed under its lock, as theirs are.
         with collections_paused(), self.deliveries.under_way():
-            report = await recover(
-                self.repo,
-                fold,
-                self._perform or _nothing,
-                snapshot=SNAPSHOTS,
-                shards=shards,
-                stopping=self.deliveries.is_stopping,
-                private=is_private,
-            )
-        for game_id, loaded in report.games.items():
-            self._loaded[game_id] = loaded
-            if game_id not in report.delivery.blocked and not self._locks[game_id].locked():
-                # every effect recorded for it is performed: its next input needs no look-up
-                self._in_order.add(game_id)
+            report = await rebuild_games(self.repo, fold, snapshot=SNAPSHOTS, shards=shards)
+            for game_id in report.stopped:
+                self._row_written(game_id)  # stopped: its cached row says active
+            for game_id, loaded in report.games.items():
+                cached = self._loaded.get(game_id)
+                if cached is None or cached.seq < loaded.seq:  # an input's newer state stays
+                    self._loaded[game_id] = loaded
+            begun = dict(self._deliveries_begun)
+            waiting = {item.game_id for item in await self.repo.undone_effects(shards=shards)}
+            for game_id in report.games.keys() - waiting:
+                if self._deliveries_begun.get(game_id, 0) == begun.get(game_id, 0):
+                    # every effect recorded for it was performed, and no input has recorded
+                    # (or failed to deliver) one since: its next input needs no look-up
+                    self._in_order.add(game_id)
+            for game_id in sorted(waiting):
+                if self.deliveries.is_stopping():
+                    break
+                async with self._locks[game_id]:
+                    await self._deliver_in_order(game_id, ())  # read again under the lock
         give_back_freed_memory()
         return report.stopped
 
@@ -536,10 +568,6 @@ def _outcome_name(outcome: Outcome) -> str:
     if outcome.duplicate:
         return "duplicate"
     return "refused" if outcome.error is not None else "accepted"
-
-
-async def _nothing(item: OutboxItem) -> None:
-    raise RuntimeError("no performer set")
 
 
 def _flat(values: Any) -> dict[str, str | int | bool | None]:

@@ -18,7 +18,15 @@ from bot.store.errors import (
 from bot.store.lobbies import Lobbies
 from bot.store.migrate import main_db_upgrade, upgrade
 from bot.store.models import GameStatus, LobbyStatus
-from bot.store.recovery import Delivery, Perform, RecoveryReport, deliver, rebuild, recover
+from bot.store.recovery import (
+    Delivery,
+    Perform,
+    RecoveryReport,
+    deliver,
+    rebuild,
+    rebuild_games,
+    recover,
+)
 from bot.store.repository import Repository
 from bot.store.values import (
     Fold,
@@ -77,6 +85,7 @@ __all__ = [
     "main_db_upgrade",
     "open_database",
     "rebuild",
+    "rebuild_games",
     "recover",
     "resolve_url",
     "upgrade",

@@ -188,8 +188,25 @@ async def recover(
     started once ``stopping``, see ``deliver``).
 
     Effects of games just stopped stay undone (their state is in doubt) until a moderator
-    resumes the game; finished games' last effects are performed.
+    resumes the game; finished games' last effects are performed. (The bot, whose inputs may
+    come in meanwhile, performs them game by game under each game's lock: ``GameService``.)
     """
+    report = await rebuild_games(repo, fold, snapshot=snapshot, shards=shards)
+    undone = await repo.undone_effects(shards=shards)
+    report.delivery = await deliver(repo, undone, perform, stopping, private)
+    return report
+
+
+async def rebuild_games(
+    repo: Repository,
+    fold: Fold[S],
+    *,
+    snapshot: SnapshotCodec[S] | None = None,
+    shards: Shards | None = None,
+) -> RecoveryReport[S]:
+    """Rebuild every active game (of the servers on ``shards``, if given); a game whose log
+    cannot be replayed is stopped (``rebuild``). Nothing is performed: a caller whose inputs
+    may come in meanwhile performs each game's undone effects under that game's own lock."""
     report: RecoveryReport[S] = RecoveryReport()
     clean = await repo.load_active_games(fold, snapshot=snapshot, shards=shards)  # bulk reads
     for game_id in await repo.active_game_ids(shards):
@@ -201,6 +218,4 @@ async def recover(
             report.stopped[game_id] = info.status_error or ""
         else:
             report.games[game_id] = loaded
-    undone = await repo.undone_effects(shards=shards)
-    report.delivery = await deliver(repo, undone, perform, stopping, private)
     return report

@@ -3,6 +3,9 @@ PostgreSQL: inputs fired together are each recorded once against what is stored,
 read-modify-write of a JSON value.
 
 - two `/game start` at once deal one game (one role DM per player); the second press is told;
+- a `/game start` and a `/game leave` at once: the leaver is dealt if and only if told the game
+  had started;
+- a post while the start's role DMs go out waits for them (the game's lock): none is sent twice;
 - N `/game join` at once seat N players, each told their real seat and count;
 - eight confirm buttons at once store eight confirmations (`/mod pending`: nobody unconfirmed);
 - `/game new` naming a running game's channel is refused naming the game, by the database;
@@ -27,6 +30,7 @@ from envclock import EnvClock
 from gamebot import Table, build_table
 from pgserver import PgServer
 from simcord import ChannelHandle, Env, MemberActor
+from test_lock_races import held_together
 
 from bot.config import load
 from bot.discord.client import FaguanBot, create_bot
@@ -303,3 +307,65 @@ async def test_a_crash_between_the_starts_effects_is_recovered_once(
         assert len(role_dms(t, p)) == 1, p.user.name
     creates = [c for c in t.env.http_requests if c.method == "POST" and c.path.endswith("/roles")]
     assert len(creates) == 1
+
+
+@pytest.mark.parametrize("yields", [(0, 0), (0, 3), (3, 0), (0, 12), (12, 0)])
+async def test_a_start_and_a_leave_at_once_deal_the_leaver_only_if_they_are_told_so(
+    table: Table, yields: tuple[int, int]
+) -> None:
+    """Whichever the database takes first: a player whose leave was taken is not dealt; one
+    told the game had started is dealt, their role DM sent."""
+    t = table
+    await open_and_join(t, 9)
+    leaver = t.players[4]
+    # both asked for while the sign-up is open, then taken in either order
+    held_together(t.bot.runtime.service.repo.lobbies, ("start", "leave"), yields)
+    started, left = await asyncio.gather(
+        at_once(t.moderator, t.channel, "game start"), at_once(leaver, t.channel, "game leave")
+    )
+    await t.env.settle()
+    (game,) = await t.bot.runtime.service.repo.list_games()
+    state = await t.bot.runtime.service.state(game.id)
+    dealt = {seat.player for seat in state.seats}
+    assert answers(started)[-1] == render("en", "notice.started", {"game": game.id})
+    if left.ephemeral:  # refused: told which game the sign-up became
+        assert answers(left) == [render("en", "notice.lobby_started", {"game": game.id})]
+        assert str(leaver.id) in dealt and len(role_dms(t, leaver)) == 1
+    else:
+        assert str(leaver.id) not in dealt and not role_dms(t, leaver)
+        assert len(dealt) == 8
+    for p in t.players[:9]:
+        if p is not leaver:
+            assert str(p.id) in dealt and len(role_dms(t, p)) == 1, p.user.name
+
+
+async def test_a_post_during_the_starts_role_dms_sends_none_of_them_twice(table: Table) -> None:
+    """The start's effects go out under the game's lock, as an input's: a vote posted at night
+    while the role DMs are still going out is answered after them, and none is sent twice."""
+    t = table
+    await open_and_join(t, 8)
+    performer = t.bot.effects
+    whispers: list[Any] = []
+    inside, go = asyncio.Event(), asyncio.Event()
+
+    async def slow(item: Any) -> None:
+        if item.payload.get("type") == "Whisper":
+            whispers.append(item)
+            if len(whispers) == 3:  # the third role DM in flight
+                inside.set()
+                await go.wait()
+        await performer(item)
+
+    t.bot.runtime.service.set_performer(slow)
+    starting = asyncio.create_task(at_once(t.moderator, t.channel, "game start"))
+    await asyncio.wait_for(inside.wait(), timeout=30)
+    post = inspect.unwrap(MemberActor.send)
+    posting = asyncio.create_task(post(t.players[0], t.channel, "投 2号"))
+    await asyncio.wait({posting}, timeout=0.5)
+    go.set()
+    await asyncio.gather(starting, posting)
+    await t.env.settle()
+    (game,) = await t.bot.runtime.service.repo.list_games()
+    assert not await t.bot.runtime.service.repo.undone_effects(game.id)
+    for p in t.players[:8]:
+        assert len(role_dms(t, p)) == 1, p.user.name

@@ -81,22 +81,32 @@ def issued_together(bot: FaguanBot, yields: tuple[int, ...]) -> None:
     """Hold every `lock_due` (the deadline job's, each `/mod advance`'s) until all len(yields) of
     them have started — so each was issued while the same window was open, as when they come
     at the same moment — then let the k-th to arrive go on after yields[k] turns of the loop."""
-    runner = bot.runtime.deadlines
-    original = runner.lock_due
-    arrived: list[int] = []
+    held_together(bot.runtime.deadlines, ("lock_due",), yields)
+
+
+def held_together(target: Any, names: tuple[str, ...], yields: tuple[int, ...]) -> None:
+    """Hold every call of `target`'s methods `names` until len(yields) calls have arrived, then
+    let the k-th to arrive go on after yields[k] turns of the event loop."""
+    arrived: list[str] = []
     everyone = asyncio.Event()
 
-    async def held(game_id: int, **options: Any) -> Any:
-        mine = len(arrived)
-        arrived.append(game_id)
-        if len(arrived) == len(yields):
-            everyone.set()
-        await asyncio.wait_for(everyone.wait(), timeout=30)
-        for _ in range(yields[mine]):
-            await asyncio.sleep(0)
-        return await original(game_id, **options)
+    def hold(name: str) -> None:
+        original = getattr(target, name)
 
-    runner.lock_due = held  # type: ignore[method-assign]
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            mine = len(arrived)
+            arrived.append(name)
+            if len(arrived) == len(yields):
+                everyone.set()
+            await asyncio.wait_for(everyone.wait(), timeout=30)
+            for _ in range(yields[mine]):
+                await asyncio.sleep(0)
+            return await original(*args, **kwargs)
+
+        setattr(target, name, held)
+
+    for name in names:
+        hold(name)
 
 
 def answer(result: Any) -> str:
