@@ -326,6 +326,25 @@ class GameService:
         async with self._locks[game_id]:
             return await self._submit(game_id, command, message_id, name, arrived)
 
+    async def submit_posted(
+        self,
+        game_id: int,
+        post: Callable[[GameState], Awaitable[tuple[Command, int] | None]],
+    ) -> Outcome | None:
+        """An input the bot publishes for a person before it is recorded (``/vote``: the vote
+        posted for the voter, stamped by its post). ``post`` is given the state as it is now,
+        under the game's lock, and returns the command and its post's message id, or None
+        (nothing posted, nothing submitted). No other input comes between the state it judged,
+        its post and its record: a lock's catch-up never reads the bot's own posts, so a lock
+        in between would close the window without the vote its post shows."""
+        arrived = time.perf_counter()
+        async with self._locks[game_id]:
+            made = await post(await self.state(game_id))
+            if made is None:
+                return None
+            command, message_id = made
+            return await self._submit(game_id, command, message_id, None, arrived)
+
     async def _submit(
         self,
         game_id: int,

@@ -242,7 +242,6 @@ class PlayCog(commands.Cog, name="PlayCog"):
             key = "phase.game_over" if state.over else "notice.no_game"
             await respond(interaction, text(self.judge, interaction, key))
             return
-        ctx = await self.judge.runtime.contexts.context(game_id, state, locale=None)
         abstain = target == ABSTAIN or target in ("弃权",)
         voted: Seat | None = None
         if not abstain:
@@ -252,52 +251,65 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 )
                 return
             voted = Seat(int(target))
-        state = await self.judge.runtime.service.state(
-            game_id
-        )  # as it is now: no await until the check
-        seat = state.seat_of(str(interaction.user.id))
-        asked = PostVote(
-            player=str(interaction.user.id),
-            post_id="",  # not posted yet
-            target=voted,
-            abstain=abstain,
-            at=self.judge.runtime.now_ms(),
-        )
-        refusal = vote_refusal(state, asked)
-        if refusal is not None or seat is None:  # nothing is posted for a vote that cannot count
-            key, params = refusal or ("actor.not_player", {})
+        player = str(interaction.user.id)
+
+        def refused(now: GameState) -> tuple[str, dict[str, Any]] | None:
+            """Why a vote stamped now cannot count (nothing is posted for it), if it cannot."""
+            at = self.judge.runtime.now_ms()
+            asked = PostVote(player=player, post_id="", target=voted, abstain=abstain, at=at)
+            refusal = vote_refusal(now, asked)
+            if refusal is None and now.seat_of(player) is None:
+                return "actor.not_player", {}
+            return refusal
+
+        refusal = refused(await self.judge.runtime.service.state(game_id))
+        if refusal is not None:
+            key, params = refusal
             await respond(interaction, text(self.judge, interaction, key, **params))
             return
-        info = await self.judge.runtime.service.info(game_id)
-        where = vote_channel_for(info.channels, state)
-        if where is None:  # a forum game whose day's 投票帖 is still being opened
-            await respond(interaction, text(self.judge, interaction, "notice.try_again"))
-            return
-        channel = await channel_of(self.judge.client, where)
-        assert isinstance(channel, discord.TextChannel | discord.Thread)
-        line = ctx.t(
-            "notice.vote_post",
-            who=ctx.seat(seat),
-            target=ctx.t("notice.abstain") if abstain else ctx.seat(voted),
-        )
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        post = await channel.send(line)
-        command = PostVote(
-            player=str(interaction.user.id),
-            post_id=str(post.id),
-            target=voted,
-            abstain=abstain,
-            at=Instant(to_ms(post.created_at)),
-        )
-        outcome = await self.judge.runtime.service.submit(game_id, command, message_id=post.id)
-        if outcome.error is not None:
+        await interaction.response.defer(ephemeral=True, thinking=True)  # the game may be busy
+        posted: list[int] = []
+
+        async def post(now: GameState) -> tuple[PostVote, int] | None:
+            """Under the game's lock: judged again on the state as it is now, then posted; the
+            vote is stamped by its post and recorded before any other input (a lock) of the
+            game comes in."""
+            nonlocal refusal
+            seat, refusal = now.seat_of(player), refused(now)
+            info = await self.judge.runtime.service.info(game_id)
+            where = vote_channel_for(info.channels, now)
+            if refusal is None and where is None:  # a forum day's 投票帖 still being opened
+                refusal = ("notice.try_again", {})
+            if refusal is not None or where is None or seat is None:
+                return None
+            ctx = await self.judge.runtime.contexts.context(game_id, now, locale=None)
+            channel = await channel_of(self.judge.client, where)
+            assert isinstance(channel, discord.TextChannel | discord.Thread)
+            line = ctx.t(
+                "notice.vote_post",
+                who=ctx.seat(seat),
+                target=ctx.t("notice.abstain") if abstain else ctx.seat(voted),
+            )
+            message = await channel.send(line)
+            posted.append(message.id)
+            at = Instant(to_ms(message.created_at))
+            vote = PostVote(
+                player=player, post_id=str(message.id), target=voted, abstain=abstain, at=at
+            )
+            return vote, message.id
+
+        outcome = await self.judge.runtime.service.submit_posted(game_id, post)
+        if outcome is None:  # refused on the state under the lock: nothing was posted
+            key, params = refusal or ("notice.try_again", {})
+            await respond(interaction, text(self.judge, interaction, key, **params))
+        elif outcome.error is not None:
             await respond(
                 interaction,
                 text(self.judge, interaction, outcome.error.key, **outcome.error.params),
             )
         else:
             void = outcome.state and next(
-                (p for p in outcome.state.posts if p.post_id == str(post.id)), None
+                (p for p in outcome.state.posts if p.post_id == str(posted[0])), None
             )
             key = void.void_reason if void and void.void_reason else "notice.accepted"
             params = dict(void.void_params) if void and void.void_reason else {}
