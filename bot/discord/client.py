@@ -42,6 +42,7 @@ REQUIRED_PERMISSIONS = (
     "manage_roles",
     "manage_channels",
     "manage_threads",
+    "manage_messages",
     "create_private_threads",
     "view_channel",
     "send_messages",
@@ -52,8 +53,10 @@ REQUIRED_PERMISSIONS = (
 """What the bot does on a server: players' roles and channel overwrites (Manage Roles, Manage
 Channels), the teams' private threads, the lock posts and results, reading vote posts back, the
 ✅ on a counted vote; in a forum-hosted game, its posts (Send Messages there) and locking each
-day's 投票帖 (Manage Threads). The README's invite list is checked against this
-(tests/discord/test_docs.py)."""
+day's 投票帖 (Manage Threads); taking down what a player who may not speak (out of the game,
+silenced) still posts, edits or reacts where Discord cannot stop them (Manage Messages: a forum's
+main post under a silence, an edit of an earlier post, joining an existing reaction). The
+README's invite list is checked against this (tests/discord/test_docs.py)."""
 
 
 class FaguanBot(commands.Bot):

@@ -31,6 +31,7 @@ import discord
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
+from gamebot import invite_permissions
 from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +99,7 @@ class World:
 def build_world(env: Env) -> World:
     """Arrange the standard world on an environment (before or after the bot starts)."""
     guild = env.create_guild("杀人游戏", id=WORLD_GUILD_ID)
+    invite_permissions(env, guild)
     moderator_role = guild.create_role("主持人")
     player_role = guild.create_role("玩家")
     lobby = guild.create_text_channel("lobby")

@@ -15,7 +15,7 @@ import discord
 from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
 
 from bot.config import load
-from bot.discord.client import FaguanBot, create_bot
+from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot, create_bot
 from bot.records.record_html import with_links
 from bot.runtime.hosting import vote_posts
 from bot.runtime.timing import DeadlineScheduler
@@ -152,8 +152,17 @@ class Table:
         return max(posts, key=lambda t: t.id)
 
 
+def invite_permissions(env: Env, guild: GuildHandle) -> None:
+    """The bot holds exactly what its invite asks for (`REQUIRED_PERMISSIONS`) on `guild`, not
+    simcord's every permission: a test that passes proves the invite is enough."""
+    wanted = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
+    bot_role = guild.roles[env.backend.bot_user.name]
+    env.backend.edit_role(guild.id, bot_role.id, {"permissions": wanted.value})
+
+
 def build_table(env: Env, players: int) -> Table:
     guild = env.create_guild("杀人游戏", id=GUILD_ID)
+    invite_permissions(env, guild)
     mod_role = guild.create_role("主持人")
     channel = guild.create_text_channel("game")
     moderator = guild.add_member(env.create_user("mod"), roles=[mod_role])

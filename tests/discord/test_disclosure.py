@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import Driver, Table, build_table, by_role, make_bot
+from gamebot import Driver, Table, build_table, by_role, invite_permissions, make_bot
 from simcord import Env, MemberActor
 
 from bot.config import load
@@ -293,6 +293,7 @@ async def test_a_moderator_role_missing_from_a_server_is_named_in_a_warning(
 ) -> None:
     caplog.set_level(logging.WARNING)
     guild = table.env.create_guild("另一个服务器")
+    invite_permissions(table.env, guild)
     log_here = guild.create_text_channel("mod-log")
     await table.env.settle()
     joined = table.bot.get_guild(guild.id)

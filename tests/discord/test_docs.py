@@ -60,6 +60,7 @@ DISCORD_NAMES = {  # what Discord's invite and role screens call each permission
     "manage_roles": "Manage Roles",
     "manage_channels": "Manage Channels",
     "manage_threads": "Manage Threads",
+    "manage_messages": "Manage Messages",
     "create_private_threads": "Create Private Threads",
     "create_public_threads": "Create Public Threads",
     "view_channel": "View Channels",

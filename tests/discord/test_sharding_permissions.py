@@ -6,7 +6,7 @@ from pathlib import Path
 
 import discord
 from envclock import EnvClock
-from gamebot import settings_for
+from gamebot import invite_permissions, settings_for
 from simcord import Env
 
 from bot.config import load
@@ -36,6 +36,7 @@ def sharded(db: Path, clock: EnvClock, ids: list[int]) -> FaguanBot:
 
 async def _open_game(env: Env, shard: int, name: str) -> int:
     guild = env.create_guild(name, shard_id=shard)
+    invite_permissions(env, guild)
     mod_role = guild.create_role("主持人")
     channel = guild.create_text_channel("game")
     moderator = guild.add_member(env.create_user(f"mod-{name}"), roles=[mod_role])
@@ -81,6 +82,7 @@ async def test_missing_permissions_are_named_at_start(tmp_path: Path) -> None:
     env = Env(bot)
     clock.bind(env)
     guild = env.create_guild("小服")
+    invite_permissions(env, guild)
     await env.start()
     try:
         assert bot.missing_permissions[guild.id] == []
@@ -94,6 +96,7 @@ async def test_missing_permissions_are_named_at_start(tmp_path: Path) -> None:
             "manage_roles",
             "manage_channels",
             "manage_threads",
+            "manage_messages",
             "create_private_threads",
         ]
     finally:
@@ -115,6 +118,7 @@ async def test_a_game_id_from_another_server_is_not_reachable(tmp_path: Path) ->
         mine = await _open_game(env, 0, "甲服")
         game_id = bot.runtime.routes.channel_games[mine]
         other = env.create_guild("乙服")
+        invite_permissions(env, other)
         channel = other.create_text_channel("game")
         stranger = other.add_member(env.create_user("乙服的人"))
         await env.settle()

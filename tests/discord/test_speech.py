@@ -1,10 +1,13 @@
 """Only the living speak, where the rules let them, and the bot relays no pings (issue 13, points
 3 and 4): a player out of the game loses every game channel and team thread at once, and a
 restart gives nothing back; /vote posts only what the voter may vote; the end of a game leaves no
-overwrite or role behind; relayed words ping nobody."""
+overwrite or role behind; relayed words ping nobody. What Discord allows without Send Messages or
+Add Reactions (editing one's own earlier post, joining a reaction already there) is taken down
+when the game keeps the player silent (out of the game; silenced, in the discussion)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,15 +16,16 @@ import discord
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import GUILD_ID, Driver, Table, build_table, by_role, make_bot
+from gamebot import GUILD_ID, Driver, Table, build_table, by_role, make_bot, running_table
 from simcord import BackendError, ChannelHandle, Env, MemberActor
 
-from bot.discord.client import FaguanBot
+from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot
 from engine.commands import Lock, PostVote
 from engine.effects import ReleaseChannels, SeatLeft
 from engine.game import apply, new_game, replay_events, start_events
 from engine.model import Instant, Seat
 from engine.publish import effects_for
+from engine.state import DayRecord, GameState
 
 SEED = "speech-seed"
 
@@ -290,7 +294,10 @@ async def test_relayed_words_ping_nobody(table: Table) -> None:
 
 
 async def test_the_stuck_notice_pings_the_moderators_role_only(table: Table) -> None:
+    """The moderators' role is pinged when it is mentionable: the invite gives the bot no
+    Mention @everyone, which pinging a role that is not would take (docs/moderators.md)."""
     t = table
+    t.env.backend.edit_role(t.guild.id, t.mod_role.id, {"mentionable": True})
     d = Driver(t, "v2")
     await d.start()
     await t.bot.runtime.deadlines.tell_stuck(d.game_id, 99)
@@ -365,3 +372,184 @@ async def test_a_substitute_takes_the_seats_silence_and_the_old_player_keeps_non
     await t.env.settle()
     await cannot_post(t.outside, t.channel, "我是替补")
     assert overwrite(t, old).is_empty()
+
+
+# -- what Discord lets through: an edit of an earlier post, joining an existing reaction -----------
+
+
+def shown(where: ChannelHandle, message: discord.Message) -> discord.Message | None:
+    """The post as the channel shows it now (None: taken down)."""
+    return next((m for m in where.history() if m.id == message.id), None)
+
+
+def reacted(where: ChannelHandle, message: discord.Message, emoji: str) -> int:
+    """How many reacted to the post with `emoji`."""
+    post = shown(where, message)
+    assert post is not None
+    return next((r.count for r in post.reactions if str(r.emoji) == emoji), 0)
+
+
+def told(t: Table, who: MemberActor) -> list[str]:
+    return [m.content for m in t.dms(who)]
+
+
+async def v2_started(t: Table) -> tuple[Driver, int, int]:
+    """A v2 game at night 1: the driver, a killer and a civilian."""
+    d = Driver(t, "v2")
+    roles = await d.start()
+    return d, by_role(roles, "killer")[0], by_role(roles, "civilian")[0]
+
+
+async def killed_at_night(t: Table) -> tuple[Driver, int, int, discord.Message]:
+    """A v2 game at day 1 whose night killed a civilian who had posted: the driver, the killer,
+    the victim and the victim's post."""
+    d, killer, victim = await v2_started(t)
+    said = await t.player(victim).send(t.channel, "我是好人")  # night 1: the channel is open
+    await d.power_by_menu(killer, "kill", victim)
+    await d.lock()  # day 1: the victim is out
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert not state.seat(victim).alive
+    return d, killer, victim, said
+
+
+async def silenced_at_night(t: Table) -> tuple[Driver, int, int, discord.Message, discord.Message]:
+    """A v4_butterfly game at day 1 whose night silenced a civilian: the driver, the elder, the
+    silenced player, their post of the night and another civilian's."""
+    d = Driver(t, "v4_butterfly")
+    roles = await d.start()
+    elder = by_role(roles, "elder")[0]
+    quiet, other = by_role(roles, "civilian")[:2]
+    said = await t.player(quiet).send(t.channel, "夜里先说一句")
+    chat = await t.player(other).send(t.channel, "我也说一句")
+    await d.power_by_menu(elder, "silence", quiet)
+    await d.lock()  # day 1: the silenced player may not talk in the discussion
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.seat(quiet).alive and state.seat(other).alive
+    return d, elder, quiet, said, chat
+
+
+async def test_a_dead_players_edit_and_reaction_are_taken_down_a_living_players_stay(
+    table: Table,
+) -> None:
+    t = table
+    d, killer, victim, said = await killed_at_night(t)
+    living, other = [s for s in range(1, 9) if s not in (killer, victim)][:2]
+    before = told(t, t.player(victim))
+    await t.player(victim).edit(said, "其实我是警察，1号是杀手")
+    await t.env.settle()
+    assert shown(t.channel, said) is None
+    notices = told(t, t.player(victim))[len(before) :]
+    assert len(notices) == 1 and "出局" in notices[0] and "移除" in notices[0], notices
+
+    kept = await t.player(living).send(t.channel, "我是好人")
+    await t.player(living).edit(kept, "我是好人（补充）")
+    await t.env.settle()
+    edited = shown(t.channel, kept)
+    assert edited is not None and edited.content == "我是好人（补充）"
+    assert not any("移除" in text for text in told(t, t.player(living)))
+
+    vote = await d.post_vote(living, f"投 {killer}", killer)  # counted: the bot's ✅ on it
+    assert reacted(t.channel, vote, "✅") == 1
+    await t.player(victim).react(vote, "✅")  # joining needs no Add Reactions
+    await t.env.settle()
+    assert reacted(t.channel, vote, "✅") == 1
+    await t.player(other).react(vote, "✅")
+    await t.env.settle()
+    assert reacted(t.channel, vote, "✅") == 2
+    with pytest.raises(BackendError):  # a new emoji needs Add Reactions: denied to the dead
+        await t.player(victim).react(vote, "👍")
+    assert told(t, t.player(victim))[len(before) :] == notices  # no notice for a reaction
+
+
+def day_one(state: GameState) -> DayRecord:
+    return next(r for r in state.history if isinstance(r, DayRecord) and r.number == 1)
+
+
+async def test_a_voted_out_players_edited_vote_post_goes_and_the_vote_still_counts(
+    table: Table,
+) -> None:
+    t = table
+    d, killer, leaver = await v2_started(t)
+    await d.lock()  # day 1, after a quiet night
+    vote = await d.post_vote(leaver, f"投 {killer}", killer)
+    await vote_out(d, leaver, [s for s in range(1, 9) if s not in (leaver, killer)])
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert not state.seat(leaver).alive and (leaver, killer) in day_one(state).votes
+
+    await t.player(leaver).edit(vote, f"投 {leaver}")
+    await t.env.settle()
+    assert shown(t.channel, vote) is None
+    assert "出局" in told(t, t.player(leaver))[-1]
+    assert not any("编辑投票帖无效" in m.content for m in t.channel.history())  # not answered
+    state = await t.bot.runtime.service.state(d.game_id)
+    day = day_one(state)
+    assert (leaver, killer) in day.votes
+    assert [(p.seat, p.target, p.void_reason) for p in day.posts if p.post_id == str(vote.id)] == [
+        (leaver, killer, None)
+    ]
+    bot = await restart(t)  # the catch-up reads the channel without the post
+    assert (leaver, killer) in day_one(await bot.runtime.service.state(d.game_id)).votes
+
+
+async def test_a_silenced_players_edit_and_reaction_in_the_discussion_are_taken_down(
+    table11: Table,
+) -> None:
+    t = table11
+    _d, _elder, quiet, said, chat = await silenced_at_night(t)
+    await t.player(quiet).edit(said, "禁言了我也要说")
+    await t.env.settle()
+    assert shown(t.channel, said) is None
+    assert "禁言" in told(t, t.player(quiet))[-1] and "移除" in told(t, t.player(quiet))[-1]
+    other = next(p for p in t.players if p.user.id == chat.author.id)
+    await other.edit(chat, "我改了一句")
+    await t.env.settle()
+    edited = shown(t.channel, chat)
+    assert edited is not None and edited.content == "我改了一句"
+    await other.react(chat, "👍")
+    await t.player(quiet).react(chat, "👍")  # a new emoji would do as well: no overwrite denies it
+    await t.env.settle()
+    assert reacted(t.channel, chat, "👍") == 1
+
+
+async def test_in_a_forum_game_the_silence_keeps_to_the_main_post(tmp_path: Path) -> None:
+    """A silenced player's edit and reaction in the main post are taken down; their reaction in
+    the day's 投票帖 stays (the silence is the discussion's, as their votes there count)."""
+    async with running_table(tmp_path / "f.db", 11, EnvClock(), SEED, "forum") as t:
+        d, elder, quiet, said, chat = await silenced_at_night(t)
+        await t.player(quiet).edit(said, "禁言了我也要说")
+        await t.env.settle()
+        assert shown(t.channel, said) is None
+        assert "禁言" in told(t, t.player(quiet))[-1]
+        other = next(s for s in range(1, 12) if t.player(s).user.id == chat.author.id)
+        await t.player(other).react(chat, "👍")
+        await t.player(quiet).react(chat, "👍")
+        await t.env.settle()
+        assert reacted(t.channel, chat, "👍") == 1
+        vote = await d.post_vote(other, f"投 {elder}", elder)
+        await t.player(quiet).react(vote, "✅")
+        await t.env.settle()
+        assert reacted(t.vote_channel(), vote, "✅") == 2
+
+
+async def test_without_manage_messages_the_edit_stays_and_the_log_says_so_once(
+    table: Table, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that took Manage Messages from the bot: nothing crashes, the post stays, the
+    author is told nothing untrue, and one warning names no one."""
+    t = table
+    _d, _killer, victim, said = await killed_at_night(t)
+    weaker = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
+    weaker.manage_messages = False
+    bot_role = t.guild.roles[t.env.backend.bot_user.name]
+    t.env.backend.edit_role(t.guild.id, bot_role.id, {"permissions": weaker.value})
+    await t.env.settle()
+    before = told(t, t.player(victim))
+    caplog.set_level(logging.WARNING, logger="bot")
+    await t.player(victim).edit(said, "其实我是警察")
+    await t.player(victim).edit(said, "其实我是警察！")
+    await t.env.settle()
+    post = shown(t.channel, said)
+    assert post is not None and post.content == "其实我是警察！"
+    assert told(t, t.player(victim)) == before
+    warned = [r.getMessage() for r in caplog.records if "Manage Messages" in r.getMessage()]
+    assert len(warned) == 1 and str(t.player(victim).user.id) not in warned[0]

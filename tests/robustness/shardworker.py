@@ -52,6 +52,9 @@ faulthandler.register(signal.SIGUSR2)  # the threads' stacks, even if the event 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: rbkit beside it
 
 from rbkit import EnvClock  # noqa: E402  (first: it puts the project on sys.path)
+
+# isort: split
+from gamebot import invite_permissions  # noqa: E402  (tests/discord's, on the path rbkit set)
 from simcord import Env, GuildHandle, MemberActor  # noqa: E402
 
 import bot.runtime.service as service_module  # noqa: E402
@@ -104,6 +107,7 @@ class Server:
     def __init__(self, env: Env, index: int, guild_id: int) -> None:
         self.index = index
         self.guild: GuildHandle = env.create_guild(f"服{index}", id=guild_id)
+        invite_permissions(env, self.guild)
         moderators = self.guild.create_role("主持人")
         self.channel = self.guild.create_text_channel("game")
         self.moderator = self.guild.add_member(env.create_user(f"mod{index}"), roles=[moderators])

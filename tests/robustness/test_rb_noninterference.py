@@ -50,7 +50,7 @@ from nikit import (
 from rbkit import EnvClock
 
 # isort: split
-from gamebot import GUILD_ID, SETTLE_SECONDS, make_bot
+from gamebot import GUILD_ID, SETTLE_SECONDS, invite_permissions, make_bot
 from simcord import Env
 
 from bot.discord.views import valid_targets
@@ -92,6 +92,7 @@ def build(env: Env, n: int) -> World:
     """The same server for both games: a moderator who does not play, n + 2 members (a
     moderator-player, a Manage Server player, plain players), a spectator."""
     guild = env.create_guild("杀人游戏", id=GUILD_ID)
+    invite_permissions(env, guild)
     mod_role = guild.create_role("主持人")
     managers = guild.create_role("管理", permissions=discord.Permissions(manage_guild=True))
     channel = guild.create_text_channel("game")

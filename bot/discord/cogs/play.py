@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -13,7 +13,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.discord import permissions
-from bot.discord.channels import channel_of
+from bot.discord.channels import channel_if_there, channel_of
 from bot.discord.interactions import (
     NoGame,
     answer_command,
@@ -34,6 +34,7 @@ from engine.events import VotePosted
 from engine.game import decide
 from engine.model import Instant, Power, Seat
 from engine.rulesets import rules_for
+from engine.speech import out_of_game
 from engine.state import GameState
 from engine.view import PlayerView, view_for
 
@@ -102,6 +103,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
         self._edited: set[int] = set()
+        self._told_no_manage_messages = False
 
     # -- vote posts --------------------------------------------------------------------------------
     @commands.Cog.listener()
@@ -155,7 +157,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         game_id = self.judge.runtime.routes.channel_games.get(payload.channel_id)
-        if game_id is None or "content" not in payload.data or payload.message_id in self._edited:
+        if game_id is None or await self._took_down_edit(game_id, payload):
+            return
+        if "content" not in payload.data or payload.message_id in self._edited:
             return
         state = await self.judge.runtime.service.state(game_id)
         if not any(p.post_id == str(payload.message_id) for p in state.posts):
@@ -167,6 +171,72 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await channel.get_partial_message(payload.message_id).reply(
                 ctx.t("vote.edited"), mention_author=False
             )
+
+    async def _took_down_edit(self, game_id: int, payload: discord.RawMessageUpdateEvent) -> bool:
+        """An edit by a player the game keeps from speaking in this channel now (out of the game;
+        silenced, in the discussion): Discord lets anyone edit their own posts without Send
+        Messages, so the overwrites cannot stop it. The post is taken down and the author told
+        privately why; a vote it cast stays as the engine recorded it (nothing reads deletes)."""
+        author = payload.data.get("author")
+        if not author or author.get("bot") or not payload.data.get("edited_timestamp"):
+            return False  # no author given, a bot's post, or no edit of theirs (a link preview)
+        player = str(author["id"])
+        found = await self._kept_silent(game_id, payload.channel_id, player)
+        if found is None:
+            return False
+        if not await self._take_down(payload.message.delete()):
+            return True  # still there: no notice saying otherwise
+        why = "out" if out_of_game(found, player) else "silenced"
+        ctx = await self.judge.runtime.contexts.context(game_id, found)
+        with contextlib.suppress(discord.HTTPException):
+            await payload.message.author.send(ctx.t(f"notice.edit_removed_{why}", game=game_id))
+        return True
+
+    @commands.Cog.listener()
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """A reaction by a player the game keeps from speaking in this channel now: Discord asks
+        for Add Reactions only for a new emoji, so joining one already there gets past the
+        overwrites. It is removed, without a notice (a reaction says little; a DM per click
+        would say more than the click)."""
+        game_id = self.judge.runtime.routes.channel_games.get(payload.channel_id)
+        if game_id is None or payload.member is None or payload.member.bot:
+            return
+        player = discord.Object(payload.user_id)
+        if await self._kept_silent(game_id, payload.channel_id, str(player.id)) is None:
+            return
+        channel = await channel_if_there(self.judge.client, payload.channel_id)
+        if isinstance(channel, discord.TextChannel | discord.Thread):
+            message = channel.get_partial_message(payload.message_id)
+            await self._take_down(message.remove_reaction(payload.emoji, player))
+
+    async def _kept_silent(self, game_id: int, channel_id: int, player: str) -> GameState | None:
+        """The game's state if it denies `player` anything in this channel now (out of the game;
+        silenced, in the discussion). The state is read last, after the other awaits: the answer
+        is about now."""
+        info = await self.judge.runtime.service.info(game_id)
+        kinds = channel_kinds(info.channels, channel_id)
+        state = await self.judge.runtime.service.state(game_id)
+        return state if permissions.denied(state, player, kinds) else None
+
+    async def _take_down(self, request: Awaitable[object]) -> bool:
+        """Delete a post or remove a reaction: whether it is gone (it may be already). Discord
+        refuses without Manage Messages: said once in the log, naming nobody (who may not speak
+        is the game's business)."""
+        try:
+            await request
+        except discord.NotFound:
+            return True
+        except discord.Forbidden:
+            if not self._told_no_manage_messages:
+                self._told_no_manage_messages = True
+                log.warning(
+                    "cannot take down a post or reaction of a player who may not speak there: "
+                    "the bot lacks Manage Messages in a game channel"
+                )
+            return False
+        except discord.HTTPException:  # Discord away: the post stays, as when refused
+            return False
+        return True
 
     async def _asker(
         self, interaction: discord.Interaction[Any]
@@ -464,6 +534,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
             player=str(interaction.user.id), target=Seat(target), at=self.judge.runtime.now_ms()
         )
         await answer_command(self.judge, interaction, gid, command)
+
+
+def channel_kinds(channels: Mapping[str, Any], channel_id: int) -> frozenset[str]:
+    """What one of a game's channels is to it ("game": the discussion, "vote"), as its overwrites
+    are set: a forum game's main post is its discussion, its 投票帖s and the forum its vote
+    channel (the forum's overwrite governs them all; a silence keeps to the main post)."""
+    if is_forum(channels):
+        return frozenset({"game" if channel_id == int(str(channels["game"])) else "vote"})
+    return frozenset(n for n in permissions.CHANNELS if int(str(channels[n])) == channel_id)
 
 
 def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
