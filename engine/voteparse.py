@@ -108,6 +108,19 @@ def parse_vote_post(
     mentions: Mapping[int, int] | None = None,
 ) -> ParsedPost:
     """Parse one post.  ``names``: display name -> seat; ``mentions``: Discord user id -> seat."""
+    fast = _fast_path(text, names, mentions)
+    if fast is not None:
+        return fast
+    return _parse_full(text, names=names, mentions=mentions)
+
+
+def _parse_full(
+    text: str,
+    *,
+    names: Mapping[str, int] | None = None,
+    mentions: Mapping[int, int] | None = None,
+) -> ParsedPost:
+    """`parse_vote_post` by the theory of operation above: any text (the fast paths' reference)."""
     norm = _normalise(text).lstrip(_MARKDOWN).lstrip()
     folded, index = _fold(norm)
     starts = _target_starts(folded)
@@ -124,6 +137,101 @@ def parse_vote_post(
     # "vote for": the first one that resolves wins, else the report of the longest reading.
     results = [_parse_from(ctx, pos) for pos in starts]
     return next((r for r in results if isinstance(r, VoteFor | Abstain)), results[0])
+
+
+# --- fast paths ---------------------------------------------------------------------------
+# Most vote posts are one of a few shapes (``投5号``, ``投 5``, ``vote 5``, ``投 <@id>``, ``弃权``,
+# ``投 name``, maybe with a comment after a separator). For those the answer is read straight off
+# the raw text, the way `_parse_full` would read it: each shape below is written so that
+# normalising and folding leave it unchanged, only the keyword ``投``/``vote`` reads it, and nothing
+# after it can be a second target. Any other text (or a shape whose answer depends on more) goes
+# to `_parse_full`. tests/engine/test_voteparse_fast_paths.py compares the two on generated texts.
+
+_FAST_RE = re.compile(
+    r"(?:投 ?|vote ?)(?:([0-9]{1,6}|[一二三四五六七八九十]{1,3})(号)?|<@!?([0-9]{1,25})>)"
+    r"|(?:投 ?|vote )?(?:弃权票?|abstain)"
+)
+_FAST_SEPARATORS = frozenset(" ,，。:：")
+_LOUD = frozenset(_CN_DIGITS + "十号號弃" + "".join(w[0] for w in _CONJUNCTIONS))
+"""CJK characters that may begin a second target (a numeral, 弃权, a conjunction) or continue a
+seat number (号): after one of these a comment is not plain."""
+
+
+def _fast_path(
+    text: str, names: Mapping[str, int] | None, mentions: Mapping[int, int] | None
+) -> ParsedPost | None:
+    """What `_parse_full` returns for a post of a common shape; None: not one (parse in full)."""
+    m = _FAST_RE.match(text)
+    if m is None:
+        return _fast_name(text, names) if text.startswith("投") else None
+    if not _plain_comment(text, m.end()):
+        return None
+    number, mentioned = m.group(1), m.group(3)
+    if number is not None:
+        value = int(number) if number.isascii() else _chinese_number(number)
+        return None if value is None else VoteFor(seat=value)
+    if mentioned is not None:
+        seat = (mentions or {}).get(int(mentioned))
+        return None if seat is None else VoteFor(seat=seat)
+    return Abstain()
+
+
+def _plain_comment(text: str, end: int) -> bool:
+    """Whether what follows a target at ``end`` is nothing, or a separator then a CJK character
+    that can begin no second target (so `_parse_full` looks no further)."""
+    if end == len(text):
+        return True
+    if text[end] not in _FAST_SEPARATORS:
+        return False
+    if end + 1 == len(text):
+        return True
+    c = text[end + 1]
+    return "\u4e00" <= c <= "\u9fff" and c not in _LOUD and c.isalnum()
+
+
+def _fast_name(text: str, names: Mapping[str, int] | None) -> ParsedPost | None:
+    """``投 name`` / ``投name``, the whole post a name read the same raw as normalised and folded
+    (`_plain_names`); None otherwise."""
+    if not names or len(text) < 2:
+        return None
+    rest = text[2:] if text[1] == " " else text[1:]
+    seat = _plain_names(names).get(rest)
+    return None if seat is None else VoteFor(seat=seat)
+
+
+_PLAIN_NAMES: dict[int, tuple[Mapping[str, int], dict[str, int], dict[str, int]]] = {}
+_PLAIN_NAMES_LIMIT = 1024
+
+
+def _plain_names(names: Mapping[str, int]) -> Mapping[str, int]:
+    """The names a post may give raw after ``投`` for `_fast_name`: one seat's (not shared), the
+    same once normalised and folded, and starting with a CJK character or a letter that begins no
+    keyword, seat number, mention or abstention. Remembered per mapping (compared by identity and
+    value, so a changed mapping is read again); bounded like `_prepared_names`."""
+    known = _PLAIN_NAMES.get(id(names))
+    if known is not None and known[0] is names and known[1] == names:
+        return known[2]
+    prepared = _prepared_names(tuple(names.items()))
+    plain = {
+        name: seat
+        for name, seat in names.items()
+        if name
+        and _plain_start(name[0])
+        and _fold(_normalise(name))[0] == name
+        and prepared.get(name) is not None
+    }
+    if len(_PLAIN_NAMES) >= _PLAIN_NAMES_LIMIT:
+        _PLAIN_NAMES.clear()
+    _PLAIN_NAMES[id(names)] = (names, dict(names), plain)
+    return plain
+
+
+def _plain_start(c: str) -> bool:
+    """A name's first character that `_parse_full` reads as the start of nothing but a name
+    right after ``投`` (nor as the rest of another keyword, 投票/投给)."""
+    if c.isascii():
+        return c.isalpha() and c not in "an"
+    return "\u4e00" <= c <= "\u9fff" and c not in _LOUD and c not in "票给" and c.isalnum()
 
 
 # --- normalisation ------------------------------------------------------------------------

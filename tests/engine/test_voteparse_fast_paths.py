@@ -4,6 +4,7 @@ when no character folds to several)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -64,3 +65,124 @@ def test_the_table_stops_remembering_at_its_limit() -> None:
     assert len(table) == 10
     assert "a\u200bb".translate(table) == "ab"
     assert voteparse._FORMAT_CHARS is not table and len(table) == 10
+
+
+# --- the fast paths of common shapes (`voteparse._fast_path`) answer what the full parser does --
+
+NAMES = {
+    "玩家1": 1, "玩家16": 16, "玩家": 2, "阿明": 3, "小红": 4, "小红帽": 5, "Big Joe": 6, "Jo": 7,
+    "2B": 8, "十三妹": 13, "bob": 9, "Bob": 10, "票王": 11, "给力": 12, "弃权王": 14, "和平": 15,
+    "号外": 17, "nobody": 18, "abc": 19, "ß": 20, "ﬁsh": 21, "他\u200b": 22, "同名": 23,
+    "同 名": 24, "𠀀": 25, "zed": 26, "Zed": 26, "理由": 27, "王": 28, "力": 29, "abstain 王": 31,
+}  # fmt: skip
+MENTIONS = {123456: 9, 987654321098765432: 10, 1400000000000000005: 5}
+HEADS = [
+    "投",
+    "投 ",
+    "投  ",
+    "vote",
+    "vote ",
+    "Vote ",
+    "投票",
+    "投给",
+    "",
+    "我投",
+    " 投",
+    "**投",
+    "投\u3000",
+]
+BODIES = [
+    "5", "05", "16", "1234567", "123456", "五", "十六", "十十", "一二三四", "<@123456>", "<@!123456>",
+    "<@&123456>", "<#123456>", "<@42>", "<@1400000000000000005>", "弃权", "弃权票", "abstain",
+    "Abstain", "#5", "no.5", "５", "@玩家1", *NAMES,
+]  # fmt: skip
+AFTER = ["", "号", "號", " 号", "楼", "th", "5"]
+SEPARATORS = [*" ,，。:：", "", "、", "  ", "\u200b", "!"]
+LEADS = [
+    *"和跟与及或还以一二三四五六七八九十号號弃票给他理由昨",
+    "<@123456>",
+    "@",
+    "#",
+    "5",
+    "a",
+    "and",
+]
+REST = ["", "由", "者", "有", "5号", "6", "玩家1", "，6号", " ", "\u200b", "ß"]
+
+
+def _agree(text: str, names: dict[str, int] = NAMES) -> None:
+    fast = voteparse._fast_path(text, names, MENTIONS)
+    if fast is not None:
+        assert fast == voteparse._parse_full(text, names=names, mentions=MENTIONS), text
+    assert voteparse.parse_vote_post(text, names=names, mentions=MENTIONS) == (
+        voteparse._parse_full(text, names=names, mentions=MENTIONS)
+    ), text
+
+
+comments = st.one_of(
+    st.just(""),
+    st.builds(
+        lambda *parts: "".join(parts),
+        st.sampled_from(SEPARATORS),
+        st.one_of(
+            st.sampled_from(LEADS), st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF)
+        ),
+        st.one_of(st.sampled_from(REST), st.text(max_size=6)),
+    ),
+    st.text(max_size=6),
+)
+
+
+def _mostly(common: list[str], every: list[str]) -> st.SearchStrategy[str]:
+    """One of `every`, the shapes of the fast paths (`common`) half the time."""
+    return st.one_of(st.sampled_from(common), st.sampled_from(every))
+
+
+shapes = st.builds(
+    lambda *parts: "".join(parts),
+    _mostly(["投", "投 ", "vote "], HEADS),
+    st.one_of(_mostly(["5", "十六", "<@123456>", "弃权", "玩家16"], BODIES), st.text(max_size=4)),
+    _mostly(["", "号"], AFTER),
+    st.one_of(st.just(""), comments),
+)
+
+
+COMMENTS = ["", " ", "，", "，理由", "，理由：他", ",6号", "，一号", " 和6", "：他", " 号外", "。还有5",
+            "，弃权", "，<@123456>", " @阿明", " ß"]  # fmt: skip
+
+
+def test_every_shape_of_the_parts_is_parsed_as_the_full_parser_does() -> None:
+    for head, body, after, comment in itertools.product(HEADS, BODIES, AFTER, COMMENTS):
+        _agree(head + body + after + comment)
+
+
+@given(shapes)
+def test_the_fast_paths_answer_what_the_full_parser_does(text: str) -> None:
+    _agree(text)
+
+
+@given(texts)
+def test_any_text_is_parsed_as_the_full_parser_does(text: str) -> None:
+    _agree(text)
+    _agree("投" + text)
+    _agree("投 5号" + text)
+
+
+def test_a_plain_comment_is_any_cjk_character_but_those_that_may_start_a_target() -> None:
+    for code in range(0x4E00, 0xA000):  # "6号" after it: a second target, were it skipped
+        for text in (f"投 16，{chr(code)}6号", f"弃权 {chr(code)}6号", f"投5号:{chr(code)}6号"):
+            _agree(text)
+
+
+def test_a_plain_name_is_any_that_the_full_parser_reads_the_same() -> None:
+    for code in [*range(0x20, 0x250), *range(0x3000, 0x3100), *range(0x4E00, 0xA000, 7)]:
+        for name in (chr(code), chr(code) + "明", "小" + chr(code)):
+            for text in ("投" + name, "投 " + name):
+                _agree(text, {**NAMES, name: 30})
+
+
+def test_the_common_shapes_take_a_fast_path() -> None:
+    """The vote posts the bench (and players) write most: none goes to the full parser."""
+    for text in ("投5号", "投 5", "vote 5", "投5号，理由：昨天发言前后矛盾", "投 玩家16", "投玩家1",
+                 "投 <@1400000000000000005>", "弃权", "投十六号", "abstain"):  # fmt: skip
+        assert voteparse._fast_path(text, NAMES, MENTIONS) is not None, text
