@@ -20,7 +20,8 @@ import ctypes
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cache
@@ -106,10 +107,16 @@ class GameService:
         """Per game, the writes to its row so far: a read that saw one happen while it ran may
         hold the row from before it, and is not cached."""
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
-        """One per game, held by each input and each delivery of the game's effects."""
+        """One per game, held by each input and each delivery of the game's public effects."""
+        self._private_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        """One per game, held by each delivery of the game's private effects (`_private_lane`)."""
+        self._private_due: dict[int, int] = {}
+        """Per game, the outbox id up to which private effects may go out: their inputs' public
+        effects are all out (set under the game's lock, taken by the turn that set it)."""
         self._perform: Perform | None = None
         self._in_order: set[int] = set()
-        """Games whose every recorded effect was performed: no earlier one to deliver first."""
+        """Games whose every recorded public effect was performed: no earlier one to deliver
+        first (private ones have a lane of their own)."""
         self._deliveries_begun: defaultdict[int, int] = defaultdict(int)
         """Per game, the deliveries begun: a restart that saw none begin while it read the
         outbox knows the game's effects are as it read them."""
@@ -215,7 +222,7 @@ class GameService:
             message_id=message_id,
         )
         game_id = result.game_id
-        async with self._locks[game_id]:  # an input to the new game comes after its start
+        async with self._turn(game_id):  # an input to the new game comes after its start
             self._loaded.pop(game_id, None)
             await self._deliver_in_order(game_id, result.pending)
         return game_id
@@ -254,7 +261,7 @@ class GameService:
         # Held from before the game is routed (``created``) until its start's effects are
         # performed: an input to it (a post at night, a click in a role DM) waits for them, and
         # never performs one of them a second time.
-        async with self._locks[result.game_id]:
+        async with self._turn(result.game_id):
             self._loaded.pop(result.game_id, None)
             if created is not None:
                 info = await self.info(result.game_id, refresh=True)
@@ -323,7 +330,7 @@ class GameService:
         remembered by its message id, with its reply, so a redelivery is answered once).
         `name`: a substitute's display name, recorded with their seat term (ReplacePlayer)."""
         arrived = time.perf_counter()
-        async with self._locks[game_id]:
+        async with self._turn(game_id):
             return await self._submit(game_id, command, message_id, name, arrived)
 
     async def submit_posted(
@@ -338,7 +345,7 @@ class GameService:
         its post and its record: a lock's catch-up never reads the bot's own posts, so a lock
         in between would close the window without the vote its post shows."""
         arrived = time.perf_counter()
-        async with self._locks[game_id]:
+        async with self._turn(game_id):
             made = await post(await self.state(game_id))
             if made is None:
                 return None
@@ -442,16 +449,40 @@ class GameService:
             self._row_written(game_id)  # its status changed (nothing else in it did)
         return Outcome(state=state, events=events), result.pending
 
+    @asynccontextmanager
+    async def _turn(self, game_id: int) -> AsyncIterator[None]:
+        """The game's lock, for an input or a delivery; once it is released, the private
+        effects its delivery let through go out in the game's private lane. How long they take
+        depends on roles (a check result at dawn), so the game's next input never waits for
+        them: its public effects go out meanwhile."""
+        async with self._locks[game_id]:
+            yield
+        await self._private_lane(game_id)
+
     async def _deliver_in_order(self, game_id: int, pending: Sequence[OutboxItem]) -> None:
-        """Under the game's lock: perform `pending` (what an input just recorded) after every
-        earlier effect of the game still undone (read back unless the game is known in order:
-        an earlier failure goes out first)."""
+        """Under the game's lock: perform the public effects of `pending` (what an input just
+        recorded) after every earlier public effect of the game still undone (read back unless
+        the game is known in order: an earlier failure goes out first). Once they are all out,
+        the private effects recorded with them may go (`_private_lane`, after the lock)."""
         self._deliveries_begun[game_id] += 1
         if game_id not in self._in_order:
             pending = await self.repo.undone_effects(game_id)
         self._in_order.discard(game_id)
-        if await self._deliver(pending):
+        if await self._deliver([item for item in pending if not is_private(item)]):
             self._in_order.add(game_id)
+            if any(is_private(item) for item in pending):
+                self._private_due[game_id] = max(item.id for item in pending)
+
+    async def _private_lane(self, game_id: int) -> None:
+        """Perform the game's undone private effects whose inputs' public effects are out, in
+        the order they were recorded, one delivery at a time (read again under the lane's lock:
+        an earlier one that failed goes first, and none goes twice)."""
+        upto = self._private_due.pop(game_id, None)
+        if upto is None:
+            return
+        async with self._private_locks[game_id]:
+            undone = await self.repo.undone_effects(game_id)
+            await self._deliver([item for item in undone if is_private(item) and item.id <= upto])
 
     async def _deliver(self, items: Sequence[OutboxItem]) -> bool:
         """Perform the effects in order and mark them done; True if every one was."""
@@ -477,8 +508,10 @@ class GameService:
         self._on_failure = callback
 
     async def retry(self, game_id: int) -> None:
-        """Perform the game's undone effects again, in order (after a failure)."""
-        async with self._locks[game_id]:
+        """Perform the game's undone effects again, in order (after a failure: a private one's
+        leaves the game's public effects in order, and is found by reading them all back)."""
+        async with self._turn(game_id):
+            self._in_order.discard(game_id)
             await self._deliver_in_order(game_id, ())
 
     # -- deadlines ---------------------------------------------------------------------------------
@@ -535,7 +568,7 @@ class GameService:
             for game_id in sorted(waiting):
                 if self.deliveries.is_stopping():
                     break
-                async with self._locks[game_id]:
+                async with self._turn(game_id):
                     await self._deliver_in_order(game_id, ())  # read again under the lock
         give_back_freed_memory()
         return report.stopped

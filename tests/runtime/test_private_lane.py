@@ -1,0 +1,63 @@
+"""A game's private effects have a lane of their own (docs/architecture.md, "What stays
+hidden"): how long they take depends on roles (the role DMs at the deal, a check result at
+dawn), so the game's next input does not wait for them — its public effects go out meanwhile —
+while the private ones still go out once each, in the order they were recorded."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fakes import Wired
+from test_delivery_races import BLOCKED, Platform, all_effects, assert_once, refused_vote, wired
+from test_runtime import new_game
+
+from bot.runtime.service import is_private
+from bot.store import OutboxItem
+from engine.commands import SubmitPower
+from engine.model import Power
+
+__all__ = ["wired"]  # the fixture, shared with the delivery races
+
+
+class HoldingPrivate(Platform):
+    """Holds every private effect until `released` (the first one sets `inside`)."""
+
+    async def __call__(self, item: OutboxItem) -> None:
+        if is_private(item) and not self.released.is_set():
+            self.inside.set()
+            await self.released.wait()
+        await super().__call__(item)
+
+
+async def test_the_next_input_is_answered_while_the_previous_inputs_dms_are_in_flight(
+    wired: tuple[Wired, Any],
+) -> None:
+    w, _ = wired
+    platform = HoldingPrivate()
+    w.runtime.service.set_performer(platform)
+    starting = asyncio.create_task(new_game(w))
+    await platform.inside.wait()  # the deal's public posts are out, its first role DM in flight
+    (game_id,) = await w.runtime.service.active_games()
+    replying = asyncio.create_task(refused_vote(w, game_id, 1001, 1))
+    done, _ = await asyncio.wait({replying}, timeout=BLOCKED)
+    assert replying in done, "the vote's reply waited for the deal's role DMs"
+    assert "ReplyToPost" in platform.kinds.values()
+    # a night power's confirmation (private) queues behind the deal's role DMs
+    state = await w.runtime.service.state(game_id)
+    killer = next(s for s in state.seats if s.role.value == "killer")
+    target = next(s for s in state.seats if s.role.value == "civilian")
+    acting = asyncio.create_task(
+        w.runtime.service.submit(
+            game_id,
+            SubmitPower(player=killer.player, power=Power.KILL, target=target.seat, passed=False),
+        )
+    )
+    await asyncio.wait({acting}, timeout=BLOCKED)
+    assert not acting.done(), "a private effect overtook the deal's"
+    platform.released.set()
+    await asyncio.gather(starting, acting)
+    every = await all_effects(w, game_id)
+    assert_once(platform, every)
+    private = [i for i in platform.performed if platform.kinds[i] in ("Whisper", "TeamJoin")]
+    assert private == sorted(private), "private effects out of their recorded order"
