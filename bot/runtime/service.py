@@ -7,10 +7,11 @@ opens a window (or, within a window, on the geometric cadence of ``bot.runtime.s
 new state is stored as a snapshot.
 A Discord message id makes an input idempotent: a redelivered post returns the first outcome and
 writes nothing. Inputs to one game are serialized by a per-game lock, and every delivery of a
-game's effects (an input's, the start's, a retry's, a restart's) runs under it too, so effects are
-performed once and in the order their events happened; inputs to different games recorded at the
-same time share one commit (the store's group commit), each still committed before its effects
-are performed.
+game's public effects (an input's, the start's, a retry's, a restart's) runs under it too, so
+effects are performed once and in the order their events happened; its private effects follow in
+a lane of their own, after the lock is released (their time depends on roles: the next input
+must not wait for them). Inputs to different games recorded at the same time share one commit
+(the store's group commit), each still committed before its effects are performed.
 """
 
 from __future__ import annotations
