@@ -146,15 +146,22 @@ class Worker:
 
     def watch(self, bot: FaguanBot) -> None:
         """Record the games recovery rebuilt and the key of every effect performed."""
-        rebuild = service_module.recover
+        rebuild = service_module.rebuild_games
 
-        async def recover(*args: Any, **kwargs: Any) -> Any:
+        async def rebuild_games(*args: Any, **kwargs: Any) -> Any:
             report = await rebuild(*args, **kwargs)
             self.recovered.extend(report.games)
-            self.resumed.set()
             return report
 
-        service_module.recover = recover  # type: ignore[assignment]
+        service_module.rebuild_games = rebuild_games  # type: ignore[assignment]
+        recover = service_module.GameService.recover
+
+        async def recovered(*args: Any, **kwargs: Any) -> Any:
+            stopped = await recover(*args, **kwargs)  # rebuilt, and the outbox performed
+            self.resumed.set()
+            return stopped
+
+        service_module.GameService.recover = recovered  # type: ignore[method-assign]
         perform = bot.effects
 
         async def performed(item: Any) -> None:
