@@ -362,6 +362,13 @@ class GameService:
         arrived: float,
     ) -> Outcome:
         """`submit` under the game's lock."""
+        if isinstance(command, ReplacePlayer):
+            # A private effect names its seat, and goes to whoever holds the seat when it is
+            # performed: those recorded before the substitute takes it go to the player they
+            # were for (the lane's deliveries under way end first; none starts meanwhile: each
+            # starts when its input leaves this lock).
+            async with self._private_locks[game_id]:
+                pass
         for attempt in (1, 2):
             loaded = await self._load(game_id)
             try:

@@ -14,7 +14,7 @@ from test_runtime import new_game
 
 from bot.runtime.service import is_private
 from bot.store import OutboxItem
-from engine.commands import SubmitPower
+from engine.commands import ReplacePlayer, SubmitPower
 from engine.model import Power
 
 __all__ = ["wired"]  # the fixture, shared with the delivery races
@@ -61,3 +61,39 @@ async def test_the_next_input_is_answered_while_the_previous_inputs_dms_are_in_f
     assert_once(platform, every)
     private = [i for i in platform.performed if platform.kinds[i] in ("Whisper", "TeamJoin")]
     assert private == sorted(private), "private effects out of their recorded order"
+
+
+async def test_a_substitute_waits_for_the_private_effects_of_the_seats_old_player(
+    wired: tuple[Wired, Any],
+) -> None:
+    """A private effect goes to whoever holds its seat when it is performed: a replacement
+    waits until those recorded before it are out (the killer's confirmation is theirs, not the
+    substitute's). Before: the replacement was committed while the confirmation waited."""
+    w, _ = wired
+    platform = HoldingPrivate()
+    platform.released.set()
+    w.runtime.service.set_performer(platform)
+    game_id = await new_game(w)
+    state = await w.runtime.service.state(game_id)
+    killer = next(s for s in state.seats if s.role.value == "killer")
+    target = next(s for s in state.seats if s.role.value == "civilian")
+    platform.released.clear()
+    acting = asyncio.create_task(
+        w.runtime.service.submit(
+            game_id,
+            SubmitPower(player=killer.player, power=Power.KILL, target=target.seat, passed=False),
+        )
+    )
+    await platform.inside.wait()  # the confirmation in flight
+    confirming = len(platform.performed)  # its index once performed
+    replacing = asyncio.create_task(
+        w.runtime.service.submit(
+            game_id, ReplacePlayer(seat=killer.seat, new_player="2000", by="mod")
+        )
+    )
+    await asyncio.wait({replacing}, timeout=BLOCKED)
+    assert len(platform.performed) == confirming, "the seat changed hands meanwhile"
+    platform.released.set()
+    await asyncio.gather(acting, replacing)
+    assert platform.kinds[platform.performed[confirming]] in ("Whisper", "TeamNotice")
+    assert_once(platform, await all_effects(w, game_id))
