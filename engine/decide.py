@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from engine.commands import (
     ChooseTied,
@@ -78,6 +78,13 @@ from engine.state import (
 )
 from engine.votes import judge_post
 from engine.windows import is_vote_window
+
+if TYPE_CHECKING:  # mypy checks each call against the class
+    _vote_posted = VotePosted
+else:  # the same object, built faster (`engine.replacing`): one for every vote post
+    from engine.replacing import maker
+
+    _vote_posted = maker(VotePosted)
 
 
 def start_events(created: GameCreated, first_deadline: Instant | None = None) -> list[Event]:
@@ -432,7 +439,7 @@ def _post_vote(state: GameState, cmd: PostVote) -> list[Event]:
         raise PhaseError("vote.window_closed")
     if POSTS.holds(state.posts, cmd.post_id):  # an index, not a scan of the day's posts
         raise PhaseError("vote.duplicate_post", post=cmd.post_id)
-    return [VotePosted(post=judge_post(state, cmd))]
+    return [_vote_posted(post=judge_post(state, cmd))]
 
 
 def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:

@@ -305,12 +305,13 @@ class GameState:
     def seat_of(self, player: str) -> Seat | None:
         """The seat a player sits in now (their first seat still in the game, where a player holds
         several cards), or None for someone who is not (or no longer) playing."""
-        mine = self.seats_of(player)
-        return next((s for s in mine if self.seat(s).alive), mine[0] if mine else None)
+        held = SEATINGS.of(self.seats).get(player)
+        return held[1] if held is not None else None
 
     def seats_of(self, player: str) -> tuple[Seat, ...]:
         """Every seat a player holds (one, or one per card where a ruleset deals several)."""
-        return tuple([s.seat for s in self.seats if s.player == player])  # a list: no generator
+        held = SEATINGS.of(self.seats).get(player)
+        return held[0] if held is not None else ()
 
     def alive(self) -> tuple[Seat, ...]:
         """Seats still in the game, in seat order."""
@@ -335,6 +336,53 @@ class GameState:
     def paused(self) -> bool:
         """True while a moderator has paused the clock."""
         return self.paused_remaining is not None
+
+
+Held = tuple[tuple[Seat, ...], Seat]
+"""A player's seats, and their seat now."""
+
+
+def _held(seats: tuple[SeatState, ...]) -> dict[str, Held]:
+    """`Seatings.of`, worked out: seat numbers in seat order, each alive as `GameState.seat` reads
+    it (the seat at that number's place)."""
+    mine: dict[str, list[Seat]] = {}
+    for s in seats:
+        mine.setdefault(s.player, []).append(s.seat)
+    return {
+        player: (tuple(held), next((n for n in held if seats[n - 1].alive), held[0]))
+        for player, held in mine.items()
+    }
+
+
+class Seatings:
+    """Each player's seats and seat now (`GameState.seats_of`, `seat_of`), per seating: without
+    reading every seat for each vote post. A day's states share their seats tuple (`evolve` keeps
+    it while nobody leaves or is replaced), so the answers are kept per tuple, by identity (the
+    tuple is held, so its id is not reused). A memo only, bounded like `PostIndex`."""
+
+    LIMIT = 1024
+    """Seatings remembered (the oldest is dropped first)."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[tuple[SeatState, ...], dict[str, Held]]] = {}
+
+    def of(self, seats: tuple[SeatState, ...]) -> dict[str, Held]:
+        """Player → (every seat they hold, their seat now: the first still in the game, else the
+        first), for the players in `seats` (read only)."""
+        known = self._known.get(id(seats))
+        if known is not None and known[0] is seats:
+            return known[1]
+        held = _held(seats)
+        if type(seats) is not tuple:  # a list (never a state's) could change: not remembered
+            return held
+        if len(self._known) >= self.LIMIT:
+            del self._known[next(iter(self._known))]
+        self._known[id(seats)] = (seats, held)
+        return held
+
+
+SEATINGS = Seatings()
+"""The engine's one memo of seatings (answers are the same without it)."""
 
 
 class PostIndex:

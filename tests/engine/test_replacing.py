@@ -1,5 +1,5 @@
-"""`engine.replacing.replace` builds what `dataclasses.replace` builds, and `effects_and_state`
-folds the events to the state `evolve` folds them to."""
+"""`engine.replacing.replace` builds what `dataclasses.replace` builds, `maker` what the class
+builds, and `effects_and_state` folds the events to the state `evolve` folds them to."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from playouts import play, steps_of
 
 from engine import codec
 from engine.game import evolve
-from engine.model import PhaseId, PhaseKind
+from engine.model import PhaseId, PhaseKind, Seat
 from engine.publish import effects_and_state, effects_for
-from engine.replacing import replace
-from engine.state import GameState
+from engine.replacing import maker, replace
+from engine.state import GameState, VotePost
 
 
 def _states(seed: int) -> list[GameState]:
@@ -90,3 +90,44 @@ def test_effects_and_state_folds_the_events_once_to_what_evolve_folds_them_to() 
             folded = evolve(folded, event)
         assert after == folded == step.after
         assert effects == effects_for(step.before, step.events)
+
+
+def _values(root: object) -> list[object]:
+    """Every engine dataclass value inside `root` (itself included)."""
+    found: list[object] = []
+    todo = [root]
+    while todo:
+        value = todo.pop()
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            found.append(value)
+            todo.extend(getattr(value, f.name) for f in dataclasses.fields(value))
+        elif isinstance(value, tuple | frozenset):
+            todo.extend(value)
+    return found
+
+
+def test_every_engine_value_made_as_its_class_makes_it() -> None:
+    steps = steps_of(9, games=8)
+    values = [v for step in steps for root in (step.after, *step.events) for v in _values(root)]
+    classes = {type(v) for v in values}
+    assert len(classes) >= 20
+    for value in values:
+        cls = type(value)
+        given = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        _same(maker(cls)(**given), cls(**given))
+        needed = {k: v for k, v in given.items() if cls.__dataclass_fields__[k].default != v}
+        _same(maker(cls)(**needed), cls(**needed))
+
+
+def test_a_made_value_is_frozen_and_refuses_what_its_class_refuses() -> None:
+    make = maker(VotePost)
+    post = make(post_id="1", author="p1", seat=Seat(1), target=None, abstain=True, at=None)
+    assert post == VotePost(post_id="1", author="p1", seat=Seat(1), target=None, abstain=True,
+                            at=None)  # fmt: skip
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        post.abstain = False  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        make(post_id="1", author="p1", seat=Seat(1), target=None, abstain=True)  # no `at`
+    with pytest.raises(TypeError):
+        make(post_id="1", author="p1", seat=None, target=None, abstain=True, at=None, extra=1)
+    assert maker(PhaseId) is PhaseId  # its __post_init__ checks: the class itself builds it
