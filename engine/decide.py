@@ -106,7 +106,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
         case SubmitPower():
             return _submit_power(state, rules, command)
         case PostVote():
-            return _post_vote(state, command)
+            return _post_vote(state, rules, command)
         case Lock():
             events = _lock(state, rules, command)
             POSTS.forget(state.posts)  # the window's posts are closed: its index is not needed
@@ -433,13 +433,13 @@ def _last_act(
     return [taken, GameEnded(result=result)]
 
 
-def _post_vote(state: GameState, cmd: PostVote) -> list[Event]:
+def _post_vote(state: GameState, rules: Ruleset, cmd: PostVote) -> list[Event]:
     window = _need_window(state)
     if not is_vote_window(window):
         raise PhaseError("vote.window_closed")
     if POSTS.holds(state.posts, cmd.post_id):  # an index, not a scan of the day's posts
         raise PhaseError("vote.duplicate_post", post=cmd.post_id)
-    return [_vote_posted(post=judge_post(state, cmd))]
+    return [_vote_posted(post=judge_post(state, cmd, rules))]
 
 
 def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:

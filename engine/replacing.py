@@ -33,6 +33,13 @@ def replace(obj: T, /, **changes: Any) -> T:
     return new
 
 
+def replacer(cls: type[T], *fields: str) -> Callable[..., T]:
+    """The function `replace` calls to change `fields` of a `cls` (the object, then the fields
+    as keywords), for a call site that changes the same ones every time."""
+    made: Callable[..., T] = _replacer(cast(type, cls), fields)
+    return made
+
+
 def maker(cls: type[T]) -> Callable[..., T]:
     """A function taking what `cls(...)` takes (keywords) and building the same object; `cls`
     itself where a twin cannot build it."""

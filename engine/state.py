@@ -433,7 +433,8 @@ class PostIndex:
             ids = known[1]
         elif known is not None and _extends(posts, known[0]):
             ids = known[1]
-            ids.update((p.post_id, i) for i, p in enumerate(posts[len(known[0]) :], len(known[0])))
+            for i in range(len(known[0]), len(posts)):  # one, after a vote post
+                ids[posts[i].post_id] = i
         else:
             ids = {p.post_id: i for i, p in enumerate(posts)}
         self._days[key] = (posts, ids)  # the strong reference keeps id(posts[0]) from reuse

@@ -25,12 +25,14 @@ else:  # the same object, built faster (`engine.replacing`): one for every vote 
     _vote_post = maker(VotePost)
 
 
-def judge_post(state: GameState, cmd: PostVote) -> VotePost:
-    """The post as recorded: valid, or void with a reason key (the window is open)."""
+def judge_post(state: GameState, cmd: PostVote, rules: Ruleset | None = None) -> VotePost:
+    """The post as recorded: valid, or void with a reason key (the window is open). `rules`:
+    the game's (`rules_for(state)`), when the caller has them already."""
     window = state.window
     assert window is not None
     seat = state.seat_of(cmd.player)
-    reason, params = _void_reason(state, window, cmd, seat)
+    rules = rules if rules is not None else rules_for(state)
+    reason, params = _void_reason(state, rules, window, cmd, seat)
     return _vote_post(
         post_id=cmd.post_id,
         author=cmd.player,
@@ -44,7 +46,7 @@ def judge_post(state: GameState, cmd: PostVote) -> VotePost:
 
 
 def _void_reason(
-    state: GameState, window: Window, cmd: PostVote, seat: Seat | None
+    state: GameState, rules: Ruleset, window: Window, cmd: PostVote, seat: Seat | None
 ) -> tuple[str | None, dict[str, str]]:
     """Why a post arriving in an open window does not count, if it does not."""
     n = len(state.seats)
@@ -73,10 +75,11 @@ def _void_reason(
         }
     if not state.options.self_vote and cmd.target == seat:
         return "vote.self_vote", {}
-    groups = rules_for(state).vote_groups(state)
-    mine = next((g for g in groups if seat in g.voters), None)
-    if groups and (mine is None or cmd.target not in mine.candidates):
-        return "vote.not_in_group", {"target": str(cmd.target)}
+    groups = rules.vote_groups(state)
+    if groups:
+        mine = next((g for g in groups if seat in g.voters), None)
+        if mine is None or cmd.target not in mine.candidates:
+            return "vote.not_in_group", {"target": str(cmd.target)}
     return None, {}
 
 

@@ -13,7 +13,7 @@ from engine import codec
 from engine.game import evolve
 from engine.model import PhaseId, PhaseKind, Seat
 from engine.publish import effects_and_state, effects_for
-from engine.replacing import maker, replace
+from engine.replacing import maker, replace, replacer
 from engine.state import GameState, VotePost
 
 
@@ -131,3 +131,9 @@ def test_a_made_value_is_frozen_and_refuses_what_its_class_refuses() -> None:
     with pytest.raises(TypeError):
         make(post_id="1", author="p1", seat=None, target=None, abstain=True, at=None, extra=1)
     assert maker(PhaseId) is PhaseId  # its __post_init__ checks: the class itself builds it
+
+
+def test_a_call_sites_replacer_copies_as_replace_does() -> None:
+    for state in _states(5):
+        posts = state.posts + state.posts[:1]
+        _same(replacer(GameState, "posts")(state, posts=posts), replace(state, posts=posts))
