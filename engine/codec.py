@@ -46,11 +46,7 @@ _AS_IS = frozenset({str, int, float, bool, type(None)})
 """Types dumped as they are (exactly these: an enum deriving from str or int is not one)."""
 
 
-Dump = Callable[[Any], dict[str, Any]]
-
-_DUMPERS: dict[type, Dump | None] = {}
-"""Per class, the function that dumps a dataclass of it (None: not a dataclass), made once: every
-vote post dumps its events and effects, every snapshot the whole state."""
+Dump = Callable[[Any], Any]
 
 
 def dump(obj: Any) -> Any:
@@ -58,36 +54,73 @@ def dump(obj: Any) -> Any:
     cls = type(obj)
     if cls in _AS_IS:
         return obj
-    if cls is tuple:  # the commonest container (and often empty)
-        return [dump(x) for x in obj] if obj else []
-    try:
-        dump_one = _DUMPERS[cls]
-    except KeyError:
-        dump_one = _DUMPERS[cls] = _dumper(cls)
-    if dump_one is not None:
-        return dump_one(obj)
-    if isinstance(obj, Enum):
-        return obj.value
-    if isinstance(obj, tuple | list):
-        return [dump(x) for x in obj]
-    if isinstance(obj, frozenset | set):
-        return sorted(dump(x) for x in obj)
-    return obj
+    return _BY_CLASS[cls](obj)
 
 
-def _dumper(cls: type) -> Dump | None:
+class _Dumpers(dict[type, Dump]):
+    """Per class, the function that dumps a value of it (`_dumper`), made the first time one is
+    dumped: every vote post dumps its events and effects, every snapshot the whole state, and
+    looking at what a value is on each was most of the work."""
+
+    def __missing__(self, cls: type) -> Dump:
+        made = self[cls] = _dumper(cls)
+        return made
+
+
+_BY_CLASS = _Dumpers()
+
+
+def _dumper(cls: type) -> Dump:
+    """How a value of `cls` is dumped, decided once for the class: a dataclass by a function
+    made for its fields (`_fields_dumper`), an enum by its value, a tuple or list as a list and a
+    set sorted, each item dumped; any other value as it is."""
+    if dataclasses.is_dataclass(cls):
+        return _fields_dumper(cls)
+    if issubclass(cls, Enum):
+        return _value if _redefines_value(cls) else _stored_value
+    if issubclass(cls, tuple | list):
+        return _listed
+    if issubclass(cls, frozenset | set):
+        return _sorted
+    return _same
+
+
+def _value(obj: Any) -> Any:
+    return obj.value
+
+
+def _stored_value(obj: Any) -> Any:
+    """`Enum.value`, read where it keeps it (the property runs Python code on every read)."""
+    return obj._value_
+
+
+def _redefines_value(cls: type) -> bool:
+    """Whether an enum's `value` is its own, not `Enum.value`."""
+    return any("value" in vars(c) for c in cls.__mro__[: cls.__mro__.index(Enum)])
+
+
+def _listed(obj: Any) -> list[Any]:
+    if not obj:  # most of a state's tuples and sets are empty
+        return []
+    return [x if type(x) in _AS_IS else _BY_CLASS[type(x)](x) for x in obj]
+
+
+def _sorted(obj: Any) -> list[Any]:
+    return sorted(_listed(obj))
+
+
+def _fields_dumper(cls: type) -> Dump:
     """For a dataclass, a function made for its fields: the dict `{"type": name, field: value,
     ...}` in field order, each value kept as it is when its type is one `_AS_IS` names (no call)
-    and dumped otherwise. None for any other class."""
-    if not dataclasses.is_dataclass(cls):
-        return None
+    and dumped by its class's function otherwise."""
     names = [f.name for f in dataclasses.fields(cls)]
-    scope: dict[str, Any] = {"as_is": _AS_IS, "dump": dump, "name": cls.__name__}
+    scope: dict[str, Any] = {"as_is": _AS_IS, "by_class": _BY_CLASS, "name": cls.__name__}
     lines = ["def dump_one(obj):"]
     items = ['"type": name']
     for i, field in enumerate(names):
         lines.append(f"    v{i} = obj.{field}")
-        items.append(f"{field!r}: v{i} if type(v{i}) in as_is else dump(v{i})")
+        lines.append(f"    t{i} = type(v{i})")
+        items.append(f"{field!r}: v{i} if t{i} in as_is else by_class[t{i}](v{i})")
     lines.append("    return {" + ", ".join(items) + "}")
     exec("\n".join(lines), scope)  # the source is made here, from field names only
     made: Dump = scope["dump_one"]

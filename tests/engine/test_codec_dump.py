@@ -49,3 +49,21 @@ def test_a_field_named_type_keeps_the_first_place_and_its_own_value() -> None:
         n: int
 
     assert list(codec.dump(Odd(type="x", n=1)).items()) == [("type", "x"), ("n", 1)]
+
+
+def test_an_enum_is_dumped_as_its_value_reads_even_where_it_redefines_value() -> None:
+    class Plain(Enum):
+        A = "a"
+
+    class Shouting(Enum):
+        A = "a"
+
+        @property
+        def value(self) -> str:
+            return "A!"
+
+    assert codec.dump(Plain.A) == "a" and codec.dump((Plain.A, frozenset({Plain.A}))) == [
+        "a",
+        ["a"],
+    ]
+    assert codec.dump(Shouting.A) == "A!"
