@@ -3,6 +3,8 @@
 Bookkeeping only: every decision is already in the event. Separate from `engine.decide` and
 `engine.resolve` so that folding events (storage, restart recovery, replay, verification,
 `engine.publish`) depends on no rule: this module imports no ruleset and no other game module.
+It hands each day's appended posts on to the duplicate-post index (`engine.state.POSTS`, a memo
+that changes no answer), so a vote post's check compares no days.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from engine.events import (
 )
 from engine.model import Seat
 from engine.replacing import replacer
-from engine.state import GameState, SeatState
+from engine.state import POSTS, GameState, SeatState
 
 if TYPE_CHECKING:  # mypy checks each call's field names and types against the class
     from dataclasses import replace
@@ -64,7 +66,9 @@ def evolve(state: GameState, event: Event) -> GameState:
     """The state after `event` (bookkeeping only: every decision is in the event)."""
     match event:
         case VotePosted():  # the commonest event first (the cases are disjoint classes)
-            return _with_posts(state, posts=(*state.posts, event.post))
+            posts = state.posts + (event.post,)  # noqa: RUF005  # one copy, not a list and a tuple
+            POSTS.appended(state.posts, posts)  # the duplicate check's index follows the day
+            return _with_posts(state, posts=posts)
         case GameCreated():
             raise ValueError("GameCreated starts a game: use replay_events")
         case WindowOpened():

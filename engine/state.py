@@ -390,8 +390,9 @@ class PostIndex:
 
     The states of one day share their post objects (`evolve` appends), so the index is kept per day,
     keyed by the identity of the day's first post: the newest posts tuple seen and each post id's
-    position in it. A tuple that extends the known one by appended posts (its first posts equal to
-    the known ones, compared in C, identity first) adds only the new ones; any other tuple (an older
+    position in it. `evolve` hands on each tuple it appends to (`appended`); a tuple that extends
+    the known one by appended posts (its first posts equal to the known ones, compared in C,
+    identity first) adds only the new ones; any other tuple (an older
     state, a voided post, a state read from a snapshot) is indexed afresh. A hit is checked at its
     position, and a stale one falls back to a scan, so the answer is always the scan's. The engine
     runs on one thread (this is not locked). A memo only: nothing here changes a state, its equality
@@ -415,6 +416,22 @@ class PostIndex:
         if at < len(posts) and posts[at].post_id == post_id:
             return True
         return any(p.post_id == post_id for p in posts)
+
+    def appended(self, before: tuple[VotePost, ...], after: tuple[VotePost, ...]) -> None:
+        """`after` is `before` with posts appended (only `evolve`, which made it so, says this):
+        where `before` is its day's newest tuple seen, the index moves on to `after` by its new
+        posts, with no comparison of the two (on a long day, the work per vote post)."""
+        if not before:
+            return
+        key = id(before[0])
+        known = self._days.get(key)
+        if known is None or known[0] is not before:
+            return
+        ids = known[1]
+        for i in range(len(before), len(after)):
+            ids[after[i].post_id] = i
+        del self._days[key]
+        self._days[key] = (after, ids)
 
     def forget(self, posts: tuple[VotePost, ...]) -> None:
         """Drop the index of the day `posts` belong to (its window is locked). Else a locked day's

@@ -76,3 +76,41 @@ def test_a_locked_day_is_forgotten() -> None:
     g.lock()
     assert len(POSTS) == remembered - 1
     assert g.state.history[-1].posts == day  # the record keeps the posts; only the index goes
+
+
+def test_the_index_handed_on_by_evolve_agrees_with_a_scan() -> None:
+    """`appended` (what `evolve` says of each tuple it appends to), between checks of the newest
+    day, of an older state of it and of other tuples: every answer is the scan's."""
+    rng = random.Random(61)
+    index = PostIndex()
+    seen: list[tuple[VotePost, ...]] = [()]
+    posts: tuple[VotePost, ...] = ()
+    for step in range(3000):
+        move = rng.random()
+        if move < 0.7:  # a vote post folded by evolve, from the newest state or an older one
+            before = posts if rng.random() < 0.9 else rng.choice(seen)
+            posts = (*before, _post(rng.randrange(400)))
+            index.appended(before, posts)
+        elif move < 0.8:  # a voided post: same ids, a new object
+            if posts:
+                at = rng.randrange(len(posts))
+                voided = dataclasses.replace(posts[at], void_reason="void")
+                posts = tuple(voided if i == at else p for i, p in enumerate(posts))
+        elif move < 0.95:
+            posts = rng.choice(seen)
+        else:
+            posts = ()
+        seen.append(posts)
+        if rng.random() < 0.5:  # not every state is checked before the next post
+            for post_id in {str(rng.randrange(400)), *(p.post_id for p in posts[-2:])}:
+                expected = any(p.post_id == post_id for p in posts)
+                assert index.holds(posts, post_id) == expected, step
+
+
+def test_evolve_hands_the_day_on_without_comparing_it() -> None:
+    g = Game("v2", ["killer", "killer", "police", "police", *["civilian"] * 4])
+    g.lock()
+    for n in range(1, 30):
+        g.vote(1 + n % 8, 3)
+    known = POSTS._days[id(g.state.posts[0])]
+    assert known[0] is g.state.posts and known[1] == {p.post_id: i for i, p in enumerate(known[0])}
