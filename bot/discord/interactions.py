@@ -121,12 +121,13 @@ of the player they replaced)."""
 
 async def dm_notice(judge: Judge, interaction: discord.Interaction[Any], game_id: int) -> str:
     """The line telling the player asking that the bot could not DM them ("" if nothing is
-    due), said once: the private side of a failed DM (only a failure at the deal is public)."""
+    due), said once: the private side of a failed DM (only a failure at the deal is public).
+    The cached row says whether a mark may be there; only the answer that takes it from the
+    store says it (two answers at once both see the mark in the cache)."""
     info = await judge.runtime.service.info(game_id)
     due = f"{DM_UNSEEN}{interaction.user.id}"
-    if not info.channels.get(due):
+    if not info.channels.get(due) or not await judge.runtime.service.take_channel(game_id, due):
         return ""
-    await judge.runtime.service.set_channels(game_id, {due: None})  # None: the mark is removed
     return text(judge, interaction, "notice.dm_closed_you", game=game_id)
 
 

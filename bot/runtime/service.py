@@ -318,6 +318,14 @@ class GameService:
         finally:  # even if it failed: it may have been committed
             self._row_written(game_id)
 
+    async def take_channel(self, game_id: int, key: str) -> bool:
+        """Remove a mark from the game's row (``set_channels``): whether this call removed it,
+        so of callers at once exactly one acts on it."""
+        try:
+            return await self.repo.take_channel(game_id, key)
+        finally:
+            self._row_written(game_id)
+
     # -- inputs ------------------------------------------------------------------------------------
     async def submit(
         self,

@@ -1283,6 +1283,19 @@ class Repository:
             row.updated_at = self._clock()
             return dict(row.channels)
 
+    async def take_channel(self, game_id: int, key: str) -> bool:
+        """Remove ``key`` from a game's Discord objects, under the row's lock: whether this call
+        removed it. Of callers at once, one takes a mark (a notice due once is said once)."""
+        async with self._writing() as s:
+            row = await s.scalar(select(Game).where(Game.id == game_id).with_for_update())
+            if row is None:
+                raise GameNotFound(game_id)
+            if key not in row.channels:
+                return False
+            row.channels = {k: value for k, value in row.channels.items() if k != key}
+            row.updated_at = self._clock()
+            return True
+
     # --- servers ------------------------------------------------------------------------------
 
     async def get_settings(self, server_id: int) -> JsonDict:

@@ -6,6 +6,8 @@ Each test here failed on the code before the fix (see the comment on each)."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -166,16 +168,36 @@ async def test_a_failing_dm_after_the_deal_is_told_privately_never_publicly(
     assert f"dm_unseen:{user}" not in info.channels
 
 
-async def test_a_substitute_is_told_of_their_own_dms_only(table: Table) -> None:
-    # Before: the marks were kept per seat, so a substitute was told "the bot could not DM you"
-    # for the DM that failed to the player they replaced, and their own closed DMs went untold.
+async def police_dm_failed(table: Table) -> tuple[Driver, int]:
+    """A basic game at day 1 whose police's check result, DMed at dawn, failed: the driver and
+    the police's seat."""
     d = Driver(table, "basic")
     roles = await d.start()
     police = by_role(roles, "police")[0]
     killer = by_role(roles, "killer")[0]
     await block_dms_now(table, table.player(police))
     await table.player(police).slash(table.channel, "act", power="check", target=killer)
-    await d.lock()  # the check's result is DMed at dawn, and fails
+    await d.lock()
+    return d, police
+
+
+async def test_two_answers_at_once_tell_of_a_failed_dm_once(table: Table) -> None:
+    # Before: both answers read the `dm_unseen:` mark from the cached row before either had
+    # cleared it, and both told the player.
+    d, police = await police_dm_failed(table)
+    told = render("en", "notice.dm_closed_you", {"game": d.game_id})
+    asking = inspect.unwrap(MemberActor.slash)  # simcord's guarded verb refuses overlaps
+    results = await asyncio.gather(
+        asking(table.player(police), table.channel, "role"),
+        asking(table.player(police), table.channel, "game status"),
+    )
+    assert [told in answer(result) for result in results].count(True) == 1
+
+
+async def test_a_substitute_is_told_of_their_own_dms_only(table: Table) -> None:
+    # Before: the marks were kept per seat, so a substitute was told "the bot could not DM you"
+    # for the DM that failed to the player they replaced, and their own closed DMs went untold.
+    d, police = await police_dm_failed(table)
     await table.moderator.slash(table.channel, "mod replace", seat=police, member=table.outside)
     told = render("en", "notice.dm_closed_you", {"game": d.game_id})
     assert told not in answer(await table.outside.slash(table.channel, "role"))
