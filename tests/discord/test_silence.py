@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import discord
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import Driver, Table, build_table, make_bot, running_table
+from gamebot import Driver, Table, build_table, invite_permissions, make_bot, running_table
 from simcord import BackendError, Env
+
+from bot.discord.client import REQUIRED_PERMISSIONS
+from bot.records.i18n import render
 
 
 @pytest_asyncio.fixture
@@ -72,3 +77,43 @@ async def test_in_a_forum_game_a_silenced_players_main_post_is_taken_down(tmp_pa
         await d.post_vote(quiet, f"投 {other}号", other)
         state = await t.bot.runtime.service.state(d.game_id)
         assert [(p.seat, p.target, p.void_reason) for p in state.posts] == [(quiet, other, None)]
+
+
+async def test_in_a_forum_game_without_manage_messages_the_post_stays_and_nothing_says_removed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that took Manage Messages from the bot: the silenced player's main-post post
+    stays, they are not told it was removed, and one warning names no one; given it back, the
+    next post goes and they are told."""
+    async with running_table(tmp_path / "f.db", 11, EnvClock(), "silence", "forum") as t:
+        d = Driver(t, "v4_butterfly")
+        roles = await d.start()
+        elder = next(s for s, r in roles.items() if r == "elder")
+        quiet = next(s for s, r in sorted(roles.items()) if r == "civilian")
+        await d.power_by_menu(elder, "silence", quiet)
+        await d.lock()  # day 1
+        bot_role = t.guild.roles[t.env.backend.bot_user.name]
+        weaker = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
+        weaker.manage_messages = False
+        t.env.backend.edit_role(t.guild.id, bot_role.id, {"permissions": weaker.value})
+        await t.env.settle()
+        before = removed_notices(t, d.game_id, quiet)
+        caplog.set_level(logging.WARNING, logger="bot")
+        await t.player(quiet).send(t.channel, "我有话说")
+        await t.env.settle()
+        assert "我有话说" in [m.content for m in t.channel.history()]
+        assert removed_notices(t, d.game_id, quiet) == before  # Before: told all the same
+        warned = [r.getMessage() for r in caplog.records if "Manage Messages" in r.getMessage()]
+        assert len(warned) == 1 and str(t.player(quiet).user.id) not in warned[0]
+        invite_permissions(t.env, t.guild)
+        await t.env.settle()
+        await t.player(quiet).send(t.channel, "我还有话说")
+        await t.env.settle()
+        assert "我还有话说" not in [m.content for m in t.channel.history()]
+        assert removed_notices(t, d.game_id, quiet) == before + 1
+
+
+def removed_notices(t: Table, game_id: int, seat: int) -> int:
+    """How many times the player was told their main-post post was removed."""
+    notice = render("zh-CN", "notice.silenced_post_removed", {"game": game_id})
+    return sum(m.content == notice for m in t.dms(t.player(seat)))

@@ -123,7 +123,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
     async def _silenced_in_forum(self, game_id: int, message: discord.Message) -> bool:
         """森林老人's silence in a forum game: one overwrite governs the main post and the day's
         投票帖 alike, so a silenced player's post in the main post is taken down instead, and
-        they are told privately (their votes in the 投票帖 still count, as in text hosting)."""
+        they are told privately (their votes in the 投票帖 still count, as in text hosting). A
+        post Discord would not take down is still the silence's: no hint, and no notice."""
         info = await self.judge.runtime.service.info(game_id)
         if not is_forum(info.channels) or message.channel.id != int(info.channels["game"]):
             return False
@@ -133,8 +134,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
             permissions.SILENCED
         ):
             return False
-        with contextlib.suppress(discord.HTTPException):
-            await message.delete()
+        if not await self._take_down(message.delete()):
+            return True  # still there: no notice saying otherwise
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         notice = ctx.t("notice.silenced_post_removed", game=game_id)
         with contextlib.suppress(discord.HTTPException):
