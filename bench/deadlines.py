@@ -8,21 +8,22 @@ does what `bot.runtime.deadlines.fire_deadline` does: it locks the game's window
 minus the time it was due. The baseline is the same number of timers on the same loop with nothing
 else to do (their jobs only note the time), measured first in the same run. As the bot does once it
 has started, every active game is rebuilt and its record read (`GameService.recover`,
-`active_infos`) and what the set-up left alive is frozen out of the cyclic GC (`gc.freeze`).
+`active_infos`) and the cyclic GC is settled as in a started bot (`settle_started_heap`: what the
+set-up left alive frozen out of it, young collections rarer).
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import gc
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bench.ingest import prepare_games, run_ingest
 from bench.report import Row, in_ms
-from bench.stores import SERVER_ID, Bench, Snowflakes, player_specs, schedule
+from bench.stores import SERVER_ID, Bench, Snowflakes, collector_restored, player_specs, schedule
+from bot.runtime.collector import settle_started_heap
 from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import SeatSpec
 from engine import codec
@@ -148,16 +149,16 @@ async def _measure_one(
             posted += result.posts
             round_ += 1
 
-    gc.freeze()  # as the bot does once started (bot.app.FaguanBot.on_ready)
-    ingest = asyncio.create_task(ingest_until_stopped())
-    try:
-        started = time.perf_counter()
-        busy = await _fire_timers(bench, lock_ids, lead=1.0, spread=spread)
-        elapsed = time.perf_counter() - started
-    finally:
-        stop.set()
-        await ingest
-        gc.unfreeze()
+    with collector_restored():
+        settle_started_heap()  # as the bot does once started (`Runtime.resume_games`)
+        ingest = asyncio.create_task(ingest_until_stopped())
+        try:
+            started = time.perf_counter()
+            busy = await _fire_timers(bench, lock_ids, lead=1.0, spread=spread)
+            elapsed = time.perf_counter() - started
+        finally:
+            stop.set()
+            await ingest
     p50, p99 = in_ms(busy.late)
     base50, base99 = in_ms(idle.late)
     lock50, lock99 = in_ms(busy.locked)

@@ -32,8 +32,9 @@ from bench import baselines
 from bench.engine_floor import EnginePosts
 from bench.noop_port import NoopPort
 from bench.report import Row, in_ms, rate
-from bench.stores import Bench, Snowflakes, create_game, lock_now, utcnow
+from bench.stores import Bench, Snowflakes, collector_restored, create_game, lock_now, utcnow
 from bench.vote_plan import plan_posts
+from bot.runtime.collector import settle_started_heap
 from bot.runtime.contexts import Contexts
 from bot.runtime.port import ChannelPost
 from bot.runtime.schedule import to_ms
@@ -257,19 +258,21 @@ async def measure(
     full = {c: IngestResult(posts=0, games=c, seconds=0.0) for c in counts}
     cpu = dict.fromkeys(counts, 0.0)
     per_round = max(1, posts // rounds)
-    for r in range(rounds):
-        for count in counts:
-            cpu0 = time.process_time()
-            part = await run_ingest(bench, sets[count], per_round, seed=10 + r, ids=ids)
-            cpu[count] += time.process_time() - cpu0
-            one = full[count]
-            one.posts += part.posts
-            one.seconds += part.seconds
-            one.latencies += part.latencies
-            one.refused += part.refused
-        next_seq = await _baseline_round(
-            bench, raw_game, raw_rows // rounds, sets, next_seq, base, ids
-        )
+    with collector_restored():
+        settle_started_heap()  # the games are running: the collector as a started bot has it
+        for r in range(rounds):
+            for count in counts:
+                cpu0 = time.process_time()
+                part = await run_ingest(bench, sets[count], per_round, seed=10 + r, ids=ids)
+                cpu[count] += time.process_time() - cpu0
+                one = full[count]
+                one.posts += part.posts
+                one.seconds += part.seconds
+                one.latencies += part.latencies
+                one.refused += part.refused
+            next_seq = await _baseline_round(
+                bench, raw_game, raw_rows // rounds, sets, next_seq, base, ids
+            )
     rows = []
     context = ", ".join(f"{name} {base.rate(name):.0f}/s" for name in base.rows)
     for count in counts:

@@ -18,7 +18,6 @@ alternate; each figure is the median of `repeats`."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import statistics
 import time
 
@@ -29,7 +28,7 @@ from bench.noop_port import NoopPort
 from bench.recovering import recover_apart
 from bench.report import Row
 from bench.seeding import TEMPLATES, Played, copy_games, play_templates
-from bench.stores import SERVER_ID, Bench, noop_performer
+from bench.stores import SERVER_ID, Bench, collector_restored, noop_performer
 from bot.config import load
 from bot.runtime.runtime import Runtime
 from bot.runtime.service import GameService, fold
@@ -131,14 +130,14 @@ async def ready(bench: Bench, games: int) -> tuple[float, float, float]:
     runtime = Runtime(settings, port=NoopPort(), clock=clock, scheduler=scheduler)
     runtime.start(service)
     try:
-        start, cpu = time.perf_counter(), time.process_time()
-        await runtime.resume_games()
-        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-        await runtime.caught_up()
-        drained = time.perf_counter() - start
+        with collector_restored():  # resume_games settles the collector, as in a started bot
+            start, cpu = time.perf_counter(), time.process_time()
+            await runtime.resume_games()
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+            await runtime.caught_up()
+            drained = time.perf_counter() - start
         deadlines = [job for job in scheduler.jobs() if job.id.endswith(":deadline")]
     finally:
-        gc.unfreeze()  # resume_games froze the heap, as the bot does once started
         scheduler.shutdown()
         runtime.close()
     if len(deadlines) != games:

@@ -10,7 +10,6 @@ connect, and forwards its inputs to it.
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -19,7 +18,7 @@ from typing import Any
 from bot.config import Settings
 from bot.runtime.backups import AutoBackups
 from bot.runtime.catch_ups import CatchUps
-from bot.runtime.collections_paused import collections_paused
+from bot.runtime.collector import collections_paused, settle_started_heap
 from bot.runtime.contexts import Contexts
 from bot.runtime.deadlines import DeadlineRunner, backoff, fire_deadline
 from bot.runtime.metrics import Metrics
@@ -190,13 +189,8 @@ class Runtime:
         `caught_up` waits for them). Raises if the database is away."""
         with collections_paused():  # everything made here stays alive (frozen below)
             resumed = await self._resume_games()
-            if not self.scheduler.manual:
-                # What is alive once started (rebuilt games, caches) stays alive: keep it out of
-                # the cyclic GC's full collections, which pause the event loop (~100 ms with a
-                # large heap) and make deadline timers late (faguan bench, deadlines). Frozen
-                # before collections resume: the first would walk every object made here (1,000
-                # games: 45–100 ms, nothing found to free).
-                gc.freeze()
+            if not self.scheduler.manual:  # a started bot (tests drive a manual scheduler)
+                settle_started_heap()
         log.info("resumed %s active games (shards: %s)", resumed, _shown(self.shards))
 
     async def _resume_games(self) -> int:

@@ -28,7 +28,7 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
-from bot.runtime.collections_paused import collections_paused
+from bot.runtime.collector import collections_paused
 from bot.runtime.deliveries import Deliveries
 from bot.runtime.hosting import forum_channels, is_forum, vote_post_steps
 from bot.runtime.metrics import Metrics

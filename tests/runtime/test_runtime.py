@@ -19,6 +19,7 @@ import pytest
 from fakes import FakePort, Wired, runtime_on, settings
 
 from bot.config import WindowLength
+from bot.runtime.collector import YOUNG_THRESHOLD
 from bot.runtime.port import DISCORD_EPOCH_MS, ChannelPost
 from bot.runtime.runtime import Runtime
 from bot.runtime.schedule import GameSchedule, to_ms
@@ -257,11 +258,13 @@ async def test_a_started_bot_freezes_what_its_resume_made_before_collections_res
 ) -> None:
     """With the real scheduler, `resume_games` moves what it made (the rebuilt games, their
     jobs) out of the cyclic GC before collections resume: no collection walks it (the first one
-    after a thousand games took 45–100 ms and found nothing to free)."""
+    after a thousand games took 45–100 ms and found nothing to free). From then on the youngest
+    generation is collected every `YOUNG_THRESHOLD` new objects, not CPython's 700."""
     w = await runtime_on(tmp_path)
     scheduler = DeadlineScheduler(w.clock, manual=False)
     runtime = Runtime(w.runtime.settings, port=w.port, clock=w.clock, scheduler=scheduler)
     collections: list[int] = []
+    thresholds = gc.get_threshold()
 
     def seen(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
@@ -277,6 +280,7 @@ async def test_a_started_bot_freezes_what_its_resume_made_before_collections_res
         runtime.start(service)
         scheduler.start()
         frozen = gc.get_freeze_count()
+        assert thresholds[0] < YOUNG_THRESHOLD
         gc.callbacks.append(seen)
         try:
             await runtime.resume_games()
@@ -284,8 +288,10 @@ async def test_a_started_bot_freezes_what_its_resume_made_before_collections_res
             gc.callbacks.remove(seen)
         assert collections == []
         assert gc.get_freeze_count() > frozen
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, *thresholds[1:])
         assert [job.id for job in scheduler.jobs()] == ["game:1:deadline"]
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
         scheduler.shutdown()
         runtime.close()
