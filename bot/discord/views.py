@@ -17,7 +17,7 @@ from engine.commands import SubmitPower
 from engine.effects import Whisper
 from engine.errors import EngineError
 from engine.game import decide
-from engine.model import Instant, Power, Seat
+from engine.model import Instant, PhaseKind, Power, Seat
 from engine.rulesets import rules_for
 from engine.state import GameState
 
@@ -139,6 +139,17 @@ class PowerSelect(
         await answer_command(judge, interaction, self.game_id, command, by_menu=True)
 
 
+def _open_night(state: GameState, number: object) -> int | None:
+    """The night a power menu was made for, if it is the window open in `state` (else None): a
+    private message may be performed after its night locked (its lane runs after the game's
+    lock is released; a retry, later still), and a menu made from a later window's state would
+    offer that window's targets."""
+    window = state.window
+    if window is None or window.kind is not PhaseKind.NIGHT or window.number != number:
+        return None
+    return window.number
+
+
 def views_for_whisper(
     game_id: int, state: GameState, effect: Whisper, ctx: Context
 ) -> discord.ui.View | None:
@@ -147,8 +158,9 @@ def views_for_whisper(
         view = discord.ui.View(timeout=None)
         view.add_item(ConfirmButton(game_id, int(effect.seat)))
         return view
-    if effect.key == "window.powers" and state.window is not None:
-        params = dict(effect.params)
+    params = dict(effect.params)
+    night = _open_night(state, params.get("number"))
+    if effect.key == "window.powers" and night is not None:
         rules = rules_for(state)
         view = discord.ui.View(timeout=None)
         several = len(state.seats_of(state.seat(effect.seat).player)) > 1
@@ -167,7 +179,7 @@ def views_for_whisper(
                 for seat in valid_targets(state, effect.seat, power):
                     label = f"{name} → {ctx.seat(seat)}"[:100]  # Discord's limit
                     options.append(discord.SelectOption(label=label, value=str(seat)))
-            menu = PowerSelect(game_id, state.window.number, power, options[:25], card=card)
+            menu = PowerSelect(game_id, night, power, options[:25], card=card)
             view.add_item(menu)
         return view
     return None
