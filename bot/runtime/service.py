@@ -475,14 +475,21 @@ class GameService:
             yield
         await self._private_lane(game_id)
 
-    async def _deliver_in_order(self, game_id: int, pending: Sequence[OutboxItem]) -> None:
+    async def _deliver_in_order(
+        self,
+        game_id: int,
+        pending: Sequence[OutboxItem],
+        *,
+        undone: Sequence[OutboxItem] | None = None,
+    ) -> None:
         """Under the game's lock: perform the public effects of `pending` (what an input just
         recorded) after every earlier public effect of the game still undone (read back unless
-        the game is known in order: an earlier failure goes out first). Once they are all out,
-        the private effects recorded with them may go (`_private_lane`, after the lock)."""
+        the game is known in order, or given as `undone`: an earlier failure goes out first).
+        Once they are all out, the private effects recorded with them may go (`_private_lane`,
+        after the lock)."""
         self._deliveries_begun[game_id] += 1
         if game_id not in self._in_order:
-            pending = await self.repo.undone_effects(game_id)
+            pending = undone if undone is not None else await self.repo.undone_effects(game_id)
         self._in_order.discard(game_id)
         if await self._deliver([item for item in pending if not is_private(item)]):
             self._in_order.add(game_id)
@@ -575,8 +582,10 @@ class GameService:
                 if cached is None or cached.seq < loaded.seq:  # an input's newer state stays
                     self._loaded[game_id] = loaded
             begun = dict(self._deliveries_begun)
-            waiting = {item.game_id for item in await self.repo.undone_effects(shards=shards)}
-            for game_id in report.games.keys() - waiting:
+            waiting: defaultdict[int, list[OutboxItem]] = defaultdict(list)
+            for item in await self.repo.undone_effects(shards=shards):  # every game's, at once
+                waiting[item.game_id].append(item)
+            for game_id in report.games.keys() - waiting.keys():
                 if self._deliveries_begun.get(game_id, 0) == begun.get(game_id, 0):
                     # every effect recorded for it was performed, and no input has recorded
                     # (or failed to deliver) one since: its next input needs no look-up
@@ -585,7 +594,12 @@ class GameService:
                 if self.deliveries.is_stopping():
                     break
                 async with self._turn(game_id):
-                    await self._deliver_in_order(game_id, ())  # read again under the lock
+                    # as read, unless a delivery of the game began since (an input recorded
+                    # more, a retry performed some): then read again, under the lock
+                    unchanged = self._deliveries_begun.get(game_id, 0) == begun.get(game_id, 0)
+                    await self._deliver_in_order(
+                        game_id, (), undone=waiting[game_id] if unchanged else None
+                    )
         give_back_freed_memory()
         return report.stopped
 

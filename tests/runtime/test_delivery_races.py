@@ -200,3 +200,49 @@ async def test_a_restart_keeps_the_newer_state_an_input_cached_meanwhile(
     state = await w.runtime.service.state(game_id)
     assert state.window_index == window, "the restart put back the state it rebuilt"
     assert await all_effects(w, other)
+
+
+async def test_a_restart_performs_another_games_effects_once_when_an_input_delivered_them_first(
+    wired: tuple[Wired, Platform],
+) -> None:
+    """The restart reads every game's undone effects at once and performs them game by game.
+    While it is at the first game, an input to the second performs that game's undone effects,
+    then its own reply fails: when the restart reaches the second game, what it read is stale
+    (and the game not in order); it performs the failed reply, and none of the others again."""
+    w, platform = wired
+    first = await game_with_undone_effects(w, platform)
+    second = await game_with_undone_effects(w, platform)
+    assert first < second  # the restart goes in game order
+    platform.hold(1)
+    recovering = asyncio.create_task(w.runtime.service.recover())
+    await platform.inside.wait()  # the first game's first effect in flight
+    platform.failing = lambda item: item.payload.get("type") == "ReplyToPost"
+    await refused_vote(w, second, 1001, 1)  # the second game's undone effects, then its reply
+    platform.failing = lambda item: False
+    platform.released.set()
+    await recovering
+    assert_once(platform, sorted([*await all_effects(w, first), *await all_effects(w, second)]))
+
+
+async def test_a_restart_reads_the_outbox_once_for_every_games_public_effects(
+    wired: tuple[Wired, Platform],
+) -> None:
+    """A restart reads every game's undone effects in one query and performs each game's public
+    ones from it (a game's outbox is read again only if a delivery of it began meanwhile, and
+    by its private lane, which reads under its own lock)."""
+    w, platform = wired
+    games = [await game_with_undone_effects(w, platform) for _ in range(3)]
+    repo = w.runtime.service.repo
+    original = repo.undone_effects
+    reads: list[int | None] = []
+
+    async def counted(game_id: int | None = None, **kwargs: Any) -> list[OutboxItem]:
+        reads.append(game_id)
+        return await original(game_id, **kwargs)
+
+    repo.undone_effects = counted  # type: ignore[method-assign]
+    await w.runtime.service.recover()
+    assert reads.count(None) == 1
+    assert Counter(r for r in reads if r is not None) == dict.fromkeys(games, 1)  # the lanes'
+    for game_id in games:
+        assert await all_effects(w, game_id)
