@@ -5,7 +5,7 @@ bot's whole path (`bench.ingest.ingest_one`). Per window of posts: process CPU p
 bytes written per post (SQLite: what the process handed to `write()`, `/proc/self/io` wchar, so
 the WAL and its checkpoints; PostgreSQL: the server's WAL, `pg_current_wal_lsn()`). The first
 window after a warm-up is the baseline for the last one; nothing in a post's cost should grow
-with the day.
+with the day. The posts run with the cyclic GC as a started bot has it (`settle_started_heap`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from sqlalchemy import text
 
 from bench.ingest import ingest_one, prepare_games
 from bench.report import Row
-from bench.stores import Bench, Snowflakes
+from bench.stores import Bench, Snowflakes, collector_restored
 from bench.vote_plan import post_texts
+from bot.runtime.collector import settle_started_heap
 
 GAME_BASE = 80_000
 """The bench's game number for the long day."""
@@ -46,23 +47,25 @@ async def measure(bench: Bench, *, posts: int, window: int = 100) -> list[Row]:
     ids = Snowflakes()
     windows: list[tuple[float, float, int]] = []  # (cpu s, wall s, bytes) per window
     done = 0
-    while done < posts:
-        n = min(window, posts - done)
-        plan = [(rng.choice(alive), rng.choice(alive)) for _ in range(n)]
-        await bench.repo.flush()
-        written, cpu, wall = await _written(bench), time.process_time(), time.perf_counter()
-        for author, target in plan:
-            body = rng.choice(post_texts(int(target.seat), int(target.player)))
-            await ingest_one(bench, game_id, body, int(author.player), ids.next())
-        await bench.repo.flush()
-        windows.append(
-            (
-                time.process_time() - cpu,
-                time.perf_counter() - wall,
-                await _written(bench) - written,
+    with collector_restored():
+        settle_started_heap()  # the game is running: the collector as a started bot has it
+        while done < posts:
+            n = min(window, posts - done)
+            plan = [(rng.choice(alive), rng.choice(alive)) for _ in range(n)]
+            await bench.repo.flush()
+            written, cpu, wall = await _written(bench), time.process_time(), time.perf_counter()
+            for author, target in plan:
+                body = rng.choice(post_texts(int(target.seat), int(target.player)))
+                await ingest_one(bench, game_id, body, int(author.player), ids.next())
+            await bench.repo.flush()
+            windows.append(
+                (
+                    time.process_time() - cpu,
+                    time.perf_counter() - wall,
+                    await _written(bench) - written,
+                )
             )
-        )
-        done += n
+            done += n
     # The first window warms caches: the baseline is the second (posts 101–200 by default).
     first, last = windows[1] if len(windows) > 2 else windows[0], windows[-1]
     cpu_ratio = last[0] / first[0] if first[0] else None
