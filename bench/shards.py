@@ -6,7 +6,8 @@ its time and memory. The four run one after the other (on a 2-core
 machine, four at once would measure the cores' contention, not the process); beside them, one
 process recovering all N, and one process recovering N/4 alone on a database holding nothing
 else (the figure a shard process must match: its cost depends on its own games only). Each of
-these is run `REPEATS` times and judged on its least figures.
+these is run `REPEATS` times and judged on its least figures; each round of the four starts one
+shard later than the one before.
 
 The games (`bench.seeding`): a few 16-player v2 games are played through the bot's own path
 (`GameService` for every power, vote post and lock, snapshots written by the bot), on a server of
@@ -69,11 +70,25 @@ async def measure(bench: Bench, *, games: int) -> list[Row]:
     runs = await loop.run_in_executor(None, recover_apart, bench.url, alone_layout * REPEATS)
     alone = least(runs)
     await copy_games(bench, copies_plan(templates, [1, 2, 3], quarter, quarter))
-    layouts: list[Shards | None] = [Shards(SHARD_COUNT, (k,)) for k in range(SHARD_COUNT)]
-    runs = await loop.run_in_executor(None, recover_apart, bench.url, layouts * REPEATS)
-    shards = [least(runs[k::SHARD_COUNT]) for k in range(SHARD_COUNT)]
+    order: list[Shards | None] = [rotated(k, r) for r in range(REPEATS) for k in range(SHARD_COUNT)]
+    runs = await loop.run_in_executor(None, recover_apart, bench.url, order)
+    shards = [
+        least([run for at, run in zip(order, runs, strict=True) if at == own]) for own in layouts()
+    ]
     (everything,) = await loop.run_in_executor(None, recover_apart, bench.url, alone_layout)
     return rows(alone, shards, everything)
+
+
+def layouts() -> list[Shards]:
+    """Each shard process's shards: one each."""
+    return [Shards(SHARD_COUNT, (k,)) for k in range(SHARD_COUNT)]
+
+
+def rotated(k: int, r: int) -> Shards:
+    """The `k`-th process to run in round `r`: each round starts one shard later, so no shard
+    is always the first process after the previous one (or, in round 0, after the copies are
+    made) and no position in a round weighs on one shard's least figure."""
+    return layouts()[(k + r) % SHARD_COUNT]
 
 
 def least(runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.shards import least
+from bench.shards import REPEATS, SHARD_COUNT, layouts, least, rotated
 
 
 def test_each_figure_is_the_least_of_the_runs_of_one_process() -> None:
@@ -19,3 +19,11 @@ def test_each_figure_is_the_least_of_the_runs_of_one_process() -> None:
 def test_runs_that_rebuilt_different_games_are_not_one_process() -> None:
     with pytest.raises(ValueError, match="different games"):
         least([{"games": 25, "cpu": 1.0}, {"games": 24, "cpu": 0.9}])
+
+
+def test_each_round_starts_one_shard_later_and_runs_every_shard_once() -> None:
+    rounds = [[rotated(k, r) for k in range(SHARD_COUNT)] for r in range(REPEATS)]
+    for one in rounds:
+        assert sorted(s.ids for s in one) == sorted(s.ids for s in layouts())
+    firsts = [one[0] for one in rounds]
+    assert len(set(firsts)) == REPEATS  # no shard is the first process of every round
