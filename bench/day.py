@@ -18,9 +18,9 @@ from sqlalchemy import text
 
 from bench.ingest import ingest_one, prepare_games
 from bench.report import Row
-from bench.stores import Bench, Snowflakes, collector_restored
+from bench.stores import Bench, Snowflakes
 from bench.vote_plan import post_texts
-from bot.runtime.collector import settle_started_heap
+from bot.runtime.collector import collector_restored, settle_started_heap
 
 GAME_BASE = 80_000
 """The bench's game number for the long day."""

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from bench.ingest import prepare_games, run_ingest
 from bench.report import Row, in_ms
-from bench.stores import SERVER_ID, Bench, Snowflakes, collector_restored, player_specs, schedule
-from bot.runtime.collector import settle_started_heap
+from bench.stores import SERVER_ID, Bench, Snowflakes, player_specs, schedule
+from bot.runtime.collector import collector_restored, settle_started_heap
 from bot.runtime.timing import DeadlineScheduler, SystemClock
 from bot.store import SeatSpec
 from engine import codec

@@ -32,9 +32,9 @@ from bench import baselines
 from bench.engine_floor import EnginePosts
 from bench.noop_port import NoopPort
 from bench.report import Row, in_ms, rate
-from bench.stores import Bench, Snowflakes, collector_restored, create_game, lock_now, utcnow
+from bench.stores import Bench, Snowflakes, create_game, lock_now, utcnow
 from bench.vote_plan import plan_posts
-from bot.runtime.collector import settle_started_heap
+from bot.runtime.collector import collector_restored, settle_started_heap
 from bot.runtime.contexts import Contexts
 from bot.runtime.port import ChannelPost
 from bot.runtime.schedule import to_ms

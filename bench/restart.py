@@ -28,8 +28,9 @@ from bench.noop_port import NoopPort
 from bench.recovering import recover_apart
 from bench.report import Row
 from bench.seeding import TEMPLATES, Played, copy_games, play_templates
-from bench.stores import SERVER_ID, Bench, collector_restored, noop_performer
+from bench.stores import SERVER_ID, Bench, noop_performer
 from bot.config import load
+from bot.runtime.collector import collector_restored
 from bot.runtime.runtime import Runtime
 from bot.runtime.service import GameService, fold
 from bot.runtime.snapshots import SNAPSHOTS

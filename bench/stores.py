@@ -9,14 +9,13 @@ same engine.
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import itertools
 import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,19 +169,6 @@ async def open_bench(
             shutil.rmtree(workdir, ignore_errors=True)
         if pg_name is not None:
             await _pg_admin(pg_url, f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
-
-
-@contextmanager
-def collector_restored() -> Iterator[None]:
-    """The cyclic GC as it was, after a part of the bench that runs it as a started bot does
-    (`bot.runtime.collector.settle_started_heap`: the heap frozen, young collections rarer): the
-    sections share one process, and each starts from the interpreter's defaults."""
-    thresholds = gc.get_threshold()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*thresholds)
 
 
 def utcnow() -> dt.datetime:

@@ -2,7 +2,8 @@
 on a change); `HYPOTHESIS_PROFILE=explore pytest` searches new examples, for finding bugs.
 
 And the PostgreSQL server of the session (`tests/pgserver.py`): the one $FAGUAN_TEST_PG_URL
-names, or one the tests start and remove themselves; started only if a test asks for it.
+names, or one the tests start and remove themselves; started only if a test asks for it. And the
+cyclic GC as each test found it (a test that starts a bot settles it for the whole process).
 """
 
 from __future__ import annotations
@@ -14,9 +15,20 @@ import pytest
 from hypothesis import settings
 from pgserver import PgServer, ThrowawayServer, given, throwaway
 
+from bot.runtime.collector import collector_restored
+
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _collector_as_found() -> Iterator[None]:
+    """A test that starts a bot (`Runtime.resume_games` with the real scheduler) settles the
+    cyclic GC for the whole worker process (`bot.runtime.collector`): the next test starts from
+    the collector as this one found it."""
+    with collector_restored():
+        yield
 
 
 @pytest.fixture(scope="session")

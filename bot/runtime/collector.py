@@ -44,3 +44,16 @@ def settle_started_heap() -> None:
     gc.freeze()
     _, middle, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, oldest)
+
+
+@contextmanager
+def collector_restored() -> Iterator[None]:
+    """The collector as it was before, after a part that settles it as a started bot does
+    (`settle_started_heap`): frozen objects thawed, thresholds back. For code that runs a
+    started bot's part inside a longer process (the bench's sections, the tests)."""
+    thresholds = gc.get_threshold()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
