@@ -16,6 +16,20 @@ def _post(n: int) -> VotePost:
                     at=Instant(n))  # fmt: skip
 
 
+def _one_voided(rng: random.Random, posts: tuple[VotePost, ...]) -> tuple[VotePost, ...]:
+    """A moderator voids one post: the same ids, a new object in its place."""
+    at = rng.randrange(len(posts))
+    voided = dataclasses.replace(posts[at], void_reason="void")
+    return tuple(voided if i == at else p for i, p in enumerate(posts))
+
+
+def _agrees_with_a_scan(
+    index: PostIndex, posts: tuple[VotePost, ...], ids: set[str], step: int
+) -> None:
+    for post_id in ids:
+        assert index.holds(posts, post_id) == any(p.post_id == post_id for p in posts), step
+
+
 def test_the_index_agrees_with_a_scan_through_appends_voids_branches_and_new_days() -> None:
     rng = random.Random(16)
     index = PostIndex()
@@ -25,10 +39,8 @@ def test_the_index_agrees_with_a_scan_through_appends_voids_branches_and_new_day
         move = rng.random()
         if move < 0.6:  # a vote post (what evolve does)
             posts = (*posts, _post(rng.randrange(400)))
-        elif move < 0.7 and posts:  # a moderator voids one: same ids, a new object
-            at = rng.randrange(len(posts))
-            voided = dataclasses.replace(posts[at], void_reason="void")
-            posts = tuple(voided if i == at else p for i, p in enumerate(posts))
+        elif move < 0.7 and posts:  # a moderator voids one
+            posts = _one_voided(rng, posts)
         elif move < 0.85:  # an older state of the day (a branch, a refused input's state)
             posts = rng.choice(seen)
         elif move < 0.9:  # the lock: a new day
@@ -36,10 +48,8 @@ def test_the_index_agrees_with_a_scan_through_appends_voids_branches_and_new_day
         else:  # the same day read back from a snapshot: equal posts, new objects
             posts = tuple(dataclasses.replace(p) for p in posts)
         seen.append(posts)
-        for post_id in {str(rng.randrange(400)) for _ in range(3)} | {
-            p.post_id for p in posts[-2:]
-        }:
-            assert index.holds(posts, post_id) == any(p.post_id == post_id for p in posts), step
+        ids = {str(rng.randrange(400)) for _ in range(3)} | {p.post_id for p in posts[-2:]}
+        _agrees_with_a_scan(index, posts, ids, step)
 
 
 def test_a_redelivered_post_is_found_however_long_the_day() -> None:
@@ -91,20 +101,17 @@ def test_the_index_handed_on_by_evolve_agrees_with_a_scan() -> None:
             before = posts if rng.random() < 0.9 else rng.choice(seen)
             posts = (*before, _post(rng.randrange(400)))
             index.appended(before, posts)
-        elif move < 0.8:  # a voided post: same ids, a new object
+        elif move < 0.8:  # a voided post
             if posts:
-                at = rng.randrange(len(posts))
-                voided = dataclasses.replace(posts[at], void_reason="void")
-                posts = tuple(voided if i == at else p for i, p in enumerate(posts))
+                posts = _one_voided(rng, posts)
         elif move < 0.95:
             posts = rng.choice(seen)
         else:
             posts = ()
         seen.append(posts)
         if rng.random() < 0.5:  # not every state is checked before the next post
-            for post_id in {str(rng.randrange(400)), *(p.post_id for p in posts[-2:])}:
-                expected = any(p.post_id == post_id for p in posts)
-                assert index.holds(posts, post_id) == expected, step
+            ids = {str(rng.randrange(400)), *(p.post_id for p in posts[-2:])}
+            _agrees_with_a_scan(index, posts, ids, step)
 
 
 def test_evolve_hands_the_day_on_without_comparing_it() -> None:
