@@ -138,6 +138,15 @@ def _item(row: Outbox, *, done_at: datetime | None = None) -> OutboxItem:
     )
 
 
+async def _locked_game(s: AsyncSession, game_id: int) -> Game:
+    """A game's row, locked for this transaction (``FOR UPDATE``; SQLite's writes queue on the
+    process's write lock): read, changed and written back with no other write in between."""
+    row = await s.scalar(select(Game).where(Game.id == game_id).with_for_update())
+    if row is None:
+        raise GameNotFound(game_id)
+    return row
+
+
 def _info(row: Game) -> GameInfo:
     return GameInfo(
         id=row.id,
@@ -1275,9 +1284,7 @@ class Repository:
     async def update_channels(self, game_id: int, changes: Mapping[str, Any]) -> JsonDict:
         """Merge ``changes`` into a game's Discord objects (channels, threads, role)."""
         async with self._writing() as s:
-            row = await s.scalar(select(Game).where(Game.id == game_id).with_for_update())
-            if row is None:
-                raise GameNotFound(game_id)
+            row = await _locked_game(s, game_id)
             merged = {**row.channels, **changes}
             row.channels = {key: value for key, value in merged.items() if value is not None}
             row.updated_at = self._clock()
@@ -1287,9 +1294,7 @@ class Repository:
         """Remove ``key`` from a game's Discord objects, under the row's lock: whether this call
         removed it. Of callers at once, one takes a mark (a notice due once is said once)."""
         async with self._writing() as s:
-            row = await s.scalar(select(Game).where(Game.id == game_id).with_for_update())
-            if row is None:
-                raise GameNotFound(game_id)
+            row = await _locked_game(s, game_id)
             if key not in row.channels:
                 return False
             row.channels = {k: value for k, value in row.channels.items() if k != key}
