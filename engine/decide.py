@@ -251,16 +251,6 @@ def _override(
     )
 
 
-def _actor(state: GameState, player: str) -> SeatState:
-    """The living seat of the player acting, or an ActorError."""
-    seat = state.seat_of(player)
-    if seat is None:
-        raise ActorError("actor.not_player")
-    if not state.seat(seat).alive:
-        raise ActorError("actor.out_of_game")
-    return state.seat(seat)
-
-
 def _target(state: GameState, target: Seat | None) -> SeatState:
     if target is None:
         raise TargetError("target.missing")

@@ -161,9 +161,3 @@ class PhaseId:
     def label(self) -> str:
         """`night 2`, `day 3`: the form used in records and lot labels."""
         return f"{self.kind.value} {self.number}"
-
-    @staticmethod
-    def parse(text: str) -> PhaseId:
-        """Read `night 2` / `day 3`."""
-        kind, _, number = text.strip().partition(" ")
-        return PhaseId(kind=PhaseKind(kind), number=int(number))

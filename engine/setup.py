@@ -118,12 +118,9 @@ def new_game(
             fixed[names.index(player)] = Role(role_id)
         except ValueError:
             raise SetupError("setup.unknown_role", role=role_id, player=player) from None
-    composition = _pick_composition(
+    composition = _pick_composition(  # every fixed role is in it (a role of no table: refused)
         rules.compositions(n), Counter(fixed.values()), opts.composition, ruleset, n
     )
-    for role in set(fixed.values()):
-        if role not in composition:
-            raise SetupError("setup.role_not_in_ruleset", role=role.value, ruleset=ruleset)
     remaining = Counter(composition)
     remaining.subtract(Counter(fixed.values()))
     to_deal = sorted(remaining.elements(), key=lambda r: r.value)

@@ -317,11 +317,6 @@ class GameState:
         """Seats still in the game, in seat order."""
         return tuple(s.seat for s in self.seats if s.alive)
 
-    def team_members(self, team: Team) -> tuple[Seat, ...]:
-        """Living members of a team now (killers: current role killer; police: role police)."""
-        role = Role.KILLER if team is Team.KILLERS else Role.POLICE
-        return tuple(s.seat for s in self.seats if s.alive and s.role is role)
-
     @property
     def over(self) -> bool:
         """True once the game has a result."""
