@@ -827,8 +827,7 @@ class Repository:
         await s.flush()
 
     async def _next_terms(self, s: AsyncSession, game_id: int, seats: list[int]) -> dict[int, int]:
-        if len(set(seats)) != len(seats):
-            raise ValueError("one substitute per seat per input")
+        """Each seat's next term (its seats are distinct: ``record`` refuses one seat twice)."""
         rows = await s.execute(
             select(Seat.seat, func.max(Seat.term))
             .where(Seat.game_id == game_id, Seat.seat.in_(seats))

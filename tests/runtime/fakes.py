@@ -4,17 +4,20 @@ manual scheduler — what `bot.discord.client.FaguanBot` builds, minus the clien
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from bot.config import Settings, load
 from bot.runtime.port import ChannelPost
 from bot.runtime.runtime import Runtime
 from bot.runtime.service import GameService
 from bot.runtime.timing import DeadlineScheduler, FakeClock
-from bot.store import Database, Repository, open_database, upgrade
+from bot.store import Database, OutboxItem, Repository, open_database, upgrade
 
 
 @dataclass
@@ -114,3 +117,28 @@ async def runtime_on(
     # from now: a catch-up reads from the game's creation, which the database stamps
     clock = FakeClock(dt.datetime.now(dt.UTC).replace(microsecond=0))
     return await wire(config, open_database(config.database.url), clock, port or FakePort())
+
+
+class Performer(Protocol):
+    """A test's stand-in for Discord: performs outbox items; `released` ends a held call."""
+
+    released: asyncio.Event
+
+    async def __call__(self, item: OutboxItem) -> None: ...
+
+
+P = TypeVar("P", bound=Performer)
+
+
+@contextlib.asynccontextmanager
+async def performing(tmp: Path, platform: P) -> AsyncIterator[tuple[Wired, P]]:
+    """A started runtime whose effects `platform` performs; at the end a call still held in
+    flight (a failed test's) is released before the runtime closes."""
+    w = await runtime_on(tmp)
+    w.runtime.service.set_performer(platform)
+    try:
+        yield w, platform
+    finally:
+        platform.released.set()
+        w.runtime.close()
+        await w.database.dispose()

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from fakes import Wired, runtime_on
+from fakes import Wired, performing
 from test_runtime import new_game
 
 from bot.store import OutboxItem, Repository
@@ -48,13 +48,8 @@ class Platform:
 
 @pytest.fixture
 async def wired(tmp_path: Path) -> AsyncIterator[tuple[Wired, Platform]]:
-    w = await runtime_on(tmp_path)
-    platform = Platform()
-    w.runtime.service.set_performer(platform)
-    yield w, platform
-    platform.released.set()  # a failed test's lock ends
-    w.runtime.close()
-    await w.database.dispose()
+    async with performing(tmp_path, Platform()) as pair:
+        yield pair
 
 
 async def stop(w: Wired) -> None:

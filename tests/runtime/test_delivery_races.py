@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import Wired, runtime_on
+from fakes import Wired, performing
 from sqlalchemy import select
 from test_info_cache import read_held
 from test_runtime import new_game, post, to_day
@@ -60,14 +60,9 @@ class Platform:
 
 
 @pytest.fixture
-async def wired(tmp_path: Path) -> Any:
-    w = await runtime_on(tmp_path)
-    platform = Platform()
-    w.runtime.service.set_performer(platform)
-    yield w, platform
-    platform.released.set()  # a failed test's held delivery ends
-    w.runtime.close()
-    await w.database.dispose()
+async def wired(tmp_path: Path) -> AsyncIterator[tuple[Wired, Platform]]:
+    async with performing(tmp_path, Platform()) as pair:
+        yield pair
 
 
 async def all_effects(w: Wired, game_id: int) -> list[int]:
