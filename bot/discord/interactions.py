@@ -78,12 +78,6 @@ async def plays_in(judge: Judge, game_id: int, user_id: int) -> bool:
     return any(term.user_id == user_id for term in await judge.runtime.service.repo.seats(game_id))
 
 
-async def is_moderator_of(judge: Judge, member: discord.abc.User, game_id: int) -> bool:
-    """A moderator for this game: a moderator of the server who holds no seat in it. A
-    moderator who plays is a plain player of that game and sees only what a player sees."""
-    return is_moderator(judge, member) and not await plays_in(judge, game_id, member.id)
-
-
 async def moderates(
     judge: Judge, interaction: discord.Interaction[Any], game_id: int | None
 ) -> bool:

@@ -1,0 +1,169 @@
+"""Refusals of the sign-up, the moderators' context menus, /standings and /remind, as people
+meet them: an unknown ruleset, a player count or a language the game cannot take, a second
+join, a leave without a join, a full sign-up, a start with no sign-up or overtaken by a leave;
+a context menu on a member from a channel with no game; the standings naming a player who left;
+/remind from a DM. Each is answered to the asker alone, in their language, and changes nothing;
+no one learns from a refusal whether someone plays."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from envclock import EnvClock
+from gamebot import Driver, Table, running_table
+
+from bot.records.i18n import render
+from bot.runtime.reminders import REMIND_OFF
+from engine.rulesets import get_ruleset
+
+SEED = "signup-seed"
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path) -> AsyncIterator[Table]:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
+        yield t
+
+
+def private(result: Any) -> str:
+    assert result.response is not None and result.ephemeral, result
+    return str(result.response.content)
+
+
+def en(key: str, **params: object) -> str:
+    return render("en", key, params)
+
+
+async def no_lobby(t: Table) -> bool:
+    return await t.bot.runtime.service.repo.lobbies.newest(t.channel.id) is None
+
+
+async def test_game_new_refuses_what_it_cannot_take_and_opens_nothing(table: Table) -> None:
+    t = table
+    unknown = await t.moderator.slash(t.channel, "game new", ruleset="v9")
+    assert private(unknown).startswith("Unknown ruleset “v9”.")
+    rules = get_ruleset("basic")
+    count = await t.moderator.slash(t.channel, "game new", ruleset="basic", min_players=3)
+    assert private(count) == en(
+        "setup.player_count",
+        ruleset="basic",
+        min=rules.min_players,
+        max=rules.max_players,
+        players=f"3–{rules.max_players}",
+    )
+    language = await t.moderator.slash(t.channel, "game new", ruleset="basic", language="fr")
+    assert private(language) == en("notice.bad_language", value="fr")
+    assert await no_lobby(t)
+    assert t.public() == []  # none of it said in the channel
+
+
+async def test_sign_up_refusals_are_private_and_change_nothing(table: Table) -> None:
+    t = table
+    none = await t.moderator.slash(t.channel, "game start")
+    assert private(none) == en("notice.no_lobby")
+    opened = await t.moderator.slash(
+        t.channel, "game new", ruleset="basic", min_players=6, max_players=6
+    )
+    assert not opened.ephemeral
+    first, *others = t.players
+    left = await first.slash(t.channel, "game leave")
+    assert private(left) == en("notice.not_joined")
+    for member in t.players[:6]:
+        await member.slash(t.channel, "game join")
+    again = await first.slash(t.channel, "game join")
+    assert private(again) == en("notice.already_joined")
+    full = await t.player(7).slash(t.channel, "game join")
+    assert private(full) == en("notice.lobby_full", max=6)
+    lobby = await t.bot.runtime.service.repo.lobbies.newest(t.channel.id)
+    assert lobby is not None
+    assert [p.user_id for p in lobby.players] == [m.id for m in t.players[:6]]
+    public = t.public()
+    assert len(public) == 1 + 6  # the opening and six joins; no refusal among them
+    del others
+
+
+async def test_a_start_overtaken_by_a_leave_is_refused_privately(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The moderator's start passes its checks with exactly the minimum signed up; a player's
+    leave is recorded before the start is: the start is refused, to the moderator alone, and no
+    game begins (no role message to anyone)."""
+    t = table
+    await t.moderator.slash(t.channel, "game new", ruleset="basic", min_players=6)
+    for member in t.players[:6]:
+        await member.slash(t.channel, "game join")
+    runtime = t.bot.runtime
+    start_game = runtime.start_game
+    lobby = await runtime.service.repo.lobbies.newest(t.channel.id)
+    assert lobby is not None
+
+    async def overtaken(*args: Any, **kwargs: Any) -> Any:
+        await runtime.service.repo.lobbies.leave(lobby.id, t.player(6).id)  # came first
+        return await start_game(*args, **kwargs)
+
+    monkeypatch.setattr(runtime, "start_game", overtaken)
+    result = await t.moderator.slash(t.channel, "game start")
+    assert private(result) == en("notice.too_few", count=5, min=6)
+    assert t.bot.runtime.routes.channel_games.get(t.channel.id) is None
+    assert all(t.dms(m) == [] for m in t.players)
+
+
+async def test_a_context_menu_from_a_channel_without_a_game(table: Table) -> None:
+    """From a channel with no game, a moderator's "Modkill" on a member finds that member's
+    only game (the form opens); on someone in no game, the moderator is told there is none.
+    Anyone else is told it is for moderators, whether or not the member plays."""
+    t = table
+    d = Driver(t, "basic")
+    await d.start()
+    elsewhere = t.guild.create_text_channel("闲聊")
+    shown = await t.moderator.context_menu(elsewhere, "Modkill", t.player(3))
+    assert shown.modal is not None and shown.modal["custom_id"] == f"faguan:modkill:{d.game_id}"
+    nobody = await t.moderator.context_menu(elsewhere, "Replace", t.outside)
+    assert private(nobody) == en("notice.no_game")
+    for target in (t.player(3), t.outside):
+        refused = await t.player(1).context_menu(elsewhere, "Modkill", target)
+        assert private(refused) == en("notice.moderators_only")
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert all(seat.alive for seat in state.seats)
+    assert [m for m in elsewhere.history()] == []
+
+
+async def test_standings_name_a_player_who_left_by_their_id(table: Table) -> None:
+    """The season table after a finished game, one of whose players has left the server: the
+    others by name, the one who left by their id (Discord has no member to name)."""
+    t = table
+    d = Driver(t, "basic")
+    await d.start()
+    ended = await t.moderator.slash(t.channel, "mod end", winner="good")
+    assert ended.ephemeral
+    await t.env.settle()
+    leaver = t.player(4)
+    t.guild.remove_member(leaver)
+    await t.env.settle()
+    shown = await t.moderator.slash(t.channel, "standings")
+    assert not shown.ephemeral
+    table_text = shown.response.content
+    assert str(leaver.id) in table_text
+    assert "玩家1" in table_text and "玩家4" not in table_text
+
+
+async def test_remind_from_a_dm_covers_every_server_of_the_players_games(table: Table) -> None:
+    """`/remind off` in a DM turns the reminders off on the server of each game the player is in,
+    and says so privately in their language; `on` turns them back on."""
+    t = table
+    d = Driver(t, "basic")
+    await d.start()
+    member = t.player(2)
+    off = await member.user.slash("remind", state="off")
+    assert private(off) == en("remind.off")
+    settings = await t.bot.runtime.service.repo.get_settings(t.guild.id)
+    assert member.id in [int(u) for u in settings.get(REMIND_OFF, [])]
+    on = await member.user.slash("remind", state="on")
+    assert private(on) == en("remind.on")
+    settings = await t.bot.runtime.service.repo.get_settings(t.guild.id)
+    assert member.id not in [int(u) for u in settings.get(REMIND_OFF, [])]
+    del d
