@@ -28,6 +28,7 @@ from bot.discord.effects import DiscordEffects
 from bot.discord.interactions import JudgeTree, answered_no_game, locale_of, respond, say
 from bot.discord.judge import Judge
 from bot.discord.port import DiscordPort
+from bot.discord.required_permissions import lacking
 from bot.discord.translator import FaguanTranslator
 from bot.discord.views import ConfirmButton, PowerSelect
 from bot.runtime import runtime as runtime_jobs
@@ -37,26 +38,6 @@ from bot.runtime.timing import Clock, DeadlineScheduler, SystemClock
 from bot.store import Database, Repository, open_database, upgrade
 
 log = logging.getLogger(__name__)
-
-REQUIRED_PERMISSIONS = (
-    "manage_roles",
-    "manage_channels",
-    "manage_threads",
-    "manage_messages",
-    "create_private_threads",
-    "view_channel",
-    "send_messages",
-    "send_messages_in_threads",
-    "read_message_history",
-    "add_reactions",
-)
-"""What the bot does on a server: players' roles and channel overwrites (Manage Roles, Manage
-Channels), the teams' private threads, the lock posts and results, reading vote posts back, the
-✅ on a counted vote; in a forum-hosted game, its posts (Send Messages there) and locking each
-day's 投票帖 (Manage Threads); taking down what a player who may not speak (out of the game,
-silenced) still posts, edits or reacts where Discord cannot stop them (Manage Messages: a forum's
-main post under a silence, an edit of an earlier post, joining an existing reaction). The
-README's invite list is checked against this (tests/discord/test_docs.py)."""
 
 
 class FaguanBot(commands.Bot):
@@ -174,7 +155,7 @@ class FaguanBot(commands.Bot):
         for guild in self.guilds:
             me = guild.me
             perms = me.guild_permissions if me else discord.Permissions.none()
-            missing = [p for p in REQUIRED_PERMISSIONS if not getattr(perms, p)]
+            missing = lacking(perms)
             if not self.intents.message_content:
                 missing.append("message_content intent")
             self.missing_permissions[guild.id] = missing

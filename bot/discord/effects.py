@@ -17,6 +17,7 @@ from bot.discord import permissions
 from bot.discord.answering import take
 from bot.discord.channels import channel_of
 from bot.discord.judge import judge_of
+from bot.discord.permission_refusals import tell_refused
 from bot.discord.start_effects import perform as perform_start
 from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
@@ -160,8 +161,8 @@ class DiscordEffects:
         if role is None:
             return
         opened = permissions.open_by_channel(info.channels, effect.open, effect.vote_open)
-        for channel in permissions.game_channels(guild, info.channels):
-            await permissions.set_role_open(channel, role, opened[channel.id])
+        channels = permissions.game_channels(guild, info.channels)
+        await permissions.open_channels(self.judge, game_id, role, channels, opened)
 
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread
@@ -345,11 +346,14 @@ class DiscordEffects:
         if role_id is not None:
             role = guild.get_role(int(role_id))
             if role is not None:
-                old_member = guild.get_member(old)
-                if old_member is not None:
-                    await old_member.remove_roles(role)
-                new_member = guild.get_member(new) or await guild.fetch_member(new)
-                await new_member.add_roles(role)
+                try:
+                    old_member = guild.get_member(old)
+                    if old_member is not None:
+                        await old_member.remove_roles(role)
+                    new_member = guild.get_member(new) or await guild.fetch_member(new)
+                    await new_member.add_roles(role)
+                except discord.Forbidden:  # the game goes on: see bot.discord.permission_refusals
+                    await tell_refused(self.judge, game_id)
         # the seat's standing (森林老人's silence) goes with it; the old player keeps none
         await permissions.sync_players(
             self.judge, game_id, state, [str(old), str(new)], threads=False

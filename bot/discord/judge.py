@@ -6,7 +6,7 @@ none of them imports the client module (`bot.discord.client` imports them, never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import discord
 from discord.ext import commands
@@ -20,6 +20,9 @@ class Judge:
 
     client: commands.Bot
     runtime: Runtime
+    refused_permissions: set[int] = field(default_factory=set)
+    """Games whose permission edits Discord refused, told once per process (see
+    `bot.discord.permissions.refused`)."""
 
 
 def judge_of(client: discord.Client) -> Judge:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from bot.discord.permission_refusals import tell_refused
 from bot.runtime.hosting import is_forum
 from engine.model import Team
 from engine.speech import channels_open, out_of_game, silenced
@@ -95,20 +96,25 @@ def players_of(state: GameState) -> list[str]:
 # -- Discord -------------------------------------------------------------------------------------
 
 
-async def set_member(channel: Hosting, player: str, deny: Iterable[str]) -> None:
+async def set_member(channel: Hosting, player: str, deny: Iterable[str]) -> bool:
     """Make the player's overwrite in `channel` deny exactly `deny` among `OUT` (other fields
     kept; an overwrite left empty is deleted). No request (not even for the member) when it
-    already is so; none for a member who left the server (their overwrite can wait)."""
+    already is so; none for a member who left the server (their overwrite can wait). False:
+    Discord refused the edit (`bot.discord.permission_refusals`)."""
     user = discord.Object(int(player))
     current = channel.overwrites_for(user)
     wanted = channel.overwrites_for(user)
     wanted.update(**{name: (False if name in deny else None) for name in OUT})
     if wanted == current and (not wanted.is_empty() or not _has_overwrite(channel, user.id)):
-        return
+        return True
     member = await _member(channel.guild, player)
     if member is None:
-        return
-    await channel.set_permissions(member, overwrite=None if wanted.is_empty() else wanted)
+        return True
+    try:
+        await channel.set_permissions(member, overwrite=None if wanted.is_empty() else wanted)
+    except discord.Forbidden:
+        return False
+    return True
 
 
 def _has_overwrite(channel: Hosting, target_id: int) -> bool:
@@ -170,11 +176,14 @@ async def sync_players(
     if guild is None:
         return
     players = [p for p in players if p.isdigit()]  # Discord users (a replay's names are not)
+    refused = False
     for channel in game_channels(guild, info.channels):
         holding, kinds = await _holder(judge, channel.id, game_id, state)
         for player in players:
             deny = denied(holding, player, kinds) if holding is not None else ()
-            await set_member(channel, player, deny)
+            refused |= not await set_member(channel, player, deny)
+    if refused:
+        await tell_refused(judge, game_id)
     out = [p for p in players if not state.over and out_of_game(state, p)]
     if out and threads:
         await _leave_threads(judge, info.channels, out)
@@ -214,18 +223,38 @@ async def _leave_threads(judge: Judge, channels: dict[str, object], players: lis
                     await thread.remove_user(discord.Object(int(player)))
 
 
-async def set_role_open(channel: Hosting, role: discord.Role, open_: bool) -> None:
+async def set_role_open(channel: Hosting, role: discord.Role, open_: bool) -> bool:
     """The players' role's overwrite: closed (no post) or open, without a request if it is. In
     a forum, posting in its posts (threads) is what opens, explicitly: the forum's everyone
-    overwrite denies it (`bot.discord.start_effects`), so non-players never post there."""
-    if isinstance(channel, discord.ForumChannel):
-        wanted = open_
-        if channel.overwrites_for(role).send_messages_in_threads is not wanted:
-            await channel.set_permissions(role, send_messages_in_threads=wanted)
-        return
-    wanted_text = None if open_ else False
-    if channel.overwrites_for(role).send_messages is not wanted_text:
-        await channel.set_permissions(role, send_messages=wanted_text)
+    overwrite denies it (`bot.discord.start_effects`), so non-players never post there. False:
+    Discord refused the edit."""
+    try:
+        if isinstance(channel, discord.ForumChannel):
+            wanted = open_
+            if channel.overwrites_for(role).send_messages_in_threads is not wanted:
+                await channel.set_permissions(role, send_messages_in_threads=wanted)
+            return True
+        wanted_text = None if open_ else False
+        if channel.overwrites_for(role).send_messages is not wanted_text:
+            await channel.set_permissions(role, send_messages=wanted_text)
+    except discord.Forbidden:
+        return False
+    return True
+
+
+async def open_channels(
+    judge: Judge,
+    game_id: int,
+    role: discord.Role,
+    channels: Iterable[Hosting],
+    opened: Mapping[int, bool],
+) -> None:
+    """Open or close these channels of the game to its players' role, as `opened` says."""
+    refused = False
+    for channel in channels:
+        refused |= not await set_role_open(channel, role, opened[channel.id])
+    if refused:
+        await tell_refused(judge, game_id)
 
 
 async def set_everyone(forum: discord.ForumChannel, *, closed: bool) -> None:
@@ -252,10 +281,14 @@ async def reconcile(judge: Judge, game_id: int) -> None:
     now = channels_open(state)
     if guild is None or role is None or now is None:
         return
-    opened = open_by_channel(info.channels, now.game, now.vote)
-    for channel in game_channels(guild, info.channels):
-        if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id:
-            await set_role_open(channel, role, opened[channel.id])
+    held = [  # those another game holds now are left to it
+        channel
+        for channel in game_channels(guild, info.channels)
+        if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id
+    ]
+    await open_channels(
+        judge, game_id, role, held, open_by_channel(info.channels, now.game, now.vote)
+    )
 
 
 async def release(judge: Judge, game_id: int, state: GameState) -> None:
@@ -278,12 +311,14 @@ async def release(judge: Judge, game_id: int, state: GameState) -> None:
             other = await judge.runtime.service.info(holder)
             if str(other.channels.get("players_role")) == str(role_id):
                 return  # reused by the game now in play: it is that game's to release
-    for channel in channels:
-        if _has_overwrite(channel, role.id):
-            await channel.set_permissions(role, overwrite=None)
-        if isinstance(channel, discord.ForumChannel):  # its posts open to everyone again
-            await set_everyone(channel, closed=False)
     try:
+        for channel in channels:
+            if _has_overwrite(channel, role.id):
+                await channel.set_permissions(role, overwrite=None)
+            if isinstance(channel, discord.ForumChannel):  # its posts open to everyone again
+                await set_everyone(channel, closed=False)
         await role.delete(reason=f"faguan: game {game_id} is over")
     except discord.NotFound:
         log.info("game %s: the players' role was already gone", game_id)
+    except discord.Forbidden:  # left for the server's admins; the game is over all the same
+        await tell_refused(judge, game_id)

@@ -64,7 +64,10 @@ async def perform(judge: Judge, game_id: int, step: str) -> None:
         wanted = discord.PermissionOverwrite(**BOT_ALLOW)
         for channel in _channels(guild, info.channels):
             if isinstance(channel, discord.ForumChannel):  # its posts: players only
-                await permissions.set_everyone(channel, closed=True)
+                try:
+                    await permissions.set_everyone(channel, closed=True)
+                except discord.Forbidden:  # no Manage Roles: non-players' votes are refused
+                    log.warning("game %s: cannot close the forum to non-players", game_id)
             if channel.overwrites_for(guild.me) != wanted:
                 try:
                     await channel.set_permissions(guild.me, overwrite=wanted)

@@ -15,7 +15,8 @@ import discord
 from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
 
 from bot.config import load
-from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot, create_bot
+from bot.discord.client import FaguanBot, create_bot
+from bot.discord.required_permissions import REQUIRED_PERMISSIONS
 from bot.records.record_html import with_links
 from bot.runtime.hosting import vote_posts
 from bot.runtime.timing import DeadlineScheduler
@@ -152,10 +153,13 @@ class Table:
         return max(posts, key=lambda t: t.id)
 
 
-def invite_permissions(env: Env, guild: GuildHandle) -> None:
+def invite_permissions(env: Env, guild: GuildHandle, without: str | None = None) -> None:
     """The bot holds exactly what its invite asks for (`REQUIRED_PERMISSIONS`) on `guild`, not
-    simcord's every permission: a test that passes proves the invite is enough."""
+    simcord's every permission: a test that passes proves the invite is enough. `without`: one
+    of them a server's admins took away."""
     wanted = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
+    if without is not None:
+        setattr(wanted, without, False)
     bot_role = guild.roles[env.backend.bot_user.name]
     env.backend.edit_role(guild.id, bot_role.id, {"permissions": wanted.value})
 

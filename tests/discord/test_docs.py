@@ -22,7 +22,8 @@ from gamebot import make_bot
 from simcord import Env
 
 from bot.cli import main
-from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot
+from bot.discord.client import FaguanBot
+from bot.discord.required_permissions import REQUIRED_PERMISSIONS
 from bot.discord.translator import FaguanTranslator
 from engine.rulesets import RULESETS
 
@@ -80,6 +81,7 @@ def test_readme_invite_permissions_are_what_the_bot_checks() -> None:
     names = re.search(r"the permissions (.*?) — the link", text)
     assert names is not None
     assert names.group(1).split(", ") == [DISCORD_NAMES[p] for p in REQUIRED_PERMISSIONS]
+    assert list(REQUIRED_PERMISSIONS.values()) == [DISCORD_NAMES[p] for p in REQUIRED_PERMISSIONS]
     link = re.search(r"permissions=(\d+)", text)
     assert link is not None
     wanted = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))

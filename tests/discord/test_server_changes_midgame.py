@@ -15,7 +15,7 @@ import pytest_asyncio
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, invite_permissions, make_bot, running_table
 
-from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot
+from bot.discord.client import FaguanBot
 from bot.discord.override_log import LOG_CHANNEL
 from engine.model import PhaseKind
 
@@ -63,10 +63,7 @@ async def test_without_manage_roles_a_game_is_played_and_ended_without_its_role(
     role message, a day opens with nothing to open the channels with, a restart reconciles
     nothing, and `/mod end` releases nothing — no effect left undone, nothing said publicly."""
     t = table
-    weaker = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
-    weaker.manage_roles = False
-    bot_role = t.guild.roles[t.env.backend.bot_user.name]
-    t.env.backend.edit_role(t.guild.id, bot_role.id, {"permissions": weaker.value})
+    invite_permissions(t.env, t.guild, without="manage_roles")
     await t.env.settle()
     caplog.set_level(logging.INFO, logger="bot")
     d = Driver(t, "basic")

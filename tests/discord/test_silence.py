@@ -7,14 +7,12 @@ import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import discord
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
 from gamebot import Driver, Table, build_table, invite_permissions, make_bot, running_table
 from simcord import BackendError, Env
 
-from bot.discord.client import REQUIRED_PERMISSIONS
 from bot.records.i18n import render
 
 
@@ -92,10 +90,7 @@ async def test_in_a_forum_game_without_manage_messages_the_post_stays_and_nothin
         quiet = next(s for s, r in sorted(roles.items()) if r == "civilian")
         await d.power_by_menu(elder, "silence", quiet)
         await d.lock()  # day 1
-        bot_role = t.guild.roles[t.env.backend.bot_user.name]
-        weaker = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
-        weaker.manage_messages = False
-        t.env.backend.edit_role(t.guild.id, bot_role.id, {"permissions": weaker.value})
+        invite_permissions(t.env, t.guild, without="manage_messages")
         await t.env.settle()
         before = removed_notices(t, d.game_id, quiet)
         caplog.set_level(logging.WARNING, logger="bot")

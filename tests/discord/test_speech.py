@@ -16,10 +16,19 @@ import discord
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import GUILD_ID, Driver, Table, build_table, by_role, make_bot, running_table
+from gamebot import (
+    GUILD_ID,
+    Driver,
+    Table,
+    build_table,
+    by_role,
+    invite_permissions,
+    make_bot,
+    running_table,
+)
 from simcord import BackendError, ChannelHandle, Env, MemberActor
 
-from bot.discord.client import REQUIRED_PERMISSIONS, FaguanBot
+from bot.discord.client import FaguanBot
 from engine.commands import Lock, PostVote
 from engine.effects import ReleaseChannels, SeatLeft
 from engine.game import apply, new_game, replay_events, start_events
@@ -538,10 +547,7 @@ async def test_without_manage_messages_the_edit_stays_and_the_log_says_so_once(
     author is told nothing untrue, and one warning names no one."""
     t = table
     _d, _killer, victim, said = await killed_at_night(t)
-    weaker = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
-    weaker.manage_messages = False
-    bot_role = t.guild.roles[t.env.backend.bot_user.name]
-    t.env.backend.edit_role(t.guild.id, bot_role.id, {"permissions": weaker.value})
+    invite_permissions(t.env, t.guild, without="manage_messages")
     await t.env.settle()
     before = told(t, t.player(victim))
     caplog.set_level(logging.WARNING, logger="bot")

@@ -22,6 +22,7 @@ from bot.discord.interactions import (
     say,
     text,
 )
+from bot.discord.required_permissions import lacking_in
 from bot.records.record_html import record_page, with_links
 from bot.records.render import Context, deadline_text, duration_text, public_roster
 from bot.runtime.game_options import check_deal, check_options, parse_options, suggestions
@@ -221,6 +222,22 @@ class GameCog(commands.Cog, name="GameCog"):
         await interaction.response.send_message(
             opening if main is None else f"{opening}\n{main.mention}"
         )
+        used = [
+            c
+            for c in (interaction.channel, vote_channel, forum)
+            if isinstance(c, discord.abc.GuildChannel | discord.Thread)
+        ]
+        missing = lacking_in(used, interaction.guild.me)
+        if missing:  # the game can be played; the moderator learns now what it will lack
+            await respond(
+                interaction,
+                text(
+                    self.judge,
+                    interaction,
+                    "notice.lacking_permissions",
+                    missing=", ".join(missing),
+                ),
+            )
 
     @new.autocomplete("ruleset")
     async def _rulesets(

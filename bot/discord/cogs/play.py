@@ -114,32 +114,39 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if game_id is None:
             return
         if self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
-            await self.judge.runtime.votes.ingest(game_id, post_of(message))
-        elif await self._silenced_in_forum(game_id, message):
+            # the overwrites keep who may not post out of it, unless Discord refused them
+            refused = game_id in self.judge.refused_permissions
+            if not refused or not await self._took_down_post(game_id, message):
+                await self.judge.runtime.votes.ingest(game_id, post_of(message))
+        elif await self._took_down_post(game_id, message):
             return
         elif await self.judge.runtime.hints.due(game_id, post_of(message)):
             await self._hint(game_id, message)
 
-    async def _silenced_in_forum(self, game_id: int, message: discord.Message) -> bool:
-        """森林老人's silence in a forum game: one overwrite governs the main post and the day's
-        投票帖 alike, so a silenced player's post in the main post is taken down instead, and
-        they are told privately (their votes in the 投票帖 still count, as in text hosting). A
-        post Discord would not take down is still the silence's: no hint, and no notice."""
-        info = await self.judge.runtime.service.info(game_id)
-        if not is_forum(info.channels) or message.channel.id != int(info.channels["game"]):
-            return False
-        state = await self.judge.runtime.service.state(game_id)
-        # the rule text hosting keeps with an overwrite (any of the player's cards silenced)
-        if not permissions.denied(state, str(message.author.id), {"game"}).issuperset(
-            permissions.SILENCED
-        ):
+    async def _took_down_post(self, game_id: int, message: discord.Message) -> bool:
+        """A post by a player the game keeps from speaking in this channel now (out of the game;
+        silenced, in the discussion) is taken down, and the author told privately why. The
+        overwrites stop such posts where Discord can: these come where it cannot — a forum
+        game's main post under a silence (one overwrite governs it and the day's 投票帖, where a
+        silenced player's votes still count), a channel whose overwrites Discord refused to set
+        (`bot.discord.permission_refusals`; in the vote channel, the bot's busiest, this is
+        looked at only then), a player an Administrator permission lets past. A post Discord
+        would not take down is still kept from the game: not counted, no hint, no notice."""
+        found = await self._kept_silent(game_id, message.channel.id, str(message.author.id))
+        if found is None:
             return False
         if not await self._take_down(message.delete()):
             return True  # still there: no notice saying otherwise
-        ctx = await self.judge.runtime.contexts.context(game_id, state)
-        notice = ctx.t("notice.silenced_post_removed", game=game_id)
+        info = await self.judge.runtime.service.info(game_id)
+        if out_of_game(found, str(message.author.id)):
+            key = "notice.post_removed_out"
+        elif is_forum(info.channels):
+            key = "notice.silenced_post_removed"
+        else:
+            key = "notice.post_removed_silenced"
+        ctx = await self.judge.runtime.contexts.context(game_id, found)
         with contextlib.suppress(discord.HTTPException):
-            await message.author.send(notice)
+            await message.author.send(ctx.t(key, game=game_id))
         return True
 
     async def _hint(self, game_id: int, message: discord.Message) -> None:
