@@ -352,8 +352,8 @@ def _day_power(
         raise PhaseError("phase.not_day")
     if cmd.power is not Power.CONFESS:
         return [_submission(state, rules, actor, cmd)]
-    if window.chooser is not None:
-        raise PhaseError("phase.not_day")
+    if window.chooser is not None:  # the vote is settled: only the pick is left to make
+        raise PhaseError("choice.no_confession")
     return _confess(state, rules, window, actor)
 
 

@@ -75,7 +75,7 @@ def test_no_confession_while_the_day_waits_for_the_victims_choice() -> None:
     before = game.state
     with pytest.raises(PhaseError) as refused:
         game.power(1, "confess")
-    assert refused.value.key == "phase.not_day"
+    assert refused.value.key == "choice.no_confession"
     assert game.state == before
     game.do(ChooseTied(player="p5", target=Seat(6)))
     assert pending(game.state).choice is None and pending(game.state).seats() == ()
