@@ -22,7 +22,7 @@ class Judge:
     runtime: Runtime
     refused_permissions: set[int] = field(default_factory=set)
     """Games whose permission edits Discord refused, told once per process (see
-    `bot.discord.permissions.refused`)."""
+    `bot.discord.permission_refusals.tell_refused`)."""
 
 
 def judge_of(client: discord.Client) -> Judge:

@@ -6,7 +6,8 @@ to say, and it refuses what the rules refuse whatever the channels allow. So a r
 not retried (it would hold every public effect behind it, the day's post and its deadline
 included, until someone fixes the server). What the overwrite would have stopped is caught as
 it happens instead: a post in the discussion by a player the game keeps from speaking there is
-taken down and the author told privately (`bot.discord.cogs.play`; this needs Manage Messages).
+taken down and the author told privately (`bot.discord.cogs.play`; this needs Manage Messages;
+in the vote channel, a post Discord would not take down is counted as the rules say).
 
 Moderators are told once per game per process: a warning in the log and, if the server has
 one, a line in its override log channel. Neither names a player: whose overwrite it was would
@@ -33,8 +34,8 @@ async def tell_refused(judge: Judge, game_id: int) -> None:
     judge.refused_permissions.add(game_id)
     log.warning(
         "game %s: Discord refused a permission edit in the game's channels (the bot lacks "
-        "Manage Roles there); the game goes on, and posts the game does not allow are taken "
-        "down instead",
+        "Manage Roles there, or a player's top role is above the bot's); the game goes on, and "
+        "posts the game does not allow are taken down instead",
         game_id,
     )
     from bot.discord.override_log import log_channel

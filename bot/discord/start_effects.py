@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.discord import permissions
+from bot.discord.permission_refusals import tell_refused
 from bot.runtime.hosting import is_forum
 
 if TYPE_CHECKING:
@@ -68,16 +69,19 @@ async def perform(judge: Judge, game_id: int, step: str) -> None:
                     await permissions.set_everyone(channel, closed=True)
                 except discord.Forbidden:  # no Manage Roles: non-players' votes are refused
                     log.warning("game %s: cannot close the forum to non-players", game_id)
+                    await tell_refused(judge, game_id)
             if channel.overwrites_for(guild.me) != wanted:
                 try:
                     await channel.set_permissions(guild.me, overwrite=wanted)
                 except discord.Forbidden:  # no Manage Roles there: logged, the game goes on
                     log.warning("game %s: cannot set the bot's own overwrite", game_id)
+                    await tell_refused(judge, game_id)
     elif step == "role":
         try:
             await _role(judge, guild, game_id)
         except discord.Forbidden:  # no Manage Roles: the game goes on, its channels stay open
             log.warning("game %s: cannot make the players' role (missing permission)", game_id)
+            await tell_refused(judge, game_id)
     else:
         role = await _known_role(judge, guild, game_id)
         if role is None:

@@ -41,10 +41,14 @@ def settings_for(db: Path, **game: Any) -> Any:
     )
 
 
-def make_bot(db: Path, clock: Any, seed: str = "e2e-seed") -> FaguanBot:
-    """A bot from the production factory, on the simcord clock, with a fixed seed."""
+def make_bot(db: Path, clock: Any, seed: str = "e2e-seed", **game: Any) -> FaguanBot:
+    """A bot from the production factory, on the simcord clock, with a fixed seed (`game`:
+    settings of the config's [game] table, as `settings_for`)."""
     return create_bot(
-        settings_for(db), clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: seed
+        settings_for(db, **game),
+        clock=clock,
+        scheduler=DeadlineScheduler(clock),
+        seed_source=lambda: seed,
     )
 
 
@@ -58,12 +62,17 @@ says, not how fast a shared disk is; a bot that hangs still fails, later."""
 
 @contextlib.asynccontextmanager
 async def running_table(
-    db: Path, players: int, clock: Any, seed: str = "e2e-seed", hosting: str = "text"
+    db: Path,
+    players: int,
+    clock: Any,
+    seed: str = "e2e-seed",
+    hosting: str = "text",
+    **game: Any,
 ) -> AsyncIterator[Table]:
     """A started bot on its own database with a table of `players` (shut down after); `clock`
     is an unbound `EnvClock` (from tests/discord/conftest.py). `hosting` "forum": the game is
-    hosted in a forum channel (`Driver.start` opens it there)."""
-    env = Env(make_bot(db, clock, seed=seed), settle_timeout=SETTLE_SECONDS)
+    hosted in a forum channel (`Driver.start` opens it there). `game`: as `make_bot`."""
+    env = Env(make_bot(db, clock, seed=seed, **game), settle_timeout=SETTLE_SECONDS)
     clock.bind(env)
     table = build_table(env, players)
     if hosting == "forum":

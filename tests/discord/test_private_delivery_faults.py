@@ -18,17 +18,13 @@ from faultkit import drain
 from gamebot import (
     Driver,
     Table,
-    build_table,
     by_role,
     close_dms,
     running_table,
-    settings_for,
 )
-from simcord import Env
+from simcord import MemberActor
 
-from bot.discord.client import create_bot
 from bot.records.i18n import render
-from bot.runtime.timing import DeadlineScheduler
 
 SEED = "delivery-seed"
 
@@ -47,6 +43,17 @@ def bot_posts(t: Table) -> list[str]:
     return [m.content for m in t.channel.history() if m.author.bot]
 
 
+async def police_checked_a_killer(t: Table) -> tuple[Driver, int, int, MemberActor]:
+    """A basic game at night 1 in which a police has checked a killer (the result is due by DM
+    at dawn): the driver, the police's and the killer's seats, the police's member."""
+    d = Driver(t, "basic")
+    roles = await d.start()
+    police, killer = by_role(roles, "police")[0], by_role(roles, "killer")[0]
+    member = t.player(police)
+    await member.slash(t.channel, "act", power="check", target=killer)
+    return d, police, killer, member
+
+
 async def test_a_dm_refused_for_another_reason_is_retried_and_never_told_as_closed(
     table: Table, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -56,12 +63,8 @@ async def test_a_dm_refused_for_another_reason_is_retried_and_never_told_as_clos
     nothing marks them so."""
     t = table
     caplog.set_level(logging.INFO)
-    d = Driver(t, "basic")
-    roles = await d.start()
-    police, killer = by_role(roles, "police")[0], by_role(roles, "killer")[0]
-    member = t.player(police)
+    d, police, killer, member = await police_checked_a_killer(t)
     assert member.user.dm_channel is not None  # the role message opened it
-    await member.slash(t.channel, "act", power="check", target=killer)
     public, police_dms = bot_posts(t), len(dm_texts(t, member))
     moderator_dms = len(dm_texts(t, t.moderator))
     t.env.inject_error(
@@ -95,11 +98,7 @@ async def test_closed_dms_reach_the_moderators_when_discord_will_not_list_member
     judge looks for the moderators: the moderators it knows are told, by DM, all the same;
     the game channel says nothing; the player is told with their next answer."""
     t = table
-    d = Driver(t, "basic")
-    roles = await d.start()
-    police, killer = by_role(roles, "police")[0], by_role(roles, "killer")[0]
-    member = t.player(police)
-    await member.slash(t.channel, "act", power="check", target=killer)
+    d, police, _killer, member = await police_checked_a_killer(t)
     assert member.user.dm_channel is not None
     close_dms(t, member.user.dm_channel.id)
     # the member cache as discord.py fills it at startup with the members intent (simcord
@@ -183,21 +182,8 @@ async def test_an_override_log_channel_closed_to_the_bot_stops_no_override(
 @pytest_asyncio.fixture
 async def reminding(tmp_path: Path) -> AsyncIterator[Table]:
     """Eight players; the bot reminds 30 minutes before each (1-hour) deadline."""
-    clock = EnvClock()
-    bot = create_bot(
-        settings_for(tmp_path / "g.db", reminder="30m"),
-        clock=clock,
-        scheduler=DeadlineScheduler(clock),
-        seed_source=lambda: SEED,
-    )
-    env = Env(bot)
-    clock.bind(env)
-    t = build_table(env, 8)
-    await env.start()
-    try:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED, reminder="30m") as t:
         yield t
-    finally:
-        await env.shutdown()
 
 
 async def test_a_reminder_to_closed_dms_is_dropped_without_a_word(
@@ -245,11 +231,7 @@ async def test_a_stuck_private_effect_is_never_announced_even_if_no_moderator_he
     are told by DM — the only moderator's DMs are closed, so no one is — and still nothing is
     said in the game channel (when a private effect fails depends on roles)."""
     t = table
-    d = Driver(t, "basic")
-    roles = await d.start()
-    police, killer = by_role(roles, "police")[0], by_role(roles, "killer")[0]
-    member = t.player(police)
-    await member.slash(t.channel, "act", power="check", target=killer)
+    d, police, killer, member = await police_checked_a_killer(t)
     await t.moderator.user.send_dm("hi")  # opens the moderator's DM channel
     assert member.user.dm_channel is not None
     for closed in (member.user.dm_channel.id, t.moderator.user.dm_channel.id):

@@ -77,6 +77,11 @@ async def test_a_refused_edit_holds_nothing_back_and_the_dead_are_taken_down(
     assert shown(t.channel, alive) is not None
     removed = render("zh-CN", "notice.post_removed_out", {"game": d.game_id})
     assert told(t, t.player(victim)) == [*before, removed]
+    target = next(s for s in range(1, 9) if s not in (killer, victim))
+    vote = await d.post_vote(killer, f"投 {target}", target)  # the living still vote
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert [p.post_id for p in state.posts] == [str(vote.id)]
+    assert shown(t.channel, vote) is not None
 
     await d.lock()  # night 2: refused again, told no more
     assert len(refusal_warnings(caplog)) == 1

@@ -55,6 +55,14 @@ async def quiet_night(d: Driver) -> None:
     await d.lock()
 
 
+async def voted_out(d: Driver, seat: int) -> None:
+    """Every other player of the eight votes `seat` out, and the day locks."""
+    for voter in range(1, 9):
+        if voter != seat:
+            await d.post_vote(voter, f"投 {seat}", seat)
+    await d.lock()
+
+
 async def test_without_manage_roles_a_game_is_played_and_ended_without_its_role(
     table: Table, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -76,6 +84,7 @@ async def test_without_manage_roles_a_game_is_played_and_ended_without_its_role(
     assert "game 1: cannot set the bot's own overwrite" in said
     assert "game 1: cannot make the players' role (missing permission)" in said
     assert "game 1: no players' role to add the players to" in said
+    assert sum("Discord refused a permission edit" in line for line in said) == 1  # told once
     await quiet_night(d)
     state = await t.bot.runtime.service.state(d.game_id)
     assert state.window is not None and state.window.kind is PhaseKind.DAY
@@ -148,10 +157,7 @@ async def test_a_player_who_left_the_server_can_still_be_voted_out(table: Table)
     t.guild.remove_member(t.player(leaver))
     await t.env.settle()
     assert bot_guild(t).get_member(t.player(leaver).id) is None
-    for seat in range(1, 9):
-        if seat != leaver:
-            await d.post_vote(seat, f"投 {leaver}", leaver)
-    await d.lock()
+    await voted_out(d, leaver)
     state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(leaver).alive
     assert state.window is not None and state.window.kind is PhaseKind.NIGHT
@@ -173,10 +179,7 @@ async def test_a_dead_killer_leaves_a_team_thread_an_admin_deleted(table: Table)
     t.env.backend.delete_channel(thread_id)
     await t.env.settle()
     killer = by_role(roles, "killer")[0]
-    for seat in range(1, 9):
-        if seat != killer:
-            await d.post_vote(seat, f"投 {killer}", killer)
-    await d.lock()
+    await voted_out(d, killer)
     state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(killer).alive
     undone = [i.payload["type"] for i in await t.bot.runtime.service.repo.undone_effects()]

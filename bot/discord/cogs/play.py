@@ -113,30 +113,32 @@ class PlayCog(commands.Cog, name="PlayCog"):
         game_id = self.judge.runtime.routes.channel_games.get(message.channel.id)
         if game_id is None:
             return
+        author = str(message.author.id)
         if self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
             # the overwrites keep who may not post out of it, unless Discord refused them
-            refused = game_id in self.judge.refused_permissions
-            if not refused or not await self._took_down_post(game_id, message):
-                await self.judge.runtime.votes.ingest(game_id, post_of(message))
-        elif await self._took_down_post(game_id, message):
-            return
+            if game_id in self.judge.refused_permissions:
+                found = await self._kept_silent(game_id, message.channel.id, author)
+                if found is not None and await self._took_down_post(game_id, message, found):
+                    return
+            await self.judge.runtime.votes.ingest(game_id, post_of(message))
+        elif (found := await self._kept_silent(game_id, message.channel.id, author)) is not None:
+            await self._took_down_post(game_id, message, found)  # gone or not: no hint
         elif await self.judge.runtime.hints.due(game_id, post_of(message)):
             await self._hint(game_id, message)
 
-    async def _took_down_post(self, game_id: int, message: discord.Message) -> bool:
-        """A post by a player the game keeps from speaking in this channel now (out of the game;
-        silenced, in the discussion) is taken down, and the author told privately why. The
-        overwrites stop such posts where Discord can: these come where it cannot — a forum
-        game's main post under a silence (one overwrite governs it and the day's 投票帖, where a
-        silenced player's votes still count), a channel whose overwrites Discord refused to set
-        (`bot.discord.permission_refusals`; in the vote channel, the bot's busiest, this is
-        looked at only then), a player an Administrator permission lets past. A post Discord
-        would not take down is still kept from the game: not counted, no hint, no notice."""
-        found = await self._kept_silent(game_id, message.channel.id, str(message.author.id))
-        if found is None:
-            return False
+    async def _took_down_post(
+        self, game_id: int, message: discord.Message, found: GameState
+    ) -> bool:
+        """Take down a post by a player `found` keeps from speaking in this channel now (out of
+        the game; silenced, in the discussion) and tell its author privately why; whether it is
+        gone. The overwrites stop such posts where Discord can: these come where it cannot — a
+        forum game's main post under a silence (one overwrite governs it and the day's 投票帖,
+        where a silenced player's votes still count), a channel whose overwrites Discord refused
+        to set (`bot.discord.permission_refusals`; in the vote channel, the bot's busiest, this
+        is looked at only then), a player an Administrator permission lets past. A vote post
+        Discord would not take down is counted as the rules say, as a catch-up would read it."""
         if not await self._take_down(message.delete()):
-            return True  # still there: no notice saying otherwise
+            return False  # still there: no notice saying otherwise
         info = await self.judge.runtime.service.info(game_id)
         if out_of_game(found, str(message.author.id)):
             key = "notice.post_removed_out"
