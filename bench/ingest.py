@@ -84,8 +84,13 @@ async def prepare_games(bench: Bench, games: int, first: int = 0) -> list[int]:
 async def ingest_one(bench: Bench, game_id: int, text: str, author: int, message_id: int) -> bool:
     """One vote post through the bot's own path (`VotePosts.ingest`, what `PlayCog.ingest`
     calls); True if accepted."""
+    return await _ingest(_vote_posts(bench.service), game_id, text, author, message_id)
+
+
+async def _ingest(votes: VotePosts, game_id: int, text: str, author: int, message_id: int) -> bool:
+    """`ingest_one` with the runtime's reader at hand (as the bot's cog has it)."""
     post = ChannelPost(id=message_id, author_id=author, content=text, created_at=utcnow())
-    outcome = await _vote_posts(bench.service).ingest(game_id, post)
+    outcome = await votes.ingest(game_id, post)
     return outcome is not None and outcome.ok
 
 
@@ -110,11 +115,12 @@ async def run_ingest(
     ids = ids or Snowflakes()
     plan = await plan_posts(bench.service, game_ids, posts, seed)
     result = IngestResult(posts=posts, games=len(game_ids), seconds=0.0)
+    votes = _vote_posts(bench.service)
 
     async def one_game(game_id: int) -> None:
         for text, author in plan[game_id]:
             t0 = time.perf_counter()
-            ok = await ingest_one(bench, game_id, text, author, ids.next())
+            ok = await _ingest(votes, game_id, text, author, ids.next())
             result.latencies.append(time.perf_counter() - t0)
             if not ok:
                 result.refused += 1

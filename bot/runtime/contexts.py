@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from zoneinfo import ZoneInfo
 
 from bot.records.render import Context
@@ -38,6 +39,12 @@ class Contexts:
             vote_channel="" if is_forum(info.channels) else str(info.channels.get("vote", "")),
             vote_posts=is_forum(info.channels),
         )
+
+    def known_seat_names(self, game_id: int, state: GameState) -> Mapping[int, str] | None:
+        """``seat_names`` with no await, if these seats' names are cached (every one recorded):
+        the cached mapping itself, to read only; None: ask ``seat_names``."""
+        seated = self._seated.get(game_id)
+        return seated[1] if seated is not None and seated[0] is state.seats else None
 
     async def seat_names(self, game_id: int, state: GameState) -> dict[int, str]:
         """Seat (card) → the name recorded for its present holder at sign-up or at `/mod

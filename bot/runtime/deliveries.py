@@ -38,28 +38,29 @@ class Deliveries:
         """Whether a stop has begun (asked before each effect a delivery performs)."""
         return self._stopping
 
-    @contextmanager
-    def delivering(self) -> Iterator[bool]:
-        """Around one delivery: yields False (deliver nothing) once the stop has begun."""
-        if self._stopping:
-            yield False
-            return
-        with self.under_way():
-            yield True
+    def delivering(self) -> _Delivering:
+        """Around one delivery: enters as False (deliver nothing) once the stop has begun."""
+        return _Delivering(self)
 
     @contextmanager
     def under_way(self) -> Iterator[None]:
         """Around work that performs effects and that a stop waits for, but never refuses
         (recovery: only a running runtime starts it; it asks ``is_stopping`` before each
         effect)."""
-        self._running += 1
-        self._idle.clear()
+        self._begin()
         try:
             yield
         finally:
-            self._running -= 1
-            if not self._running:
-                self._idle.set()
+            self._end()
+
+    def _begin(self) -> None:
+        self._running += 1
+        self._idle.clear()
+
+    def _end(self) -> None:
+        self._running -= 1
+        if not self._running:
+            self._idle.set()
 
     async def finish(self, timeout: float = FINISH_SECONDS) -> bool:
         """Refuse new deliveries and wait for those under way; False if they outlived
@@ -72,3 +73,25 @@ class Deliveries:
                         timeout)  # fmt: skip
             return False
         return True
+
+
+class _Delivering:
+    """``Deliveries.delivering``: a class, not a generator, as every input's delivery takes it
+    (two nested generator-based context managers cost a vote post ~3 µs of the loop's time)."""
+
+    __slots__ = ("_counted", "_deliveries")
+
+    def __init__(self, deliveries: Deliveries) -> None:
+        self._deliveries = deliveries
+        self._counted = False
+
+    def __enter__(self) -> bool:
+        if self._deliveries.is_stopping():
+            return False
+        self._deliveries._begin()
+        self._counted = True
+        return True
+
+    def __exit__(self, *_: object) -> None:
+        if self._counted:
+            self._deliveries._end()

@@ -21,8 +21,7 @@ import ctypes
 import logging
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cache
@@ -179,9 +178,21 @@ class GameService:
         return loaded.state if loaded else None
 
     async def _load(self, game_id: int) -> Loaded[GameState]:
-        if game_id not in self._loaded:
-            self._loaded[game_id] = await self.repo.load_game(game_id, fold, snapshot=SNAPSHOTS)
-        return self._loaded[game_id]
+        loaded = self._loaded.get(game_id)
+        if loaded is None:
+            loaded = self._loaded[game_id] = await self.repo.load_game(
+                game_id, fold, snapshot=SNAPSHOTS
+            )
+        return loaded
+
+    def active_state(self, game_id: int) -> GameState | None:
+        """The state of a game in play if its row and state are cached, else None (then ask
+        ``is_active`` and ``state``): a vote post's look-up, with no await."""
+        info = self._info.get(game_id)
+        loaded = self._loaded.get(game_id)
+        if info is None or loaded is None or info.status is not GameStatus.ACTIVE:
+            return None
+        return loaded.state
 
     def schedule(self, info: GameInfo) -> GameSchedule:
         """The game's schedule."""
@@ -427,7 +438,8 @@ class GameService:
         public, private = for_delivery(published)
         # a forum game's vote posts: opened and locked after the engine's public effects (its
         # 看表帖), before any private one
-        shell = vote_post_steps(events) if is_forum((await self.info(game_id)).channels) else []
+        info = self._info.get(game_id) or await self.info(game_id)
+        shell = vote_post_steps(events) if is_forum(info.channels) else []
         finished = any(isinstance(e, GameEnded) for e in events)
         subs: list[SeatSpec] = []
         if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
@@ -465,15 +477,12 @@ class GameService:
             self._row_written(game_id)  # its status changed (nothing else in it did)
         return Outcome(state=state, events=events), result.pending
 
-    @asynccontextmanager
-    async def _turn(self, game_id: int) -> AsyncIterator[None]:
+    def _turn(self, game_id: int) -> _Turn:
         """The game's lock, for an input or a delivery; once it is released, the private
         effects its delivery let through go out in the game's private lane. How long they take
         depends on roles (a check result at dawn), so the game's next input never waits for
         them: its public effects go out meanwhile."""
-        async with self._locks[game_id]:
-            yield
-        await self._private_lane(game_id)
+        return _Turn(self, game_id)
 
     async def _deliver_in_order(
         self,
@@ -491,18 +500,17 @@ class GameService:
         if game_id not in self._in_order:
             pending = undone if undone is not None else await self.repo.undone_effects(game_id)
         self._in_order.discard(game_id)
-        if await self._deliver([item for item in pending if not is_private(item)]):
+        public = [item for item in pending if not is_private(item)]
+        if await self._deliver(public):
             self._in_order.add(game_id)
-            if any(is_private(item) for item in pending):
+            if len(public) < len(pending):  # private ones among them
                 self._private_due[game_id] = max(item.id for item in pending)
 
-    async def _private_lane(self, game_id: int) -> None:
-        """Perform the game's undone private effects whose inputs' public effects are out, in
-        the order they were recorded, one delivery at a time (read again under the lane's lock:
-        an earlier one that failed goes first, and none goes twice)."""
-        upto = self._private_due.pop(game_id, None)
-        if upto is None:
-            return
+    async def _private_lane(self, game_id: int, upto: int) -> None:
+        """Perform the game's undone private effects up to outbox id ``upto`` whose inputs'
+        public effects are out, in the order they were recorded, one delivery at a time (read
+        again under the lane's lock: an earlier one that failed goes first, and none goes
+        twice)."""
         async with self._private_locks[game_id]:
             undone = await self.repo.undone_effects(game_id)
             await self._deliver([item for item in undone if is_private(item) and item.id <= upto])
@@ -625,6 +633,28 @@ class GameService:
     async def is_active(self, game_id: int) -> bool:
         """Whether the game is in play."""
         return (await self.info(game_id)).status is GameStatus.ACTIVE
+
+
+class _Turn:
+    """``GameService._turn``: a class, not a generator, as it is taken by every input (a
+    generator-based context manager cost a vote post ~3 µs of the event loop's time)."""
+
+    __slots__ = ("_game_id", "_lock", "_service")
+
+    def __init__(self, service: GameService, game_id: int) -> None:
+        self._service = service
+        self._game_id = game_id
+        self._lock = service._locks[game_id]
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self._lock.release()
+        if kind is None:  # as after a generator's yield: not when the turn raised
+            upto = self._service._private_due.pop(self._game_id, None)
+            if upto is not None:
+                await self._service._private_lane(self._game_id, upto)
 
 
 @cache

@@ -72,15 +72,19 @@ class KnownMaps:
     leaves or is replaced), the names by value (a name may come from the member cache)."""
 
     def __init__(self) -> None:
-        self._games: dict[int, tuple[tuple[SeatState, ...], dict[int, str], SeatMaps]] = {}
+        self._games: dict[int, tuple[tuple[SeatState, ...], Mapping[int, str], SeatMaps]] = {}
 
     def get(self, game_id: int, state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
         """The maps for `state` and `seat_names` (the parser only reads them)."""
         known = self._games.get(game_id)
-        if known is not None and known[0] is state.seats and known[1] == seat_names:
+        if (
+            known is not None
+            and known[0] is state.seats
+            and (known[1] is seat_names or known[1] == seat_names)
+        ):
             return known[2]
         maps = maps_of(state, seat_names)
-        self._games[game_id] = (state.seats, dict(seat_names), maps)
+        self._games[game_id] = (state.seats, seat_names, maps)  # kept as given: only read
         return maps
 
     def forget(self, game_id: int) -> None:
@@ -99,11 +103,15 @@ class VotePosts:
 
     async def ingest(self, game_id: int, post: ChannelPost) -> Outcome | None:
         """Record a post in the vote channel as a vote (None: the game is over, or it is chat)."""
-        if not await self.service.is_active(game_id):
-            self.maps.forget(game_id)
-            return None
-        state = await self.service.state(game_id)
-        seat_names = await self.contexts.seat_names(game_id, state)
+        state = self.service.active_state(game_id)
+        if state is None:
+            if not await self.service.is_active(game_id):
+                self.maps.forget(game_id)
+                return None
+            state = await self.service.state(game_id)
+        seat_names = self.contexts.known_seat_names(game_id, state)
+        if seat_names is None:
+            seat_names = await self.contexts.seat_names(game_id, state)
         names, mentions = self.maps.get(game_id, state, seat_names)
         command = vote_command(post, names, mentions)
         if command is None:

@@ -78,8 +78,10 @@ async def deliver(
     """
     report = Delivery()
     blocked = report.blocked
-    hidden = [item for item in items if private(item)]
-    public = [item for item in items if not private(item)]
+    public: list[OutboxItem] = []
+    hidden: list[OutboxItem] = []
+    for item in items:
+        (hidden if private(item) else public).append(item)
     for item in public + hidden:
         if item.game_id not in blocked and stopping():
             blocked.add(item.game_id)
