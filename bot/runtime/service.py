@@ -389,7 +389,7 @@ class GameService:
             async with self._private_locks[game_id]:
                 pass
         for attempt in (1, 2):
-            loaded = self._loaded.get(game_id) or await self._load(game_id)
+            loaded = await self._load(game_id)
             try:
                 outcome, pending = await self._commit(game_id, loaded, command, message_id, name)
             except SeqConflict:
@@ -438,9 +438,8 @@ class GameService:
         public, private = for_delivery(published)
         # a forum game's vote posts: opened and locked after the engine's public effects (its
         # 看表帖), before any private one
-        info = self._info.get(game_id) or await self.info(game_id)
-        shell = vote_post_steps(events) if is_forum(info.channels) else []
-        finished = GameEnded in map(type, events)
+        shell = vote_post_steps(events) if is_forum((await self.info(game_id)).channels) else []
+        finished = any(isinstance(e, GameEnded) for e in events)
         subs: list[SeatSpec] = []
         if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
             # the substitute's seat term, for standings and /game join lookups

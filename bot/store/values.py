@@ -57,7 +57,7 @@ class RecordResult:
     @property
     def pending(self) -> tuple[OutboxItem, ...]:
         """Effects still to perform (on a duplicate, those the first delivery did not finish)."""
-        return tuple([item for item in self.outbox if item.done_at is None])  # not `done`: hot
+        return tuple(item for item in self.outbox if not item.done)
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,24 +95,13 @@ class Writer:
     written at once (a group of one). Each caller waits only for the group that holds its
     request. Inputs with the same message id never share a group: the later one waits for the
     next group, where it is found recorded.
-
-    ``overlap``: the write runs outside this process (its own CPU), so the event loop can work
-    while it runs. Then the first group of a burst is halved: the second half is written while
-    the first half's callers make their next inputs, and from then on each group is written
-    while the loop makes the next one (without it, every caller waits on the same group and
-    the loop and the writer take turns, each idle while the other works).
     """
 
     def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        write: Callable[[Group], Awaitable[None]],
-        *,
-        overlap: bool = False,
+        self, loop: asyncio.AbstractEventLoop, write: Callable[[Group], Awaitable[None]]
     ) -> None:
         self.loop = loop
         self._write = write
-        self._overlap = overlap
         self._next = Group()
         self._task: asyncio.Task[None] | None = None
 
@@ -173,7 +162,6 @@ class Writer:
 
     async def _drain_all(self) -> None:
         try:
-            first = True
             while self._next:
                 group, self._next = self._next, Group()
                 seen: set[int] = set()
@@ -185,19 +173,6 @@ class Writer:
                         group.appends.remove(append)
                         self._next.appends.append(append)
                     seen.add(message_id)
-                if first and self._overlap:
-                    self._halve(group)
-                first = False
                 await self._write(group)
         finally:
             self._task = None
-
-    def _halve(self, group: Group) -> None:
-        """Leave the later half of ``group``'s inputs for the next group, before those put off
-        already (and its barriers, which wait for everything asked for before them)."""
-        half = (len(group.appends) + 1) // 2
-        if half < len(group.appends):
-            self._next.appends[:0] = group.appends[half:]
-            del group.appends[half:]
-            self._next.barriers += group.barriers
-            group.barriers = []
