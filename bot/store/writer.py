@@ -95,13 +95,25 @@ class Writer:
     written at once (a group of one). Each caller waits only for the group that holds its
     request. Inputs with the same message id never share a group: the later one waits for the
     next group, where it is found recorded.
+
+    ``overlap``: the write runs outside this process's interpreter (a writer process), so the
+    event loop can make one group while the other is written. Then the first group of a burst
+    takes only half its inputs: while that half is written, the other half waits as the next
+    group, and from then on the callers of one group make their next inputs while the other
+    group is on its way to disk (without it, every caller of a burst waits on the same group,
+    and the loop idles through each write).
     """
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, write: Callable[[Group], Awaitable[None]]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        write: Callable[[Group], Awaitable[None]],
+        *,
+        overlap: bool = False,
     ) -> None:
         self.loop = loop
         self._write = write
+        self._overlap = overlap
         self._next = Group()
         self._task: asyncio.Task[None] | None = None
 
@@ -162,6 +174,7 @@ class Writer:
 
     async def _drain_all(self) -> None:
         try:
+            first = True
             while self._next:
                 group, self._next = self._next, Group()
                 seen: set[int] = set()
@@ -173,6 +186,21 @@ class Writer:
                         group.appends.remove(append)
                         self._next.appends.append(append)
                     seen.add(message_id)
+                if first and self._overlap:
+                    self._halve(group)
+                first = False
                 await self._write(group)
         finally:
             self._task = None
+
+    def _halve(self, group: Group) -> None:
+        """Leave the later half of ``group``'s inputs for the next group, ahead of what is
+        asked for from now on, and its barriers with them (they wait for every input asked
+        for before them)."""
+        if len(group.appends) < 2:
+            return
+        half = len(group.appends) // 2
+        later, group.appends = group.appends[half:], group.appends[:half]
+        self._next.appends[:0] = later
+        self._next.barriers[:0] = group.barriers
+        group.barriers = []
