@@ -29,7 +29,7 @@ from bench.stores import utcnow
 from bench.vote_plan import Plan
 from bot.runtime.port import ChannelPost
 from bot.runtime.vote_posts import SeatMaps, vote_command
-from bot.store.db import json_dumps
+from bot.store.sqlite_group import json_dumps
 from engine import codec
 from engine.effects import ReplyToPost, for_delivery
 from engine.errors import EngineError

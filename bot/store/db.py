@@ -17,7 +17,6 @@ nothing), and a PostgreSQL connection is tested before use only if it idled ``PI
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
@@ -36,6 +35,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import ConnectionPoolEntry, PoolResetState
 from sqlalchemy.types import TypeDecorator
+
+from bot.store.sqlite_group import configure, json_dumps
 
 DEFAULT_URL = "sqlite+aiosqlite:///./faguan.db"
 """The default database: a file beside the working directory."""
@@ -94,13 +95,6 @@ def resolve_url(url: str | URL | None = None) -> URL:
     return normalize_url(url if url is not None else os.environ.get(URL_ENV) or DEFAULT_URL)
 
 
-# One serializer for both backends: no NaN (PostgreSQL's json refuses it), Chinese kept readable.
-# One encoder made once (what `json.dumps` with these options builds on every call).
-_json_dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
-json_dumps = _json_dumps
-"""The store's JSON serializer, for writes that bypass SQLAlchemy (``bot.store.sqlite_group``)."""
-
-
 def in_memory(url: URL) -> bool:
     """Whether ``url`` names an in-memory SQLite database (each connection has its own)."""
     database = url.database or ""
@@ -113,17 +107,9 @@ def _on_sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> N
 
 
 def configure_sqlite(dbapi_connection: Any) -> None:
-    """Our settings on a new SQLite connection (the pool's, and the group writer's own)."""
-    # Disable the driver's own (legacy) BEGIN handling; _on_sqlite_begin emits BEGIN instead.
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=FULL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    finally:
-        cursor.close()
+    """Our settings on a new pooled SQLite connection (``sqlite_group.configure``, the writer
+    process's too); _on_sqlite_begin emits BEGIN."""
+    configure(dbapi_connection, SQLITE_BUSY_TIMEOUT_MS)
 
 
 LAZY_COMMIT = "faguan_lazy_commit"
@@ -190,7 +176,7 @@ def _on_pg_checkout(dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: 
 def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
     """An async engine for ``url`` (see ``resolve_url``), with the SQLite settings applied."""
     u = resolve_url(url)
-    kwargs.setdefault("json_serializer", _json_dumps)
+    kwargs.setdefault("json_serializer", json_dumps)
     if u.get_backend_name() == "sqlite":
         kwargs.setdefault("pool_reset_on_return", None)  # _on_sqlite_reset does it
     engine = create_async_engine(u, **kwargs)

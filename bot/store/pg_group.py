@@ -22,8 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.store.db import json_dumps
-from bot.store.sqlite_group import REFUSED, SEEN, PlannedAppend, Written, in_utc
+from bot.store.sqlite_group import REFUSED, SEEN, PlannedAppend, Written, in_utc, json_dumps
 
 GROUP = """
 WITH d AS (

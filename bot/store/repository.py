@@ -68,7 +68,7 @@ from bot.store.models import (
     Standing,
 )
 from bot.store.sqlite_group import REFUSED, SEEN, PlannedAppend, Written
-from bot.store.sqlite_writer import SqliteWriter
+from bot.store.sqlite_process import SqliteProcess
 from bot.store.values import (
     Fold,
     GameDraft,
@@ -244,10 +244,10 @@ class Repository:
         self._one_call = True
         """Write groups in one call on the driver (SQLite, PostgreSQL); False: statement by
         statement through SQLAlchemy (what the one-call writes are checked against)."""
-        self._sqlite_writer = (
-            SqliteWriter.for_engine(bind) if isinstance(bind, AsyncEngine) else None
+        self._sqlite_process = (
+            SqliteProcess.for_engine(bind) if isinstance(bind, AsyncEngine) else None
         )
-        """SQLite's group commits on a connection of their own (not for a memory database)."""
+        """SQLite's group commits in a process of their own (not for a memory database)."""
         self._writer: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._group: Writer | None = None
         self._unwritten_marks: set[int] = set()
@@ -308,10 +308,10 @@ class Repository:
 
     async def close(self) -> None:
         """At a clean stop: write what is asked for (``flush``), then close the group writer's
-        own connection (SQLite), so the engine's ``dispose`` closes the last one."""
+        process and its connection (SQLite), so the engine's ``dispose`` closes the last one."""
         await self.flush()
-        if self._sqlite_writer is not None:
-            await self._sqlite_writer.aclose()
+        if self._sqlite_process is not None:
+            await self._sqlite_process.aclose()
 
     # --- games --------------------------------------------------------------------------------
 
@@ -540,7 +540,7 @@ class Repository:
             conn = await s.connection()
             now = self._clock()
             changed: set[int] = set()
-            for ids in sql.chunks(list(group.marks)):
+            for ids in sqlite_group.chunks(list(group.marks)):
                 params = {"ids": ids, "now": now}
                 changed |= set((await conn.execute(sql.MARK_DONE, params)).scalars())
             results = await self._append_group(s, conn, group.appends, now)
@@ -552,17 +552,16 @@ class Repository:
     async def _write_group_sqlite(
         self, group: Group, stage: Stage
     ) -> tuple[list[RecordResult | StoreError], set[int]] | None:
-        """The group in one call on the writer's own connection and thread
-        (``sqlite_group.commit``: begin, write, commit), or None for a memory database; the rare
-        answers that need a look-up (a duplicate, a refusal) are read after it."""
-        if self._sqlite_writer is None:
+        """The group in one request to the writer process (``sqlite_group.commit`` there: begin,
+        write, commit), or None for a memory database; the rare answers that need a look-up (a
+        duplicate, a refusal) are read after it."""
+        if self._sqlite_process is None:
             return None
         plans = _plans(group)
         async with self._write_lock():
-            written = await self._sqlite_writer.run(
-                sqlite_group.commit, bool(plans), stage, self._clock(), list(group.marks), plans,
-                group.snapshots,
-            )  # fmt: skip
+            written = await self._sqlite_process.commit(
+                stage, bool(plans), self._clock(), list(group.marks), plans, group.snapshots
+            )
         return await self._answered(group, written)
 
     async def _write_group_pg(
@@ -1218,7 +1217,7 @@ class Repository:
         changed: set[int] = set()
         async with self._writing(lazy=True) as s:
             conn = await s.connection()
-            for part in sql.chunks(ids):
+            for part in sqlite_group.chunks(ids):
                 result = await conn.execute(sql.MARK_DONE, {"ids": part, "now": self._clock()})
                 changed |= set(result.scalars())
         return changed

@@ -1,27 +1,64 @@
-"""A group commit's writes on SQLite in one call on the database thread.
+"""A group commit's writes on SQLite in one call, run by the writer process (``sqlite_child``).
 
 Through SQLAlchemy's async layer each statement is several round trips between the event loop and
 aiosqlite's thread (and as many hand-offs of the GIL): ~30 per vote post, most of a post's CPU.
-Here a group is one function on that thread (``commit``): the ``synchronous`` level,
+Here a group is one function (``commit``): the ``synchronous`` level,
 ``BEGIN IMMEDIATE``, the group's statements as plain ``sqlite3`` calls (done marks, the duplicate
 check, the bumps of the games' rows (one statement for every game with one input in the group),
 one INSERT per table, snapshots) and ``COMMIT``.
 What they write is what the SQLAlchemy statements of ``bot.store.statements`` write, column for
 column (JSON by the store's serializer, datetimes as SQLAlchemy stores them on SQLite).
+
+It imports nothing from ``bot`` (the child runs it with the standard library alone), so what both
+processes need lives here, defined once: the JSON serializer, the SQLite connection settings and
+the chunking of long id lists.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
-from bot.store.db import json_dumps
-from bot.store.statements import CHUNK, chunks
-from bot.store.writer import Stage
+# One serializer for both backends: no NaN (PostgreSQL's json refuses it), Chinese kept readable.
+# One encoder made once (what `json.dumps` with these options builds on every call).
+json_dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
+"""The store's JSON serializer (SQLAlchemy's, and that of the writes that bypass it)."""
+
+CHUNK = 10_000
+"""Most ids bound in one statement: drivers refuse more than 32,767 parameters (asyncpg, SQLite's
+default limit), and done marks can pile up by tens of thousands while a large group is written."""
+
+
+def chunks(ids: list[int]) -> list[list[int]]:
+    """``ids`` in lists of at most ``CHUNK``."""
+    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
+
+
+def configure(dbapi_connection: Any, busy_timeout_ms: int) -> None:
+    """The store's settings on a new SQLite connection (the pool's, and the writer process's):
+    WAL, ``synchronous=FULL``, foreign keys, the busy timeout, and no legacy transactions."""
+    # Disable the driver's own (legacy) BEGIN handling: BEGIN is emitted by the store itself.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    finally:
+        cursor.close()
+
+
+class Stage(Protocol):
+    """Where ``commit`` tells that it sent ``COMMIT`` (``bot.store.writer.Stage`` is one)."""
+
+    committing: bool
+
 
 SEEN = "seen"
 """An input whose message id is recorded already (a duplicate)."""
@@ -51,6 +88,15 @@ class Written:
 
     changed: set[int] = field(default_factory=set)
     appends: list[tuple[int, list[int]] | str] = field(default_factory=list)
+
+
+def as_fields(append: PlannedAppend) -> tuple[Any, ...]:
+    """``append`` as a plain tuple (it crosses to the writer process): ``PlannedAppend(*fields)``
+    makes it again."""
+    return (
+        append.game_id, append.expected_seq, append.finish, append.message_id, append.outcome,
+        append.events, append.types, append.effects,
+    )  # fmt: skip
 
 
 def in_utc(value: datetime) -> datetime:

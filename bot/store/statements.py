@@ -55,16 +55,6 @@ MARK_DONE = (
     .values(done_at=_NOW, attempts=Outbox.attempts + 1)
     .returning(Outbox.id)
 )
-CHUNK = 10_000
-"""Most ids bound in one statement: drivers refuse more than 32,767 parameters (asyncpg, SQLite's
-default limit), and done marks can pile up by tens of thousands while a large group is written."""
-
-
-def chunks(ids: list[int]) -> list[list[int]]:
-    """``ids`` in lists of at most ``CHUNK``."""
-    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
-
-
 SEEN = select(Input.message_id).where(Input.message_id.in_(bindparam("ids", expanding=True)))
 RELEASE_CHANNELS = delete(ChannelBinding).where(ChannelBinding.game_id == bindparam("g"))
 """A finished game lets go of its channels (with the append that finishes it)."""
