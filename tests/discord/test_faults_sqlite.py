@@ -25,7 +25,7 @@ import bot.store.db
 from bot.discord.client import create_bot
 from bot.runtime.timing import DeadlineScheduler
 from bot.store import Database, open_database, upgrade
-from bot.store.sqlite_writer import SqliteWriter
+from bot.store.sqlite_process import SqliteProcess
 
 SEED = "sqlite-fault-seed"
 HOLD_WRITE_LOCK = (
@@ -45,15 +45,15 @@ class Faults:
         self.path = path
         self.readonly = False
         event.listen(database.engine.sync_engine, "checkout", self._on_checkout)
-        # the group writer's own connection (bot.store.sqlite_writer) is no pool's: set it too,
-        # before each call on it
-        call = SqliteWriter._call
+        # the group writer process's connection (bot.store.sqlite_process) is no pool's: set it
+        # too, before each group written there
+        commit = SqliteProcess.commit
 
-        def call_read_only(writer: SqliteWriter, conn: Any, *rest: Any) -> Any:
-            self._on_checkout(conn, None, None)
-            return call(writer, conn, *rest)
+        async def commit_read_only(writer: SqliteProcess, *args: Any) -> Any:
+            await writer.pragma("query_only", "ON" if self.readonly else "OFF")
+            return await commit(writer, *args)
 
-        monkeypatch.setattr(SqliteWriter, "_call", call_read_only)
+        monkeypatch.setattr(SqliteProcess, "commit", commit_read_only)
 
     def _on_checkout(self, dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
         cursor = dbapi_connection.cursor()

@@ -20,7 +20,7 @@ from bot.store.db import Database, open_database
 from bot.store.migrate import upgrade
 from bot.store.models import Base
 from bot.store.repository import Repository
-from bot.store.sqlite_writer import SqliteWriter
+from bot.store.sqlite_process import SqliteProcess
 from tests.store.test_store_recovery import make_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,6 @@ import asyncio, sys
 from bot.store.db import open_database
 from bot.store.migrate import upgrade
 from bot.store.repository import Repository
-from bot.store.sqlite_writer import SqliteWriter
 from tests.store.test_store_recovery import make_game
 
 async def main(url):
@@ -39,22 +38,38 @@ async def main(url):
     repo = Repository(open_database(url).sessions)
     game = await make_game(repo)
     await repo.record(game, events=[{"type": "Added", "n": 1}])
-    print("recorded", flush=True)
+    print("recorded", repo._sqlite_process.pid, flush=True)
 
 asyncio.run(main(sys.argv[1]))
 """
 
 
 async def test_a_process_that_never_closes_its_store_still_exits(tmp_path: Path) -> None:
-    """The group writer's thread ends with the interpreter: a bot that dies without disposing
-    of its database (an unhandled error on the way out) is not left hanging."""
+    """The group writer's reader thread ends with the interpreter, and its process at the end of
+    its stdin: a bot that dies without disposing of its database (an unhandled error on the way
+    out) is not left hanging, nor leaves its writer process behind."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'left.db'}"
     done = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-c", LEAVER, url], cwd=ROOT, capture_output=True,
         text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "recorded"
+    said, pid = done.stdout.split()
+    assert said == "recorded"
+    assert await ended(int(pid))
+
+
+async def ended(pid: int, within: float = 30) -> bool:
+    """Whether process ``pid`` ends (or is only left to be reaped) within ``within`` seconds."""
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(int(within / 0.05)):
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return True
+        except FileNotFoundError:
+            return True
+        await asyncio.sleep(0.05)
+    return False
 
 
 async def test_an_in_memory_database_writes_groups_through_the_pool() -> None:
@@ -156,7 +171,7 @@ def test_which_sqlite_urls_are_in_memory(url: str, memory: bool) -> None:
     """Where the writer may not open a second connection (it would see another database)."""
     assert store_db.in_memory(make_url(url)) is memory
     engine = store_db.create_engine(url, poolclass=NullPool)  # nothing is opened
-    assert (SqliteWriter.for_engine(engine) is None) is memory
+    assert (SqliteProcess.for_engine(engine) is None) is memory
 
 
 async def test_a_clean_stop_leaves_the_whole_database_in_its_file(tmp_path: Path) -> None:

@@ -4,13 +4,12 @@ its own answer, one input's failure is its own; done marks ride with the next tr
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from typing import Any, ClassVar
 
 import pytest
 from sqlalchemy import event, select, text
 
-from bot.store import pg_group, sqlite_group
+from bot.store import pg_group
 from bot.store.db import Database
 from bot.store.models import Outbox
 from bot.store.repository import (
@@ -21,6 +20,7 @@ from bot.store.repository import (
     SeatSpec,
     SeqConflict,
 )
+from bot.store.sqlite_process import SqliteProcess
 from tests.store.test_store_recovery import make_game
 
 pytestmark = pytest.mark.asyncio
@@ -37,7 +37,7 @@ async def new_game(repo: Repository, effects: int = 0) -> int:
 class Commits:
     """Counts the commits of an engine, with the durability of each: SQLAlchemy's, with
     SQLite's ``synchronous`` level; and the groups written in one call on the driver: SQLite's
-    (``sqlite_group.commit``, the level read back from the connection after it) and PostgreSQL's
+    (``SqliteProcess.commit``, the level read back from its connection after it) and PostgreSQL's
     (``pg_group.write``: one transaction each, "FULL" when durable, "NORMAL" when lazy)."""
 
     LEVELS: ClassVar[dict[int, str]] = {1: "NORMAL", 2: "FULL"}
@@ -45,20 +45,20 @@ class Commits:
     def __init__(self, db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
         self.levels: list[str] = []
         event.listen(db.engine.sync_engine, "commit", self._commit)
-        write, commit = pg_group.write, sqlite_group.commit
+        write, commit = pg_group.write, SqliteProcess.commit
 
         async def pg_written(conn: Any, args: tuple[Any, ...], *, durable: bool) -> Any:
             written = await write(conn, args, durable=durable)
             self.levels.append("FULL" if durable else "NORMAL")
             return written
 
-        def sqlite_committed(conn: sqlite3.Connection, *args: Any) -> Any:
-            written = commit(conn, *args)
-            self.levels.append(self.LEVELS[conn.execute("PRAGMA synchronous").fetchone()[0]])
+        async def sqlite_committed(writer: SqliteProcess, *args: Any) -> Any:
+            written = await commit(writer, *args)
+            self.levels.append(self.LEVELS[await writer.pragma("synchronous")])
             return written
 
         monkeypatch.setattr(pg_group, "write", pg_written)
-        monkeypatch.setattr(sqlite_group, "commit", sqlite_committed)
+        monkeypatch.setattr(SqliteProcess, "commit", sqlite_committed)
 
     def _commit(self, conn: Any) -> None:
         self.levels.append(str(conn.connection.info.get("synchronous", "FULL")))
@@ -195,7 +195,7 @@ async def test_done_marks_are_written_with_the_next_transaction(
 
 
 async def test_sqlite_group_rows_read_back_as_sqlalchemy_writes_them(db: Database) -> None:
-    """On SQLite a group is written by plain sqlite3 calls on the driver's thread: its rows must
+    """On SQLite a group is written by plain sqlite3 calls in the writer process: its rows must
     be the rows SQLAlchemy writes (JSON text, datetimes), read back the same way."""
     repo = Repository(db.sessions)
     created = await repo.create_game(

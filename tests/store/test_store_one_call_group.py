@@ -13,6 +13,7 @@ from sqlalchemy import bindparam, text
 from bot.store import pg_group, sqlite_group
 from bot.store.db import Database
 from bot.store.repository import RecordResult, Repository
+from bot.store.sqlite_process import SqliteProcess
 from tests.store.test_store_recovery import make_game
 
 pytestmark = pytest.mark.asyncio
@@ -160,15 +161,18 @@ async def test_a_group_in_one_call_writes_what_sqlalchemy_writes(
 ) -> None:
     one_call, by_statement = repositories(db)
     groups: list[int] = []
-    module: Any = pg_group if db.engine.dialect.name == "postgresql" else sqlite_group
-    write = module.write
+    pg = db.engine.dialect.name == "postgresql"
+    # PostgreSQL's one statement; SQLite's request to the writer process
+    module: Any = pg_group if pg else SqliteProcess
+    name = "write" if pg else "commit"
+    write = getattr(module, name)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
-        plans = args[1][-1] if module is pg_group else args[3]
+        plans = args[1][-1] if pg else args[5]
         groups.append(len(plans))
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(module, "write", counted)
+    monkeypatch.setattr(module, name, counted)
     theirs = await one_group(by_statement, db, offset=10_000)
     assert groups == []
     groups.clear()
@@ -209,13 +213,14 @@ async def test_the_bumps_shared_by_a_group_write_what_one_bump_each_writes(
     one_call, by_statement = repositories(db)
     theirs = await inputs_at_once(by_statement, offset=30_000)
     together: list[list[int]] = []
-    bump_together = sqlite_group._bump_together
+    commit = SqliteProcess.commit
 
-    def counted(conn: Any, at: str, appends: Any) -> dict[int, int]:
-        together.append([a.game_id for a in appends])
-        return bump_together(conn, at, appends)
+    def counted(writer: SqliteProcess, *args: Any) -> Any:
+        # the inputs the writer process bumps in one statement, as it picks them (none seen)
+        together.append([a.game_id for a in sqlite_group._bumped_together(args[4], set())])
+        return commit(writer, *args)
 
-    monkeypatch.setattr(sqlite_group, "_bump_together", counted)
+    monkeypatch.setattr(SqliteProcess, "commit", counted)
     ours = await inputs_at_once(one_call, offset=40_000)
     if db.engine.dialect.name == "sqlite":
         a, _, c, d, e = ours[0]

@@ -1,0 +1,148 @@
+"""SQLite's group writer process (``bot.store.sqlite_process``) over its life: a request whose
+caller stopped waiting (the group writer cancelled as the process goes down) still runs and the
+writer goes on serving; a writer process killed mid-request leaves that request unknown
+(``WriterLost``) and the next request starts a new one; a statement that fails before COMMIT is
+raised here as sqlite3's error, the stage cleared; closing a writer that never ran a request, or
+closing it twice, does nothing, and a later request starts it again."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from bot.store.db import Database
+from bot.store.repository import Repository
+from bot.store.sqlite_group import PlannedAppend, Written
+from bot.store.sqlite_process import SqliteProcess, WriterLost
+from bot.store.writer import Stage
+from tests.store.test_store_recovery import make_game
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.parametrize("backend", ["sqlite"], indirect=True),
+]
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def added(game_id: int, n: int) -> PlannedAppend:
+    """One input adding ``n`` to game ``game_id``, as the repository plans it."""
+    event = {"type": "Added", "n": n}
+    return PlannedAppend(game_id, None, False, None, None, [event], ["Added"], [])
+
+
+@contextmanager
+def write_locked(db: Database) -> Iterator[None]:
+    """Another connection holding the database's write lock: the writer's commit waits (in
+    SQLite's busy handler) until it lets go."""
+    holder = sqlite3.connect(str(db.engine.url.database), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        holder.close()
+
+
+async def started(writer: SqliteProcess) -> SqliteProcess:
+    """``writer`` with its process running and its connection open."""
+    assert await writer.pragma("journal_mode") == "wal"
+    return writer
+
+
+async def test_a_request_whose_caller_was_cancelled_still_runs_and_the_writer_serves_on(
+    db: Database,
+) -> None:
+    writer = SqliteProcess.for_engine(db.engine)
+    assert writer is not None
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    game = await make_game(Repository(db.sessions))
+    try:
+        await started(writer)
+        with write_locked(db):
+            call = asyncio.ensure_future(
+                writer.commit(Stage(), True, NOW, [], [added(game, 1)], {})
+            )
+            await asyncio.sleep(0.2)  # sent: the writer waits for the lock
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        # answered after the cancelled request's answer came back (answers are in order)
+        assert await writer.pragma("query_only") == 0  # the writer serves on
+        assert reported == []  # the late answer went nowhere, quietly
+        events = await Repository(db.sessions).load_events(game)
+        assert events[-1] == {"type": "Added", "n": 1}  # it ran all the same
+    finally:
+        loop.set_exception_handler(None)
+        await writer.aclose()
+
+
+async def test_a_writer_killed_mid_request_loses_it_and_the_next_request_starts_another(
+    db: Database,
+) -> None:
+    writer = SqliteProcess.for_engine(db.engine)
+    assert writer is not None
+    game = await make_game(Repository(db.sessions))
+    try:
+        first = (await started(writer)).pid
+        assert first is not None
+        stage = Stage()
+        with write_locked(db):
+            call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
+            await asyncio.sleep(0.2)  # sent: the writer waits for the lock
+            os.kill(first, signal.SIGKILL)
+            with pytest.raises(WriterLost):
+                await call
+        assert stage.committing  # the outcome is unknown (here: nothing was written)
+        written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+        assert isinstance(written, Written) and written.appends == [(2, [])]
+        assert writer.pid not in (None, first)
+        events = await Repository(db.sessions).load_events(game)
+        assert events == [{"type": "Started"}, {"type": "Added", "n": 2}]
+    finally:
+        await writer.aclose()
+
+
+async def test_a_statement_that_fails_before_commit_raises_sqlite3s_error(db: Database) -> None:
+    writer = SqliteProcess.for_engine(db.engine)
+    assert writer is not None
+    game = await make_game(Repository(db.sessions))
+    try:
+        assert await writer.pragma("query_only", "ON") == 1
+        stage = Stage()
+        with pytest.raises(sqlite3.OperationalError, match="readonly database"):
+            await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
+        assert not stage.committing  # nothing was written: the inputs may be written alone
+        await writer.pragma("query_only", "OFF")
+        written = await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
+        assert written.appends == [(2, [])]
+    finally:
+        await writer.aclose()
+
+
+async def test_closing_a_writer_that_never_ran_or_closing_twice_does_nothing(
+    db: Database,
+) -> None:
+    repo = Repository(db.sessions)
+    await repo.close()  # a clean stop before any group was written
+    gid = await make_game(repo)
+    await repo.record(gid, events=[{"type": "Added", "n": 1}])  # a group: the writer starts
+    await repo.close()
+    await repo.close()  # closed already
+    # a later group starts it again
+    await repo.record(gid, events=[{"type": "Added", "n": 2}])
+    await repo.close()
+    assert await Repository(db.sessions).load_events(gid) == [
+        {"type": "Started"},
+        {"type": "Added", "n": 1},
+        {"type": "Added", "n": 2},
+    ]
