@@ -74,7 +74,7 @@ def _after_commit(session: Session) -> None:
 
 class CrashingStage(Stage):
     """A group commit's stage that passes the "before commit" crash point when its commit is
-    about to be sent (SQLite: on the database thread, inside the transaction)."""
+    about to be sent (SQLite: in this process, before the request goes to the writer process)."""
 
     def __init__(self, faults: Faults, stage: Stage) -> None:
         self._faults = faults
