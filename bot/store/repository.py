@@ -306,6 +306,12 @@ class Repository:
             if barrier is not None:
                 await asyncio.shield(barrier)
 
+    @property
+    def sqlite_writer_pid(self) -> int | None:
+        """The SQLite writer process's id while one runs (for accounting for its CPU), else
+        None."""
+        return None if self._sqlite_process is None else self._sqlite_process.pid
+
     async def close(self) -> None:
         """At a clean stop: write what is asked for (``flush``), then close the group writer's
         process and its connection (SQLite), so the engine's ``dispose`` closes the last one."""
