@@ -200,14 +200,15 @@ def _recorded(
     outbox_ids: Sequence[int],
     payloads: Sequence[JsonDict],
 ) -> RecordResult:
-    """An input just recorded: its events' seqs and its outbox rows (all at ``seq``)."""
-    items = tuple(
+    """An input just recorded: its events' seqs and its outbox rows (all at ``seq``). Made for
+    every input on the group commit's path: a list comprehension (a generator cost a fifth)."""
+    items = [
         OutboxItem(id=i, game_id=game_id, seq=seq, payload=payload, attempts=0,
                    last_error=None, done_at=None)
         for i, payload in zip(outbox_ids, payloads, strict=True)
-    )  # fmt: skip
+    ]  # fmt: skip
     return RecordResult(game_id=game_id, duplicate=False, first_seq=seqs[0], last_seq=seqs[1],
-                        outcome=outcome, outbox=items)  # fmt: skip
+                        outcome=outcome, outbox=tuple(items))  # fmt: skip
 
 
 def _plans(group: Group) -> list[PlannedAppend]:
