@@ -20,7 +20,7 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -90,13 +90,13 @@ class Written:
     appends: list[tuple[int, list[int]] | str] = field(default_factory=list)
 
 
+_PLANNED_FIELDS = tuple(f.name for f in fields(PlannedAppend))
+
+
 def as_fields(append: PlannedAppend) -> tuple[Any, ...]:
     """``append`` as a plain tuple (it crosses to the writer process): ``PlannedAppend(*fields)``
-    makes it again."""
-    return (
-        append.game_id, append.expected_seq, append.finish, append.message_id, append.outcome,
-        append.events, append.types, append.effects,
-    )  # fmt: skip
+    makes it again. Read in the dataclass's own field order, so a field added there crosses too."""
+    return tuple([getattr(append, name) for name in _PLANNED_FIELDS])
 
 
 def in_utc(value: datetime) -> datetime:
