@@ -47,6 +47,28 @@ def frame(value: Any) -> bytes:
     return buffer.getvalue()
 
 
+class FrameReader:
+    """Frames from a stream that arrives in pieces (a pipe read by the event loop)."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[Any]:
+        """The values of the frames ``data`` completes, in order; a partial one waits."""
+        self._buffer += data
+        values, start, end = [], 0, len(self._buffer)
+        with memoryview(self._buffer) as view:
+            while end - start >= HEADER.size:
+                size = HEADER.unpack_from(view, start)[0]
+                body = start + HEADER.size
+                if end - body < size:
+                    break
+                values.append(pickle.loads(view[body : body + size]))
+                start = body + size
+        del self._buffer[:start]
+        return values
+
+
 def read_frame(stream: IO[bytes]) -> Any:
     """The next frame's value; EOFError at the end of ``stream`` (or of a frame cut short)."""
     head = stream.read(HEADER.size)

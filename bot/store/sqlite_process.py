@@ -8,9 +8,12 @@ work has a GIL of its own; this process only pickles the group (``sqlite_frames`
 The child is started on the first request (``python -I -S``: no site-packages to import) and
 serves one request at a time on one connection, opened as the engine opens its own (the dialect's
 connect arguments, ``sqlite_group.configure``: WAL, ``synchronous=FULL``, the busy timeout).
-Answers are read by a daemon thread that blocks on the child's stdout (portable: no event loop
-readers) and hands each to the future waiting first, on that future's loop; a caller that stopped
-waiting has its request run all the same, and its answer is dropped.
+The event loop reads the answers from the child's stdout (``loop.connect_read_pipe``: a loop with
+pipe support, as asyncio's default loop on Unix), each to the future waiting first. (A reader
+thread would take an answer up only once it got the GIL from a busy loop: up to the 5 ms switch
+interval late.) A caller that stopped waiting has its request run all the same, and its answer is
+dropped. A child serves the loop that started it; a request from another loop (a test's) starts
+another.
 
 The child never outlives the bot: it ends at the end of its stdin, which closes with this process
 however it ends (``aclose`` at a clean stop, ``Database.dispose``, an exit without either, a
@@ -28,7 +31,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -39,7 +41,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import db
-from bot.store.sqlite_frames import frame, read_frame
+from bot.store.sqlite_frames import FrameReader, frame
 from bot.store.sqlite_group import PlannedAppend, Stage, Written, as_fields
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sqlite_child.py")
@@ -50,96 +52,77 @@ class WriterLost(Exception):
     """The writer process ended before it answered: what the request did is unknown."""
 
 
-def _settle(future: asyncio.Future[Any], value: Any) -> None:
-    if future.done():  # the caller was cancelled: its request ran anyway
-        return
-    if isinstance(value, WriterLost):
-        future.set_exception(value)
-    else:
-        future.set_result(value)
-
-
-def _tell(future: asyncio.Future[Any], value: Any) -> None:
-    with contextlib.suppress(RuntimeError):  # the caller's loop closed: nobody waits
-        future.get_loop().call_soon_threadsafe(_settle, future, value)
-
-
-class _Waiting:
-    """The futures waiting for a child's answers, in the order of their requests (shared with
-    the thread that reads the answers)."""
+class _Answers(asyncio.Protocol):
+    """The child's answers, read by the event loop from its stdout as they arrive, each to the
+    future waiting first (the futures in the order of their requests); then, at the end of its
+    stdout (the child gone), ``WriterLost`` to those still waiting."""
 
     def __init__(self) -> None:
+        self._frames = FrameReader()
         self._futures: deque[asyncio.Future[Any]] = deque()
-        self._lock = threading.Lock()
         self.lost = False
         """The child's stdout ended: it answers nothing more."""
 
     def expect(self, future: asyncio.Future[Any]) -> None:
-        with self._lock:
-            if self.lost:
-                raise WriterLost("the SQLite writer process has ended")
-            self._futures.append(future)
+        if self.lost:
+            raise WriterLost("the SQLite writer process has ended")
+        self._futures.append(future)
 
-    def answer(self, value: Any) -> None:
-        with self._lock:
-            future = self._futures.popleft() if self._futures else None
-        if future is not None:
-            _tell(future, value)
+    def data_received(self, data: bytes) -> None:
+        for value in self._frames.feed(data):
+            future = self._futures.popleft()
+            if not future.done():  # its caller was cancelled: the request ran anyway
+                future.set_result(value)
 
-    def lose(self) -> None:
-        with self._lock:
-            self.lost = True
-            futures, self._futures = list(self._futures), deque()
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        futures, self._futures = self._futures, deque()
         for future in futures:
-            _tell(future, WriterLost("the SQLite writer process ended mid-request"))
-
-
-def _read_answers(process: subprocess.Popen[bytes], waiting: _Waiting) -> None:
-    """The reader thread: every answer to its future, then (the child gone) ``WriterLost`` to
-    those still waiting; and the child reaped."""
-    assert process.stdout is not None
-    try:
-        while True:
-            waiting.answer(read_frame(process.stdout))
-    except (EOFError, OSError):
-        pass
-    finally:
-        waiting.lose()
-        process.stdout.close()
-        process.wait()
+            if not future.done():
+                future.set_exception(WriterLost("the SQLite writer process ended mid-request"))
 
 
 class _Child:
-    """One writer process: its stdin, and the answers its reader thread hands on."""
+    """One writer process, serving the event loop that started it. That loop reads its answers
+    (no thread: an answer is taken up at the loop's next turn, not whenever a reader thread next
+    gets the GIL from a busy loop, up to the 5 ms switch interval later)."""
 
-    def __init__(self, start: tuple[list[Any], dict[str, Any], int]) -> None:
-        self.process = subprocess.Popen(
+    def __init__(self, process: subprocess.Popen[bytes], answers: _Answers) -> None:
+        assert process.stdin is not None
+        self.loop = asyncio.get_running_loop()
+        self.process, self.answers = process, answers
+        self.stdin: IO[bytes] = process.stdin
+        # Dropped unclosed (its repository dropped): its stdin closes, and the child ends.
+        weakref.finalize(self, self.stdin.close)
+
+    @classmethod
+    async def start(cls, begin: tuple[list[Any], dict[str, Any], int]) -> _Child:
+        process = subprocess.Popen(
             [sys.executable, "-I", "-S", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        assert self.process.stdin is not None
-        self.stdin: IO[bytes] = self.process.stdin
-        self.waiting = _Waiting()
-        # Only the reader thread keeps the process object: when this one goes unclosed (its
-        # repository dropped), its stdin closes and the child ends.
-        weakref.finalize(self, self.stdin.close)
-        threading.Thread(
-            target=_read_answers,
-            args=(self.process, self.waiting),
-            name=f"faguan-writer-{self.process.pid}",
-            daemon=True,
-        ).start()
-        self.stdin.write(frame(start))
-        self.stdin.flush()
+        answers = _Answers()
+        try:
+            await asyncio.get_running_loop().connect_read_pipe(lambda: answers, process.stdout)
+        except BaseException:
+            assert process.stdin is not None
+            process.stdin.close()  # the child ends
+            raise
+        child = cls(process, answers)
+        child.send(frame(begin))
+        return child
 
-    async def ask(self, request: bytes) -> Any:
-        """Send a request frame; its answer."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.waiting.expect(future)
+    def send(self, request: bytes) -> None:
         try:
             self.stdin.write(request)
             self.stdin.flush()
-        except (OSError, ValueError):  # the child is gone (a broken pipe), or closed
-            self.waiting.lose()
+        except (OSError, ValueError):  # the child is gone (a broken pipe), or closed: its
+            pass  # stdout ends too, and its answers tell
+
+    async def ask(self, request: bytes) -> Any:
+        """Send a request frame; its answer."""
+        future: asyncio.Future[Any] = self.loop.create_future()
+        self.answers.expect(future)
+        self.send(request)
         return await future
 
     def end(self) -> None:
@@ -178,13 +161,21 @@ class SqliteProcess:
         """The running writer process's id (None: none is running)."""
         return None if self._child is None else self._child.process.pid
 
-    def _running(self) -> _Child:
-        if self._child is None or self._child.waiting.lost:
-            if self._child is not None:
-                self._child.end()
-            start = (*self._connect, db.SQLITE_BUSY_TIMEOUT_MS)
-            self._child = _Child(start)
-        return self._child
+    async def _running(self) -> _Child:
+        """The child serving this event loop: started if none is, or it ended, or it serves
+        another loop (the old one is ended)."""
+        child = self._child
+        if child is None or child.answers.lost or child.loop is not asyncio.get_running_loop():
+            if child is not None:
+                child.end()
+                child.process.poll()  # reaped, if it has ended already
+            self._child = None
+            child = await _Child.start((*self._connect, db.SQLITE_BUSY_TIMEOUT_MS))
+            if self._child is not None:  # another caller started one meanwhile: use it
+                child.end()
+                return self._child
+            self._child = child
+        return child
 
     async def commit(
         self,
@@ -200,7 +191,7 @@ class SqliteProcess:
         failure with it set has an unknown outcome."""
         fields = [as_fields(append) for append in appends]
         request = frame(("commit", durable, now, list(marks), fields, snapshots))
-        child = self._running()
+        child = await self._running()
         stage.committing = True
         ok, *answer = await child.ask(request)
         if not ok:
@@ -213,7 +204,7 @@ class SqliteProcess:
     async def pragma(self, name: str, value: str | int | None = None) -> Any:
         """Set ``PRAGMA name`` to ``value`` (a word or a number) on the writer's connection, or
         only read it: its value after (e.g. ``query_only``, for a database refusing writes)."""
-        ok, *answer = await self._running().ask(frame(("pragma", name, value)))
+        ok, *answer = await (await self._running()).ask(frame(("pragma", name, value)))
         if not ok:
             raise _error(*answer)
         return answer[0]
@@ -231,7 +222,7 @@ class SqliteProcess:
         child, self._child = self._child, None
         if child is None:
             return
-        if not child.waiting.lost:
+        if child.loop is asyncio.get_running_loop() and not child.answers.lost:
             with contextlib.suppress(WriterLost):
                 await child.ask(frame(("close",)))
         child.end()
