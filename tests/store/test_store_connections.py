@@ -45,9 +45,9 @@ asyncio.run(main(sys.argv[1]))
 
 
 async def test_a_process_that_never_closes_its_store_still_exits(tmp_path: Path) -> None:
-    """The group writer's reader thread ends with the interpreter, and its process at the end of
-    its stdin: a bot that dies without disposing of its database (an unhandled error on the way
-    out) is not left hanging, nor leaves its writer process behind."""
+    """The group writer process ends at the end of its stdin: a bot that dies without disposing
+    of its database (an unhandled error on the way out) is not left hanging, nor leaves its
+    writer process behind."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'left.db'}"
     done = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-c", LEAVER, url], cwd=ROOT, capture_output=True,
