@@ -33,7 +33,7 @@ import subprocess
 import sys
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import IO, Any
 
@@ -62,6 +62,8 @@ class _Answers(asyncio.Protocol):
         self._futures: deque[asyncio.Future[Any]] = deque()
         self.lost = False
         """The child's stdout ended: it answers nothing more."""
+        self.ended: Callable[[], None] = lambda: None
+        """Called then (the child is reaped)."""
 
     def expect(self, future: asyncio.Future[Any]) -> None:
         if self.lost:
@@ -76,6 +78,7 @@ class _Answers(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
+        self.ended()
         futures, self._futures = self._futures, deque()
         for future in futures:
             if not future.done():
@@ -108,8 +111,14 @@ class _Child:
             process.stdin.close()  # the child ends
             raise
         child = cls(process, answers)
+        answers.ended = child.reap
         child.send(frame(begin))
         return child
+
+    def reap(self) -> None:
+        """Wait for the ended child on a worker thread (no zombie left until the next request)."""
+        with contextlib.suppress(RuntimeError):  # the loop is closing: the exit reaps it
+            self.loop.run_in_executor(None, self.process.wait)
 
     def send(self, request: bytes) -> None:
         try:
@@ -168,7 +177,6 @@ class SqliteProcess:
         if child is None or child.answers.lost or child.loop is not asyncio.get_running_loop():
             if child is not None:
                 child.end()
-                child.process.poll()  # reaped, if it has ended already
             self._child = None
             child = await _Child.start((*self._connect, db.SQLITE_BUSY_TIMEOUT_MS))
             if self._child is not None:  # another caller started one meanwhile: use it

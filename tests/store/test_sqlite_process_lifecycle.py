@@ -51,6 +51,15 @@ def write_locked(db: Database) -> Iterator[None]:
         holder.close()
 
 
+async def reaped(pid: int, within: float = 10) -> bool:
+    """Whether this process's child ``pid`` is reaped (gone, not a zombie) within ``within`` s."""
+    for _ in range(int(within / 0.05)):
+        if not os.path.exists(f"/proc/{pid}"):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
 async def started(writer: SqliteProcess) -> SqliteProcess:
     """``writer`` with its process running and its connection open."""
     assert await writer.pragma("journal_mode") == "wal"
@@ -103,6 +112,7 @@ async def test_a_writer_killed_mid_request_loses_it_and_the_next_request_starts_
             with pytest.raises(WriterLost):
                 await call
         assert stage.committing  # the outcome is unknown (here: nothing was written)
+        assert await reaped(first)  # at once, not only when the next request replaces it
         written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
         assert isinstance(written, Written) and written.appends == [(2, [])]
         assert writer.pid not in (None, first)
