@@ -33,7 +33,7 @@ import subprocess
 import sys
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import IO, Any
 
@@ -55,15 +55,14 @@ class WriterLost(Exception):
 class _Answers(asyncio.Protocol):
     """The child's answers, read by the event loop from its stdout as they arrive, each to the
     future waiting first (the futures in the order of their requests); then, at the end of its
-    stdout (the child gone), ``WriterLost`` to those still waiting."""
+    stdout (the child gone), ``WriterLost`` to those still waiting, and the child reaped."""
 
-    def __init__(self) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._process = process
         self._frames = FrameReader()
         self._futures: deque[asyncio.Future[Any]] = deque()
         self.lost = False
         """The child's stdout ended: it answers nothing more."""
-        self.ended: Callable[[], None] = lambda: None
-        """Called then (the child is reaped)."""
 
     def expect(self, future: asyncio.Future[Any]) -> None:
         if self.lost:
@@ -78,7 +77,10 @@ class _Answers(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
-        self.ended()
+        # reaped on a worker thread at once (no zombie until the next request replaces it); a
+        # loop that is closing has no executor left, and the exit reaps it
+        with contextlib.suppress(RuntimeError):
+            asyncio.get_running_loop().run_in_executor(None, self._process.wait)
         futures, self._futures = self._futures, deque()
         for future in futures:
             if not future.done():
@@ -103,7 +105,7 @@ class _Child:
         process = subprocess.Popen(
             [sys.executable, "-I", "-S", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        answers = _Answers()
+        answers = _Answers(process)
         try:
             await asyncio.get_running_loop().connect_read_pipe(lambda: answers, process.stdout)
         except BaseException:
@@ -111,14 +113,8 @@ class _Child:
             process.stdin.close()  # the child ends
             raise
         child = cls(process, answers)
-        answers.ended = child.reap
         child.send(frame(begin))
         return child
-
-    def reap(self) -> None:
-        """Wait for the ended child on a worker thread (no zombie left until the next request)."""
-        with contextlib.suppress(RuntimeError):  # the loop is closing: the exit reaps it
-            self.loop.run_in_executor(None, self.process.wait)
 
     def send(self, request: bytes) -> None:
         try:

@@ -52,7 +52,8 @@ def write_locked(db: Database) -> Iterator[None]:
 
 
 async def reaped(pid: int, within: float = 10) -> bool:
-    """Whether this process's child ``pid`` is reaped (gone, not a zombie) within ``within`` s."""
+    """Whether this process's child ``pid`` is reaped (gone, not a zombie) within ``within`` s
+    (read in /proc: Linux, where CI runs)."""
     for _ in range(int(within / 0.05)):
         if not os.path.exists(f"/proc/{pid}"):
             return True
