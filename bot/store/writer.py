@@ -76,6 +76,13 @@ class Group:
                 future.set_result(None)
 
 
+SPLIT_FROM = 24
+"""The least burst a writer process's group commit splits (``Writer``'s ``split_from``).
+Measured on SQLite with 10, 30 and 100 games posting at once (docs/performance.md, tenth pass):
+splitting from 2 cost 10 games 10 % of their rate (groups of 5: the writer's CPU per post
+53 → 82 µs); from 24, 10 games as unsplit, 30 games +30 %, 100 games +38 %."""
+
+
 class Stage:
     """Whether a group's transaction reached its commit: a failure there has an unknown outcome."""
 
@@ -96,12 +103,14 @@ class Writer:
     request. Inputs with the same message id never share a group: the later one waits for the
     next group, where it is found recorded.
 
-    ``overlap``: the write runs outside this process's interpreter (a writer process), so the
-    event loop can make one group while the other is written. Then the first group of a burst
-    takes only half its inputs: while that half is written, the other half waits as the next
-    group, and from then on the callers of one group make their next inputs while the other
-    group is on its way to disk (without it, every caller of a burst waits on the same group,
-    and the loop idles through each write).
+    ``split_from``: for a write outside this process's interpreter (a writer process), so the
+    event loop can make one group while the other is written. The first group of a burst with at
+    least this many inputs takes only half of them: while that half is written, the other half
+    waits as the next group, and from then on the callers of one group make their next inputs
+    while the other group is on its way to disk (without it, every caller of a burst waits on the
+    same group, and the loop idles through each write). A smaller burst stays one group: halves
+    of a few inputs would each touch as many pages as the whole, so the writer's work per input
+    grows more than the overlap saves (measured: ``SPLIT_FROM``). None: never split.
     """
 
     def __init__(
@@ -109,11 +118,11 @@ class Writer:
         loop: asyncio.AbstractEventLoop,
         write: Callable[[Group], Awaitable[None]],
         *,
-        overlap: bool = False,
+        split_from: int | None = None,
     ) -> None:
         self.loop = loop
         self._write = write
-        self._overlap = overlap
+        self._split_from = split_from
         self._next = Group()
         self._task: asyncio.Task[None] | None = None
 
@@ -186,18 +195,18 @@ class Writer:
                         group.appends.remove(append)
                         self._next.appends.append(append)
                     seen.add(message_id)
-                if first and self._overlap:
-                    self._halve(group)
+                if first and self._split_from is not None:
+                    self._halve(group, self._split_from)
                 first = False
                 await self._write(group)
         finally:
             self._task = None
 
-    def _halve(self, group: Group) -> None:
-        """Leave the later half of ``group``'s inputs for the next group, ahead of what is
-        asked for from now on, and its barriers with them (they wait for every input asked
-        for before them)."""
-        if len(group.appends) < 2:
+    def _halve(self, group: Group, least: int) -> None:
+        """Leave the later half of ``group``'s inputs (when it has at least ``least``, and two)
+        for the next group, ahead of what is asked for from now on, and its barriers with them
+        (they wait for every input asked for before them)."""
+        if len(group.appends) < max(2, least):
             return
         half = len(group.appends) // 2
         later, group.appends = group.appends[half:], group.appends[:half]

@@ -1,15 +1,18 @@
-"""The group queue's overlap (``Writer(overlap=True)``, for a writer outside this process): the
-first group of a burst takes half its inputs, so one group is written while the loop makes the
-next; every input is still written once, in the order asked, and a barrier waits for all of them."""
+"""The group queue's overlap (``Writer(split_from=...)``, for a writer outside this process): the
+first group of a burst that large takes half its inputs, so one group is written while the loop
+makes the next; every input is still written once, in the order asked, and a barrier waits for
+all of them. A smaller burst stays one group."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
+from bot.store import Repository, open_database, upgrade
 from bot.store.values import RecordResult
-from bot.store.writer import Batch, Group, Writer
+from bot.store.writer import SPLIT_FROM, Batch, Group, Writer
 
 pytestmark = pytest.mark.asyncio
 
@@ -42,7 +45,7 @@ class Disk:
 
 async def test_a_burst_is_written_in_halves_each_input_once_in_order() -> None:
     disk = Disk()
-    writer = Writer(asyncio.get_running_loop(), disk.write, overlap=True)
+    writer = Writer(asyncio.get_running_loop(), disk.write, split_from=2)
     futures = [writer.append(g, _batch(100 + g), None, False) for g in range(10)]
     barrier = writer.barrier()
     assert barrier is not None
@@ -53,7 +56,7 @@ async def test_a_burst_is_written_in_halves_each_input_once_in_order() -> None:
 
 async def test_inputs_asked_while_the_first_half_is_written_follow_the_second_half() -> None:
     disk = Disk()
-    writer = Writer(asyncio.get_running_loop(), disk.write, overlap=True)
+    writer = Writer(asyncio.get_running_loop(), disk.write, split_from=2)
     first = [writer.append(g, _batch(100 + g), None, False) for g in range(4)]
     await first[0]  # the first half is written; the second half waits as the next group
     later = writer.append(9, _batch(200), None, False)
@@ -69,9 +72,33 @@ async def test_without_overlap_a_burst_is_one_group() -> None:
     assert disk.groups == [list(range(100, 110))]
 
 
+async def test_a_burst_smaller_than_split_from_is_one_group() -> None:
+    disk = Disk()
+    writer = Writer(asyncio.get_running_loop(), disk.write, split_from=11)
+    await asyncio.gather(*(writer.append(g, _batch(100 + g), None, False) for g in range(10)))
+    assert disk.groups == [list(range(100, 110))]
+    await asyncio.gather(*(writer.append(g, _batch(200 + g), None, False) for g in range(11)))
+    assert disk.groups[1:] == [list(range(200, 205)), list(range(205, 211))]
+
+
+async def test_the_store_splits_only_for_its_sqlite_writer_process(tmp_path: Path) -> None:
+    """SQLite's group commits run in a writer process beside the loop: bursts split from
+    ``SPLIT_FROM``; a memory database (no writer process) never splits."""
+    file = f"sqlite+aiosqlite:///{tmp_path / 'f.db'}"
+    await upgrade(file)
+    for url, split in ((file, SPLIT_FROM), ("sqlite+aiosqlite://", None)):
+        db = open_database(url)
+        repo = Repository(db.sessions)
+        try:
+            assert repo._grouped()._split_from == split
+        finally:
+            await repo.close()
+            await db.dispose()
+
+
 async def test_a_repeated_message_id_still_waits_for_a_group_after_its_first() -> None:
     disk = Disk()
-    writer = Writer(asyncio.get_running_loop(), disk.write, overlap=True)
+    writer = Writer(asyncio.get_running_loop(), disk.write, split_from=2)
     ids = [1, 2, 1, 3]
     await asyncio.gather(*(writer.append(g, _batch(m), None, False) for g, m in enumerate(ids)))
     assert disk.groups == [[1], [2, 3, 1]]
