@@ -367,7 +367,8 @@ def _confess(state: GameState, rules: Ruleset, window: Window, actor: SeatState)
     record = DayRecord(
         number=window.number, revote=window.revote, tally=(), votes=(), abstained=(),
         void_posts=(), left=left, tie=None, last_words=tuple(sorted((actor.seat, *words))),
-        confess=actor.seat, revealed=_revealed(state, rules, left, leaving), posts=state.posts,
+        confess=actor.seat, revealed=_revealed(state, rules, left, leaving),
+        posts=tuple(state.posts),
     )  # fmt: skip
     resolved = DayResolved(
         record=record,

@@ -36,7 +36,7 @@ from engine.events import (
 )
 from engine.model import Seat
 from engine.replacing import replacer
-from engine.state import POSTS, GameState, SeatState
+from engine.state import NO_POSTS, POSTS, GameState, PostLog, SeatState
 
 if TYPE_CHECKING:  # mypy checks each call's field names and types against the class
     from dataclasses import replace
@@ -66,7 +66,7 @@ def evolve(state: GameState, event: Event) -> GameState:
     """The state after `event` (bookkeeping only: every decision is in the event)."""
     match event:
         case VotePosted():  # the commonest event first (the cases are disjoint classes)
-            posts = state.posts + (event.post,)  # noqa: RUF005  # one copy, not a list and a tuple
+            posts = state.posts.plus(event.post)  # the day is not copied (`PostLog`)
             POSTS.appended(state.posts, posts)  # the duplicate check's index follows the day
             return _with_posts(state, posts=posts)
         case GameCreated():
@@ -79,7 +79,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 deadline=event.deadline,
                 paused_remaining=None,
                 submissions=(),
-                posts=(),
+                posts=NO_POSTS,
                 choice=None,
             )
         case PowerSubmitted():
@@ -103,7 +103,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 window=None,
                 deadline=None,
                 submissions=(),
-                posts=(),
+                posts=NO_POSTS,
                 choice=None,
             )
         case LastWordsGiven():
@@ -172,7 +172,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 last_words_open=(*state.last_words_open, *event.record.last_words),
             )
         case PostVoided():
-            posts = tuple(
+            posts = PostLog(
                 replace(
                     p,
                     void_reason="vote.voided_by_moderator",

@@ -201,7 +201,7 @@ def _resolve_day(
         votes=tuple(sorted(count.votes.items())),
         abstained=count.abstained, void_posts=count.void, left=left, tie=tie, last_words=words,
         revealed=_revealed(state, rules, left, out.causes), vetoed=out.vetoed,
-        veto_by=out.veto_by, spared=out.spared, eliminated=out.eliminated, posts=state.posts,
+        veto_by=out.veto_by, spared=out.spared, eliminated=out.eliminated, posts=tuple(state.posts),
     )  # fmt: skip
     resolved = DayResolved(
         record=record,
@@ -270,7 +270,7 @@ def _resolve_day_groups(
             left=out.left, tie=tie, last_words=mine_words,
             revealed=_revealed(state, rules, out.left, out.causes), vetoed=out.vetoed,
             veto_by=out.veto_by, spared=out.spared, eliminated=out.eliminated,
-            posts=state.posts if i == 0 else (), group=group.name,
+            posts=tuple(state.posts) if i == 0 else (), group=group.name,
         )  # fmt: skip
         acts += _last_acts(state, rules, out.causes)
         resolved = DayResolved(

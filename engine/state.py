@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from typing import Any, overload
 
 from engine.model import (
     Camp,
@@ -95,6 +98,79 @@ class VotePost:
     void_reason: str | None = None
     """A message key when the post does not count."""
     void_params: tuple[tuple[str, str], ...] = ()
+
+
+class PostLog(Sequence[VotePost]):
+    """A vote window's posts, in the order seen: an immutable sequence that grows by one post
+    without copying the day (`plus`), so a vote post costs the same at post 5,000 as at post 100
+    (a tuple copied every post ~6 µs at 5,000, and as much again to free the one before).
+
+    The states of one window share one list; each holds a view of its first `len` items. Only
+    the view that reaches the list's end (the newest state) appends in place; any other (an older
+    state, decided again) copies its own items first, so no view ever sees an item change. It is
+    equal to, and hashes as, the tuple of the same posts, and is stored as a list (`codec`).
+    """
+
+    __slots__ = ("_items", "_n")
+
+    _items: list[VotePost]
+    _n: int
+
+    def __init__(self, posts: Iterable[VotePost] = ()) -> None:
+        self._items = list(posts)
+        self._n = len(self._items)
+
+    def plus(self, post: VotePost) -> PostLog:
+        """These posts and then `post`."""
+        items = self._items if self._n and len(self._items) == self._n else self._items[: self._n]
+        items.append(post)
+        grown: PostLog = object.__new__(PostLog)
+        grown._items = items
+        grown._n = self._n + 1
+        return grown
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> VotePost: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[VotePost, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> VotePost | tuple[VotePost, ...]:
+        if isinstance(index, slice):
+            return tuple(self._items[: self._n][index])
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("PostLog index out of range")
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[VotePost]:
+        return islice(self._items, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PostLog):
+            if self._items is other._items or self._n != other._n:
+                return self._n == other._n
+            return self._items[: self._n] == other._items[: other._n]
+        if isinstance(other, tuple):
+            return len(other) == self._n and tuple(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PostLog({tuple(self)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PostLog, (tuple(self),)
+
+
+NO_POSTS = PostLog()
+"""A window's posts before its first (shared: a view of none never changes)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -274,7 +350,7 @@ class GameState:
     paused_remaining: int | None = None
     """Milliseconds left on the deadline while the game is paused."""
     submissions: tuple[Submission, ...] = ()
-    posts: tuple[VotePost, ...] = ()
+    posts: PostLog = NO_POSTS
     choice: Seat | None = None
     """In a victim's-choice window, the pick made so far."""
     last_words_open: tuple[Seat, ...] = ()
@@ -398,9 +474,9 @@ class PostIndex:
     """Days remembered (the oldest is dropped first)."""
 
     def __init__(self) -> None:
-        self._days: dict[int, tuple[tuple[VotePost, ...], dict[str, int]]] = {}
+        self._days: dict[int, tuple[Sequence[VotePost], dict[str, int]]] = {}
 
-    def holds(self, posts: tuple[VotePost, ...], post_id: str) -> bool:
+    def holds(self, posts: Sequence[VotePost], post_id: str) -> bool:
         """Whether one of `posts` has `post_id`."""
         if not posts:
             return False
@@ -412,7 +488,7 @@ class PostIndex:
             return True
         return any(p.post_id == post_id for p in posts)
 
-    def appended(self, before: tuple[VotePost, ...], after: tuple[VotePost, ...]) -> None:
+    def appended(self, before: Sequence[VotePost], after: Sequence[VotePost]) -> None:
         """`after` is `before` with posts appended (only `evolve`, which made it so, says this):
         where `before` is its day's newest tuple seen, the index moves on to `after` by its new
         posts, with no comparison of the two (on a long day, the work per vote post)."""
@@ -428,7 +504,7 @@ class PostIndex:
         del self._days[key]
         self._days[key] = (after, ids)
 
-    def forget(self, posts: tuple[VotePost, ...]) -> None:
+    def forget(self, posts: Sequence[VotePost]) -> None:
         """Drop the index of the day `posts` belong to (its window is locked). Else a locked day's
         ids stay until `LIMIT` newer days push them out: with many games, several days each."""
         if posts:
@@ -438,7 +514,7 @@ class PostIndex:
         """Days remembered."""
         return len(self._days)
 
-    def _index(self, posts: tuple[VotePost, ...]) -> dict[str, int]:
+    def _index(self, posts: Sequence[VotePost]) -> dict[str, int]:
         key = id(posts[0])
         known = self._days.pop(key, None)
         if known is not None and known[0] is posts:
@@ -455,7 +531,7 @@ class PostIndex:
         return ids
 
 
-def _extends(posts: tuple[VotePost, ...], known: tuple[VotePost, ...]) -> bool:
+def _extends(posts: Sequence[VotePost], known: Sequence[VotePost]) -> bool:
     return len(known) <= len(posts) and posts[: len(known)] == known
 
 

@@ -14,7 +14,7 @@ from engine.game import evolve
 from engine.model import PhaseId, PhaseKind, Seat
 from engine.publish import effects_and_state, effects_for
 from engine.replacing import maker, replace, replacer
-from engine.state import GameState, VotePost
+from engine.state import GameState, PostLog, VotePost
 
 
 def _states(seed: int) -> list[GameState]:
@@ -135,5 +135,5 @@ def test_a_made_value_is_frozen_and_refuses_what_its_class_refuses() -> None:
 
 def test_a_call_sites_replacer_copies_as_replace_does() -> None:
     for state in _states(5):
-        posts = state.posts + state.posts[:1]
+        posts = PostLog((*state.posts, *state.posts[:1]))
         _same(replacer(GameState, "posts")(state, posts=posts), replace(state, posts=posts))
