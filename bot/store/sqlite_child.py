@@ -9,8 +9,9 @@ standard library and ``sqlite_group`` (found beside this file) alone. It reads r
 stdin, one at a time, runs them on its one connection, and writes an answer frame for each to
 stdout (``sqlite_frames``). The first frame says how to open the
 connection: ``(connect args, connect kwargs, busy timeout in ms)``, as the engine opens its own.
-Requests: ``("commit", durable, now, marks, appends, snapshots)`` (``appends`` as
-``sqlite_group.as_fields`` tuples), ``("pragma", name, value or None)``, ``("close",)``. Answers:
+Requests: ``("commit", durable, at, marks, appends, snapshots)`` (``appends`` as
+``sqlite_group.as_fields`` tuples; ``at``: the rows' time as ``sqlite_group.stored_time`` writes
+it), ``("pragma", name, value or None)``, ``("close",)``. Answers:
 ``(True, value)``, or ``(False, type name, message, whether COMMIT was sent, sqlite error code,
 sqlite error name)`` (the last two None for an error not sqlite3's).
 
@@ -69,10 +70,10 @@ def run(conn: Connection, request: tuple[Any, ...], stage: _Stage) -> Any:
     """One request's value."""
     op, *args = request
     if op == "commit":
-        durable, now, marks, appends, snapshots = args
+        durable, at, marks, appends, snapshots = args
         plans = [sqlite_group.PlannedAppend(*fields) for fields in appends]
         written = sqlite_group.commit(
-            conn.get(), conn.info, durable, stage, now, marks, plans, snapshots
+            conn.get(), conn.info, durable, stage, at, marks, plans, snapshots
         )
         return sorted(written.changed), written.appends
     if op == "pragma":

@@ -24,13 +24,14 @@ _PLAIN: tuple[tuple[type, Any], ...] = (
     (tuple, tuple),
 )
 """The JSON types, and how a subclass's instance becomes one (as the JSON encoder reads it)."""
+_JSON_TYPES = tuple(kind for kind, _ in _PLAIN)
 
 
 class _PlainPickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         # Called only for objects that are not exactly a pickle's fast types (str, int, dict…).
-        if obj is True or obj is False:
-            return NotImplemented
+        if obj is True or obj is False or not isinstance(obj, _JSON_TYPES):
+            return NotImplemented  # a bool, or no JSON type's (a datetime, a class): as it is
         for kind, plain in _PLAIN:
             if isinstance(obj, kind):
                 return kind, (plain(obj),)

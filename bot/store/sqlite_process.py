@@ -42,7 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import db
 from bot.store.sqlite_frames import FrameReader, frame
-from bot.store.sqlite_group import PlannedAppend, Stage, Written, as_fields
+from bot.store.sqlite_group import PlannedAppend, Stage, Written, as_fields, stored_time
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sqlite_child.py")
 """The writer process's program."""
@@ -194,7 +194,7 @@ class SqliteProcess:
         request is sent, and cleared again if it failed before ``COMMIT`` (nothing written); a
         failure with it set has an unknown outcome."""
         fields = [as_fields(append) for append in appends]
-        request = frame(("commit", durable, now, list(marks), fields, snapshots))
+        request = frame(("commit", durable, stored_time(now), list(marks), fields, snapshots))
         child = await self._running()
         stage.committing = True
         ok, *answer = await child.ask(request)
