@@ -177,13 +177,12 @@ def commit(
     appends: Sequence[PlannedAppend],
     snapshots: Mapping[int, tuple[int, str, Mapping[str, Any]]],
 ) -> Written:
-    """Write the group in a transaction of its own and commit it, every row's time ``at`` (as
-    ``stored_time`` writes it: it crosses to the writer process as text, a datetime's pickle
-    cost the event loop ~5 µs a commit): ``synchronous=FULL`` if
+    """Write the group in a transaction of its own and commit it: ``synchronous=FULL`` if
     ``durable``, ``NORMAL`` (lazy) otherwise, as ``bot.store.db`` sets it for SQLAlchemy's
     transactions (``info``: the pooled connection's, where the level in force is kept).
     ``stage.committing`` is set once ``COMMIT`` is sent: a failure from then on has an unknown
-    outcome."""
+    outcome. ``at``: every row's time, as ``stored_time`` writes it (it crosses to the writer
+    process as text: a datetime's pickle cost the event loop ~5 µs a commit)."""
     level = "FULL" if durable else "NORMAL"
     if info.get("synchronous", "FULL") != level:
         conn.execute(f"PRAGMA synchronous={level}")
