@@ -122,7 +122,8 @@ class PostLog(Sequence[VotePost]):
 
     def plus(self, post: VotePost) -> PostLog:
         """These posts and then `post`."""
-        items = self._items if self._n and len(self._items) == self._n else self._items[: self._n]
+        newest = self._n and len(self._items) == self._n  # NO_POSTS never lends its list
+        items = self._items if newest else self._items[: self._n]
         items.append(post)
         grown: PostLog = object.__new__(PostLog)
         grown._items = items
@@ -152,9 +153,9 @@ class PostLog(Sequence[VotePost]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PostLog):
-            if self._items is other._items or self._n != other._n:
-                return self._n == other._n
-            return self._items[: self._n] == other._items[: other._n]
+            if self._n != other._n:
+                return False
+            return self._items is other._items or self._items[: self._n] == other._items[: self._n]
         if isinstance(other, tuple):
             return len(other) == self._n and tuple(self) == other
         return NotImplemented

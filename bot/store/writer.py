@@ -122,7 +122,8 @@ class Writer:
     ) -> None:
         self.loop = loop
         self._write = write
-        self._split_from = split_from
+        self.split_from = split_from
+        """The least burst split in halves (None: never)."""
         self._next = Group()
         self._task: asyncio.Task[None] | None = None
 
@@ -195,8 +196,8 @@ class Writer:
                         group.appends.remove(append)
                         self._next.appends.append(append)
                     seen.add(message_id)
-                if first and self._split_from is not None:
-                    self._halve(group, self._split_from)
+                if first and self.split_from is not None:
+                    self._halve(group, self.split_from)
                 first = False
                 await self._write(group)
         finally:

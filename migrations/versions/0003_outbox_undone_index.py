@@ -5,9 +5,9 @@ over (done_at, game_id) held every effect ever performed too, and a vote post's 
 twice: in at its NULL end when recorded, out to its dated end when marked done — two pages of the
 index written per post, beside the row's own. The partial index, on the same columns (so SQLite's
 planner takes it for the same reads), holds only the undone ones: a reply is written into one page
-and taken out of the same. Measured with C ``sqlite3`` writing the
-bot's rows: WAL frames per post 12.7–13.3 → 11.5–11.9 one post per commit, 1.9–3.9 → 1.1–2.6 a
-hundred posts per commit (docs/performance.md, tenth pass).
+and taken out of the same. Measured with C ``sqlite3`` writing the bot's rows: WAL frames per post
+12.7–13.3 → 11.5–11.9 one post per commit, 1.9–3.9 → 1.1–2.6 a hundred posts per commit
+(docs/performance.md, tenth pass).
 
 Revision ID: 0003
 Revises: 0002

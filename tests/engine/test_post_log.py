@@ -49,6 +49,8 @@ def test_views_of_one_day_differ_by_their_posts_not_by_their_list() -> None:
     assert two != other and one != two and PostLog([_post(1), _post(2)]) == two
     assert NO_POSTS == () and not NO_POSTS and len(NO_POSTS) == 0
     assert _post(2) in two and _post(3) not in two
+    # the newest view lends its list: a post is appended, the day not copied
+    assert two.plus(_post(4))._items is two._items and other._items is not two._items
 
 
 def test_a_state_with_posts_is_stored_pickled_and_compared_as_with_a_tuple() -> None:
