@@ -77,20 +77,8 @@ def run(conn: Connection, request: tuple[Any, ...], stage: _Stage) -> Any:
         )
         return sorted(written.changed), written.appends
     if op == "pragma":
-        return pragma(conn, *args)
+        return sqlite_group.pragma(conn.get(), conn.info, *args)
     raise ValueError(f"unknown request {op!r}")
-
-
-def pragma(conn: Connection, name: str, value: str | int | None) -> Any:
-    """Set ``PRAGMA name`` to ``value`` (a word or a number) or read it: its value after."""
-    if not name.isidentifier() or not (value is None or str(value).isalnum()):
-        raise ValueError(f"not a pragma: {name!r} = {value!r}")
-    db = conn.get()
-    if value is not None:
-        db.execute(f"PRAGMA {name}={value}")
-        conn.info.pop(name, None)  # set by hand: no longer known in force
-    row = db.execute(f"PRAGMA {name}").fetchone()
-    return None if row is None else row[0]
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:

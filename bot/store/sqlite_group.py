@@ -54,6 +54,21 @@ def configure(dbapi_connection: Any, busy_timeout_ms: int) -> None:
         cursor.close()
 
 
+def pragma(
+    conn: sqlite3.Connection, info: dict[str, Any], name: str, value: str | int | None
+) -> Any:
+    """Set ``PRAGMA name`` to ``value`` (a word or a number) on ``conn``, or only read it: its
+    value after. ``info``: the connection's pragmas known in force (``commit`` keeps
+    ``synchronous`` there), forgotten once set by hand."""
+    if not name.isidentifier() or not (value is None or str(value).isalnum()):
+        raise ValueError(f"not a pragma: {name!r} = {value!r}")
+    if value is not None:
+        conn.execute(f"PRAGMA {name}={value}")
+        info.pop(name, None)  # set by hand: no longer known in force
+    row = conn.execute(f"PRAGMA {name}").fetchone()
+    return None if row is None else row[0]
+
+
 class Stage(Protocol):
     """Where ``commit`` tells that it sent ``COMMIT`` (``bot.store.writer.Stage`` is one)."""
 

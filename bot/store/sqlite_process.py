@@ -1,9 +1,18 @@
-"""SQLite's group commits in a writer process of their own (``sqlite_child``), held while used.
+"""SQLite's group commits: a small group written here, a large one in a writer process of its
+own (``sqlite_child``), held while used.
 
-Written in this process, a group's Python work (the JSON of every event, effect and outcome, its
-rows, ``executemany``) holds the GIL, and each sqlite3 call that lets the GIL go has to take it
-back from the event loop: while a group is written the loop hardly runs. In a child process that
-work has a GIL of its own; this process only pickles the group (``sqlite_frames``) and waits.
+A large group's Python work (the JSON of every event, effect and outcome, its rows,
+``executemany``) would hold the event loop for milliseconds; in a child process it has a GIL of
+its own, and while one group is written there the loop makes the next (``Writer``'s split). A
+small group (fewer than ``SMALL_GROUP`` inputs, small payloads, no snapshot: what one game's or a
+few games' posts make) is written here, on this process's own connection, holding the loop for
+the commit: shipping it costs more than writing it. Measured on this project's 2-core VM
+(docs/performance.md): the request's pickles, the pipe and waking the other process cost the
+loop ~100 µs of CPU a commit, and each process idling and waking once a commit makes the next
+work run slower; one game's posts went 1,318–1,712 → 1,878–2,337 a second, ten games'
+3,923–5,213 → 4,482–6,697, thirty and a hundred unchanged. Only when its ``BEGIN IMMEDIATE``
+finds the database held by another process (busy timeout 0 here) does a small group go to the
+writer process after all, which waits for it off the loop.
 
 The child is started on the first request (``python -I -S``: no site-packages to import) and
 serves one request at a time on one connection, opened as the engine opens its own (the dialect's
@@ -40,12 +49,21 @@ from typing import IO, Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.store import db
+from bot.store import db, sqlite_group
 from bot.store.sqlite_frames import FrameReader, frame
 from bot.store.sqlite_group import PlannedAppend, Stage, Written, as_fields, stored_time
+from bot.store.writer import SPLIT_FROM
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sqlite_child.py")
 """The writer process's program."""
+
+SMALL_GROUP = SPLIT_FROM // 2
+"""Groups with fewer inputs are written in this process (``SqliteProcess.small_group``). A
+burst the group writer splits (``SPLIT_FROM``) makes halves of at least this many: those go to
+the writer process, so one half is written while the loop makes the other's next posts."""
+SMALL_PAYLOAD = 2_000
+"""Most JSON values (in every dict and list) of a group written in this process: more (a lock's
+record of a long day, hundreds of posts) would hold the event loop for milliseconds of JSON."""
 
 
 class WriterLost(Exception):
@@ -136,12 +154,81 @@ class _Child:
             self.stdin.close()
 
 
+def small_payloads(appends: Sequence[PlannedAppend], most: int = SMALL_PAYLOAD) -> bool:
+    """Whether the events, effects and outcomes of ``appends`` hold at most ``most`` JSON
+    values (counted by the lengths of their dicts and lists, stopping once over)."""
+    left = most
+    open_: list[Any] = []
+    for append in appends:
+        open_ += append.events
+        open_ += append.effects
+        if append.outcome is not None:
+            open_.append(append.outcome)
+    while open_:
+        values = open_.pop()
+        if isinstance(values, Mapping):
+            values = values.values()
+        left -= len(values)
+        if left < 0:
+            return False
+        open_ += [v for v in values if isinstance(v, Mapping | list | tuple)]
+    return True
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" (another connection holds it)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
+
+
+class _Here:
+    """This process's own connection for small groups, opened on first use by the event loop
+    using it (a loop's first use closes one another loop opened). Its busy timeout is 0: a
+    database held by another process is said at once, and the group goes to the writer process,
+    which waits off the loop."""
+
+    def __init__(self, args: list[Any], kwargs: dict[str, Any]) -> None:
+        self._args, self._kwargs = args, kwargs
+        self._conn: sqlite3.Connection | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.info: dict[str, Any] = {}
+        """The pragmas known in force (``synchronous``), as ``sqlite_group.commit`` keeps them."""
+
+    def get(self) -> sqlite3.Connection:
+        loop = asyncio.get_running_loop()
+        if self._conn is None or self._loop is not loop:
+            self.close()
+            conn = sqlite3.connect(*self._args, **self._kwargs)
+            try:
+                sqlite_group.configure(conn, 0)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn, self._loop, self.info = conn, loop, {"synchronous": "FULL"}
+        return self._conn
+
+    @property
+    def opened(self) -> bool:
+        return self._conn is not None and self._loop is asyncio.get_running_loop()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
 class SqliteProcess:
-    """The SQLite writer process of one database, started on first use."""
+    """The SQLite group writer of one database: its own connection here for small groups, and
+    its writer process for the rest, each opened on first use."""
 
     def __init__(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         self._connect = (list(args), dict(kwargs))
         self._child: _Child | None = None
+        self._here = _Here(*self._connect)
+        self._wrote_here = False
+        """Whether the last group was written here (``pragma`` reads where it was)."""
+        self.small_group = SMALL_GROUP
+        """Groups with fewer inputs (and small payloads, no snapshot) are written here; 0: none."""
 
     @classmethod
     def for_engine(cls, engine: AsyncEngine) -> SqliteProcess | None:
@@ -190,9 +277,24 @@ class SqliteProcess:
         appends: Sequence[PlannedAppend],
         snapshots: Mapping[int, tuple[int, str, Mapping[str, Any]]],
     ) -> Written:
-        """``sqlite_group.commit`` in the writer process. ``stage.committing`` is set before the
-        request is sent, and cleared again if it failed before ``COMMIT`` (nothing written); a
-        failure with it set has an unknown outcome."""
+        """``sqlite_group.commit``: here for a small group, else in the writer process.
+        ``stage.committing`` is set once ``COMMIT`` may have been sent (before the request is
+        sent to the writer process, cleared again if it failed before ``COMMIT``): a failure
+        with it set has an unknown outcome."""
+        if len(appends) < self.small_group and not snapshots and small_payloads(appends):
+            try:
+                written = sqlite_group.commit(
+                    self._here.get(), self._here.info, durable, stage, stored_time(now), marks,
+                    appends, snapshots,
+                )  # fmt: skip
+            except sqlite3.Error as exc:
+                if stage.committing or not _busy(exc):
+                    raise
+                # held by another process: the writer process waits for it, off the loop
+            else:
+                self._wrote_here = True
+                return written
+        self._wrote_here = False
         fields = [as_fields(append) for append in appends]
         request = frame(("commit", durable, stored_time(now), list(marks), fields, snapshots))
         child = await self._running()
@@ -206,23 +308,32 @@ class SqliteProcess:
         return Written(set(changed), written)
 
     async def pragma(self, name: str, value: str | int | None = None) -> Any:
-        """Set ``PRAGMA name`` to ``value`` (a word or a number) on the writer's connection, or
-        only read it: its value after (e.g. ``query_only``, for a database refusing writes)."""
+        """Set ``PRAGMA name`` to ``value`` (a word or a number) on both of the writer's
+        connections (e.g. ``query_only``, for a database refusing writes), or only read it: its
+        value after, on the connection that wrote the last group (the writer process's before
+        any)."""
         ok, *answer = await (await self._running()).ask(frame(("pragma", name, value)))
         if not ok:
             raise _error(*answer)
+        if value is not None:
+            return sqlite_group.pragma(self._here.get(), self._here.info, name, value)
+        if self._wrote_here and self._here.opened:
+            return sqlite_group.pragma(self._here.get(), self._here.info, name, None)
         return answer[0]
 
     def end(self) -> None:
-        """End the writer process once it has answered what it was asked (without waiting)."""
+        """Close the connection here, and end the writer process once it has answered what it
+        was asked (without waiting)."""
+        self._here.close()
         if self._child is not None:
             self._child.end()
             self._child = None
 
     async def aclose(self) -> None:
-        """Close the connection once the requests sent are answered, and wait for the process
-        to end (a clean stop: the last connection to close checkpoints the WAL into the file).
-        A later request starts a new one."""
+        """Close the connection here, and the writer process's once the requests sent are
+        answered, and wait for the process to end (a clean stop: the last connection to close
+        checkpoints the WAL into the file). A later request opens them again."""
+        self._here.close()
         child, self._child = self._child, None
         if child is None:
             return

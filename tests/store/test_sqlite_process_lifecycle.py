@@ -1,9 +1,12 @@
-"""SQLite's group writer process (``bot.store.sqlite_process``) over its life: a request whose
-caller stopped waiting (the group writer cancelled as the process goes down) still runs and the
-writer goes on serving; a writer process killed mid-request leaves that request unknown
+"""SQLite's group writer (``bot.store.sqlite_process``) over its life: a small group is written
+in this process and a large one in the writer process; a small group that finds the database
+held by another process waits for it in the writer process, not on the event loop; a request
+whose caller stopped waiting (the group writer cancelled as the process goes down) still runs and
+the writer goes on serving; a writer process killed mid-request leaves that request unknown
 (``WriterLost``) and the next request starts a new one; a statement that fails before COMMIT is
-raised here as sqlite3's error, the stage cleared; closing a writer that never ran a request, or
-closing it twice, does nothing, and a later request starts it again."""
+raised as sqlite3's error, the stage cleared, wherever the group is written; closing a writer
+that never ran a request, or closing it twice, does nothing, and a later request starts it
+again."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import pytest
 from bot.store.db import Database
 from bot.store.repository import Repository
 from bot.store.sqlite_group import PlannedAppend, Written
-from bot.store.sqlite_process import SqliteProcess, WriterLost
+from bot.store.sqlite_process import SMALL_GROUP, SMALL_PAYLOAD, SqliteProcess, WriterLost
 from bot.store.writer import Stage
 from tests.store.test_store_recovery import make_game
 
@@ -33,10 +36,20 @@ pytestmark = [
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def added(game_id: int, n: int) -> PlannedAppend:
-    """One input adding ``n`` to game ``game_id``, as the repository plans it."""
-    event = {"type": "Added", "n": n}
+def added(game_id: int, n: int, *, extra: list[int] | None = None) -> PlannedAppend:
+    """One input adding ``n`` to game ``game_id``, as the repository plans it (``extra``: a
+    list carried in its event)."""
+    event: dict[str, Any] = {"type": "Added", "n": n}
+    if extra is not None:
+        event["extra"] = extra
     return PlannedAppend(game_id, None, False, None, None, [event], ["Added"], [])
+
+
+def process_only(writer: SqliteProcess | None) -> SqliteProcess:
+    """``writer``, writing every group in its writer process."""
+    assert writer is not None
+    writer.small_group = 0
+    return writer
 
 
 @contextmanager
@@ -70,8 +83,7 @@ async def started(writer: SqliteProcess) -> SqliteProcess:
 async def test_a_request_whose_caller_was_cancelled_still_runs_and_the_writer_serves_on(
     db: Database,
 ) -> None:
-    writer = SqliteProcess.for_engine(db.engine)
-    assert writer is not None
+    writer = process_only(SqliteProcess.for_engine(db.engine))
     loop = asyncio.get_running_loop()
     reported: list[dict[str, Any]] = []
     loop.set_exception_handler(lambda _loop, context: reported.append(context))
@@ -99,8 +111,7 @@ async def test_a_request_whose_caller_was_cancelled_still_runs_and_the_writer_se
 async def test_a_writer_killed_mid_request_loses_it_and_the_next_request_starts_another(
     db: Database,
 ) -> None:
-    writer = SqliteProcess.for_engine(db.engine)
-    assert writer is not None
+    writer = process_only(SqliteProcess.for_engine(db.engine))
     game = await make_game(Repository(db.sessions))
     try:
         first = (await started(writer)).pid
@@ -123,12 +134,17 @@ async def test_a_writer_killed_mid_request_loses_it_and_the_next_request_starts_
         await writer.aclose()
 
 
-async def test_a_statement_that_fails_before_commit_raises_sqlite3s_error(db: Database) -> None:
+@pytest.mark.parametrize("here", [True, False], ids=["here", "in-the-writer-process"])
+async def test_a_statement_that_fails_before_commit_raises_sqlite3s_error(
+    db: Database, here: bool
+) -> None:
     writer = SqliteProcess.for_engine(db.engine)
     assert writer is not None
+    if not here:
+        process_only(writer)
     game = await make_game(Repository(db.sessions))
     try:
-        assert await writer.pragma("query_only", "ON") == 1
+        assert await writer.pragma("query_only", "ON") == 1  # on both connections
         stage = Stage()
         with pytest.raises(sqlite3.OperationalError, match="readonly database"):
             await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
@@ -136,6 +152,60 @@ async def test_a_statement_that_fails_before_commit_raises_sqlite3s_error(db: Da
         await writer.pragma("query_only", "OFF")
         written = await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
         assert written.appends == [(2, [])]
+    finally:
+        await writer.aclose()
+
+
+async def test_a_small_group_is_written_here_and_a_large_one_in_the_writer_process(
+    db: Database,
+) -> None:
+    writer = SqliteProcess.for_engine(db.engine)
+    assert writer is not None
+    repo = Repository(db.sessions)
+    games = [await make_game(repo) for _ in range(SMALL_GROUP)]
+    try:
+        small = [added(g, 1) for g in games[:-1]]
+        written = await writer.commit(Stage(), True, NOW, [], small, {})
+        assert written.appends == [(2, [])] * len(small)
+        assert writer.pid is None  # no writer process was needed
+        assert await writer.pragma("synchronous") == 2  # FULL, where it was written
+        big_payload = added(games[0], 2, extra=list(range(SMALL_PAYLOAD)))
+        await writer.commit(Stage(), True, NOW, [], [big_payload], {})
+        started = writer.pid
+        assert started is not None  # a payload this large: written there
+        writer.end()  # the writer process ends; the next large group starts another
+        large = [added(g, 3) for g in games]
+        written = await writer.commit(Stage(), True, NOW, [], large, {})
+        assert written.appends == [(4, [])] + [(3, [])] * (len(games) - 2) + [(2, [])]
+        assert writer.pid not in (None, started)
+        for game in games[1:-1]:
+            events = await repo.load_events(game)
+            assert [e.get("n") for e in events] == [None, 1, 3]
+    finally:
+        await writer.aclose()
+
+
+async def test_a_small_group_finding_the_database_held_waits_in_the_writer_process(
+    db: Database,
+) -> None:
+    writer = SqliteProcess.for_engine(db.engine)
+    assert writer is not None
+    game = await make_game(Repository(db.sessions))
+    try:
+        with write_locked(db):
+            call = asyncio.ensure_future(
+                writer.commit(Stage(), True, NOW, [], [added(game, 1)], {})
+            )
+            loop = asyncio.get_running_loop()
+            before = loop.time()
+            await asyncio.sleep(0.2)  # the loop runs on: the wait is not here
+            assert loop.time() - before < 1.0
+            assert not call.done()
+        written = await call  # once the other process lets go
+        assert written.appends == [(2, [])]
+        assert writer.pid is not None  # it waited in the writer process
+        events = await Repository(db.sessions).load_events(game)
+        assert events[-1] == {"type": "Added", "n": 1}
     finally:
         await writer.aclose()
 

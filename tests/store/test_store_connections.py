@@ -37,7 +37,8 @@ async def main(url):
     await upgrade(url)
     repo = Repository(open_database(url).sessions)
     game = await make_game(repo)
-    await repo.record(game, events=[{"type": "Added", "n": 1}])
+    await repo.record(game, events=[{"type": "Added", "n": 1}])  # a small group: written here
+    await repo._sqlite_process.pragma("journal_mode")  # the writer process started too
     print("recorded", repo._sqlite_process.pid, flush=True)
 
 asyncio.run(main(sys.argv[1]))

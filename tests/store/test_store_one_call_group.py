@@ -178,6 +178,8 @@ async def test_a_group_in_one_call_writes_what_sqlalchemy_writes(
     groups.clear()
     ours = await one_group(one_call, db, offset=20_000)
     assert 7 in groups  # the group of seven inputs went in one call
+    if not pg:  # with its snapshot: written in the writer process, not here
+        assert one_call._sqlite_process is not None and one_call._sqlite_process.pid is not None
     expected = await same_rows_and_answers(db, theirs, ours, (10_000, 20_000))
     (snapshot,) = expected["snapshots"]  # the newer one; the older is gone
     assert snapshot[:4] == (0, 2, "v1", '{"at":2,"名":"甲"}')
@@ -225,6 +227,8 @@ async def test_the_bumps_shared_by_a_group_write_what_one_bump_each_writes(
     if db.engine.dialect.name == "sqlite":
         a, _, c, d, e = ours[0]
         assert [a, c, d, e] in together  # the second game has two inputs: one statement each
+        # a small group: written in this process (no writer process was started)
+        assert one_call._sqlite_process is not None and one_call._sqlite_process.pid is None
     await same_rows_and_answers(db, theirs, ours, (30_000, 40_000))
     assert [type(answer).__name__ for answer in ours[1]] == [
         "RecordResult", "RecordResult", "RecordResult", "SeqConflict", "RecordResult",
