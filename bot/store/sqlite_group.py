@@ -19,14 +19,34 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-# One serializer for both backends: no NaN (PostgreSQL's json refuses it), Chinese kept readable.
-# One encoder made once (what `json.dumps` with these options builds on every call).
-json_dumps = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
+
+def _json_serializer() -> Callable[[Any], str]:
+    """The store's JSON: compact, no NaN (PostgreSQL's json refuses it), Chinese kept readable.
+
+    What ``json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))``
+    encodes, with its C encoder made once rather than on every call (~2.5 µs of a ~6 µs
+    vote-post payload), and no check for circular references (data from the codec has none: one
+    would end in a RecursionError rather than a ValueError)."""
+    encoder = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)  # (not in typeshed)
+    if make is None:  # an interpreter without json's C accelerator
+        return encoder.encode
+    # (markers, default, encode a str, indent, ":", ",", sort_keys, skipkeys, allow_nan)
+    chunks = make(None, encoder.default, json.encoder.encode_basestring, None, ":", ",", False,
+                  False, False)  # fmt: skip
+
+    def dumps(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return dumps
+
+
+json_dumps = _json_serializer()
 """The store's JSON serializer (SQLAlchemy's, and that of the writes that bypass it)."""
 
 CHUNK = 10_000
@@ -176,6 +196,8 @@ def _bumped_together(appends: Sequence[PlannedAppend], seen: set[int]) -> list[P
     """The inputs whose bumps can share one statement: not seen before, not finishing their
     game, and each the only one of its game in the group (so the order of the bumps does not
     matter). Fewer than two: none (a statement alone is what ``_bump_sql`` writes)."""
+    if len(appends) < 2:
+        return []
     fresh = [a for a in appends if a.message_id is None or a.message_id not in seen]
     games = Counter(a.game_id for a in fresh)
     together = [a for a in fresh if not a.finish and games[a.game_id] == 1]
@@ -224,7 +246,7 @@ def write(
     """Run the group's statements on ``conn`` (in its open transaction), every row's time
     ``at`` (``stored_time``); commits nothing."""
     out = Written()
-    for part in chunks(list(marks)):
+    for part in chunks(list(marks)) if marks else ():
         holes = ",".join("?" * len(part))
         rows = conn.execute(
             f"UPDATE outbox SET done_at = ?, attempts = attempts + 1 "
