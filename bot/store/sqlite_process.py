@@ -154,24 +154,28 @@ class _Child:
             self.stdin.close()
 
 
+_CONTAINERS = (dict, list, tuple)
+"""What JSON nests (the serializer writes no other container)."""
+
+
 def small_payloads(appends: Sequence[PlannedAppend], most: int = SMALL_PAYLOAD) -> bool:
     """Whether the events, effects and outcomes of ``appends`` hold at most ``most`` JSON
     values (counted by the lengths of their dicts and lists, stopping once over)."""
     left = most
     open_: list[Any] = []
     for append in appends:
-        open_ += append.events
-        open_ += append.effects
+        open_ += [payload.values() for payload in append.events]
+        open_ += [payload.values() for payload in append.effects]
         if append.outcome is not None:
-            open_.append(append.outcome)
+            open_.append(append.outcome.values())
     while open_:
         values = open_.pop()
-        if isinstance(values, Mapping):
-            values = values.values()
         left -= len(values)
         if left < 0:
             return False
-        open_ += [v for v in values if isinstance(v, Mapping | list | tuple)]
+        for value in values:
+            if isinstance(value, _CONTAINERS):
+                open_.append(value.values() if isinstance(value, dict) else value)
     return True
 
 
