@@ -220,11 +220,7 @@ def commit(
     ``stage.committing`` is set once ``COMMIT`` is sent: a failure from then on has an unknown
     outcome. ``at``: every row's time, as ``stored_time`` writes it (it crosses to the writer
     process as text: a datetime's pickle cost the event loop ~5 µs a commit)."""
-    level = "FULL" if durable else "NORMAL"
-    if info.get("synchronous", "FULL") != level:
-        conn.execute(f"PRAGMA synchronous={level}")
-        info["synchronous"] = level
-    conn.execute("BEGIN IMMEDIATE")
+    begin(conn, info, durable)
     try:
         written = write(conn, at, marks, appends, snapshots)
         stage.committing = True
@@ -234,6 +230,17 @@ def commit(
             conn.execute("ROLLBACK")
         raise
     return written
+
+
+def begin(conn: sqlite3.Connection, info: dict[str, Any], durable: bool) -> None:
+    """Set the ``synchronous`` level for the transaction (``commit``) and take the write lock
+    (``BEGIN IMMEDIATE``: a database held by another connection fails here, or after the busy
+    timeout, before anything is written)."""
+    level = "FULL" if durable else "NORMAL"
+    if info.get("synchronous", "FULL") != level:
+        conn.execute(f"PRAGMA synchronous={level}")
+        info["synchronous"] = level
+    conn.execute("BEGIN IMMEDIATE")
 
 
 def write(

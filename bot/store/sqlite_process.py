@@ -3,16 +3,19 @@ own (``sqlite_child``), held while used.
 
 A large group's Python work (the JSON of every event, effect and outcome, its rows,
 ``executemany``) would hold the event loop for milliseconds; in a child process it has a GIL of
-its own, and while one group is written there the loop makes the next (``Writer``'s split). A
-small group (fewer than ``SMALL_GROUP`` inputs, small payloads, no snapshot: what one game's or a
-few games' posts make) is written here, on this process's own connection, holding the loop for
-the commit: shipping it costs more than writing it. Measured on this project's 2-core VM
-(docs/performance.md): the request's pickles, the pipe and waking the other process cost the
-loop ~100 µs of CPU a commit, and each process idling and waking once a commit makes the next
-work run slower; one game's posts went 1,318–1,712 → 1,878–2,337 a second, ten games'
-3,923–5,213 → 4,482–6,697, thirty and a hundred unchanged. Only when its ``BEGIN IMMEDIATE``
-finds the database held by another process (busy timeout 0 here) does a small group go to the
-writer process after all, which waits for it off the loop.
+its own, and while one group is written there the loop makes the next (``Writer``'s split).
+
+A small group (fewer than ``SMALL_GROUP`` inputs, small payloads, no snapshot: what one game's or a
+few games' posts make) is written here, on this process's own connection: its statements on the
+loop (a few hundred µs), its ``COMMIT`` (the WAL's pages, the fsync) on a thread of its own, so the
+loop serves on while the disk is waited for. Shipping it costs more than writing it: on this
+project's 2-core VM (docs/performance.md) the request's pickles, the pipe and waking the other
+process cost the loop ~100 µs of CPU a commit, and each process idling and waking once a commit
+makes its next work run slower. Alternating with the code before: one game's posts 0.18–0.20 →
+0.24–0.27 of C's one-commit rate, ten games' 0.52–0.54 → 0.59–0.62; deadlines' job starts as before
+(a ``COMMIT`` held on the loop made their p99 2 → 6–21 ms). Only when its ``BEGIN IMMEDIATE`` finds
+the database held by another process (busy timeout 0 here) does a small group go to the writer
+process after all, which waits for it off the loop.
 
 The child is started on the first request (``python -I -S``: no site-packages to import) and
 serves one request at a time on one connection, opened as the engine opens its own (the dialect's
@@ -43,6 +46,7 @@ import sys
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import IO, Any
 
@@ -189,16 +193,24 @@ class _Here:
     """This process's own connection for small groups, opened on first use by the event loop
     using it (a loop's first use closes one another loop opened). Its busy timeout is 0: a
     database held by another process is said at once, and the group goes to the writer process,
-    which waits off the loop."""
+    which waits off the loop. A group's statements run on the loop (a few hundred µs); its
+    ``COMMIT`` (the WAL's pages and the fsync, the wait for the disk) on a thread of its own, so
+    the loop serves on meanwhile (a deadline's job starts on time)."""
 
     def __init__(self, args: list[Any], kwargs: dict[str, Any]) -> None:
         self._args, self._kwargs = args, kwargs
         self._conn: sqlite3.Connection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: ThreadPoolExecutor | None = None
+        self._committing: Future[Any] | None = None
+        """The ``COMMIT`` on the thread, until the connection is used again."""
         self.info: dict[str, Any] = {}
         """The pragmas known in force (``synchronous``), as ``sqlite_group.commit`` keeps them."""
 
     def get(self) -> sqlite3.Connection:
+        """The connection, once no ``COMMIT`` runs on it (one whose caller stopped waiting is
+        waited for here: rare, and short)."""
+        self._settle()
         loop = asyncio.get_running_loop()
         if self._conn is None or self._loop is not loop:
             self.close()
@@ -215,10 +227,34 @@ class _Here:
     def opened(self) -> bool:
         return self._conn is not None and self._loop is asyncio.get_running_loop()
 
+    async def commit(self, conn: sqlite3.Connection) -> None:
+        """``COMMIT`` on the thread. If the caller stops waiting, it runs on all the same, and
+        the connection is not used again until it ends (``committing``)."""
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="faguan-sqlite-commit")
+        self._committing = self._thread.submit(conn.execute, "COMMIT")
+        await asyncio.wrap_future(self._committing)
+        self._committing = None
+
+    @property
+    def committing(self) -> bool:
+        """Whether a ``COMMIT`` runs on the thread (its caller stopped waiting)."""
+        return self._committing is not None and not self._committing.done()
+
+    def _settle(self) -> None:
+        if self._committing is not None:
+            with contextlib.suppress(Exception):  # told to its caller, if it still waited
+                self._committing.result()
+            self._committing = None
+
     def close(self) -> None:
+        self._settle()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if self._thread is not None:
+            self._thread.shutdown(wait=False)
+            self._thread = None
 
 
 class SqliteProcess:
@@ -287,10 +323,7 @@ class SqliteProcess:
         with it set has an unknown outcome."""
         if len(appends) < self.small_group and not snapshots and small_payloads(appends):
             try:
-                written = sqlite_group.commit(
-                    self._here.get(), self._here.info, durable, stage, stored_time(now), marks,
-                    appends, snapshots,
-                )  # fmt: skip
+                written = await self._commit_here(stage, durable, stored_time(now), marks, appends)
             except sqlite3.Error as exc:
                 if stage.committing or not _busy(exc):
                     raise
@@ -310,6 +343,28 @@ class SqliteProcess:
             raise _error(*answer)
         changed, written = answer[0]
         return Written(set(changed), written)
+
+    async def _commit_here(
+        self,
+        stage: Stage,
+        durable: bool,
+        at: str,
+        marks: Sequence[int],
+        appends: Sequence[PlannedAppend],
+    ) -> Written:
+        """``sqlite_group.commit`` on the connection here, its ``COMMIT`` on its thread."""
+        here = self._here
+        conn = here.get()
+        sqlite_group.begin(conn, here.info, durable)
+        try:
+            written = sqlite_group.write(conn, at, marks, appends, {})
+            stage.committing = True
+            await here.commit(conn)
+        except BaseException:
+            if not here.committing and conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return written
 
     async def pragma(self, name: str, value: str | int | None = None) -> Any:
         """Set ``PRAGMA name`` to ``value`` (a word or a number) on both of the writer's

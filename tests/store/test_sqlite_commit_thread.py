@@ -1,0 +1,132 @@
+"""A small SQLite group is written on the bot's own connection with its ``COMMIT`` on a thread
+(``bot.store.sqlite_process``): the event loop serves on while the disk is waited for; a caller
+that stops waiting leaves its ``COMMIT`` to end before the connection is used again; a ``COMMIT``
+that fails is raised to its caller, its outcome unknown, and the connection serves on."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from bot.store.db import Database
+from bot.store.repository import Repository
+from bot.store.sqlite_group import PlannedAppend
+from bot.store.sqlite_process import SqliteProcess
+from bot.store.writer import Stage
+from tests.store.test_store_recovery import make_game
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.parametrize("backend", ["sqlite"], indirect=True),
+]
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def added(game_id: int, n: int) -> PlannedAppend:
+    event = {"type": "Added", "n": n}
+    return PlannedAppend(game_id, None, False, None, None, [event], ["Added"], [])
+
+
+class GatedCommits(sqlite3.Connection):
+    """A connection whose ``COMMIT`` waits for ``gate`` (set by the test) and may fail once."""
+
+    gate = threading.Event()
+    entered = threading.Event()
+    fail_next = False
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql == "COMMIT":
+            type(self).entered.set()
+            assert type(self).gate.wait(10), "the test never opened the gate"
+            if type(self).fail_next:
+                type(self).fail_next = False
+                raise sqlite3.OperationalError("disk I/O error")
+        return super().execute(sql, *args)
+
+
+@pytest.fixture
+def gated() -> type[GatedCommits]:
+    GatedCommits.gate = threading.Event()
+    GatedCommits.entered = threading.Event()
+    GatedCommits.fail_next = False
+    return GatedCommits
+
+
+def writer_here(db: Database, factory: type[sqlite3.Connection]) -> SqliteProcess:
+    """A writer on ``db``'s file writing small groups here, on connections of ``factory``."""
+    path = str(db.engine.url.database)
+    return SqliteProcess([path], {"check_same_thread": False, "factory": factory})
+
+
+async def test_the_loop_serves_on_while_a_commit_waits_for_the_disk(
+    db: Database, gated: type[GatedCommits]
+) -> None:
+    writer = writer_here(db, gated)
+    game = await make_game(Repository(db.sessions))
+    try:
+        call = asyncio.ensure_future(writer.commit(Stage(), True, NOW, [], [added(game, 1)], {}))
+        assert await asyncio.to_thread(gated.entered.wait, 10)
+        ticks = 0
+        for _ in range(5):  # the loop runs while the COMMIT waits on its thread
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 5 and not call.done()
+        gated.gate.set()
+        written = await call
+        assert written.appends == [(2, [])]
+        assert writer.pid is None  # written here
+        events = await Repository(db.sessions).load_events(game)
+        assert events[-1] == {"type": "Added", "n": 1}
+    finally:
+        gated.gate.set()
+        await writer.aclose()
+
+
+async def test_a_commit_whose_caller_stopped_waiting_ends_before_the_next_group(
+    db: Database, gated: type[GatedCommits]
+) -> None:
+    writer = writer_here(db, gated)
+    game = await make_game(Repository(db.sessions))
+    try:
+        stage = Stage()
+        call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
+        assert await asyncio.to_thread(gated.entered.wait, 10)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert stage.committing  # its outcome is unknown to its caller
+        threading.Timer(0.2, gated.gate.set).start()  # the disk answers later
+        # the next group waits for that COMMIT, then is written after it
+        written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+        assert written.appends == [(3, [])]
+        events = await Repository(db.sessions).load_events(game)
+        assert events[-2:] == [{"type": "Added", "n": 1}, {"type": "Added", "n": 2}]
+    finally:
+        gated.gate.set()
+        await writer.aclose()
+
+
+async def test_a_failed_commit_is_raised_and_the_connection_serves_on(
+    db: Database, gated: type[GatedCommits]
+) -> None:
+    writer = writer_here(db, gated)
+    game = await make_game(Repository(db.sessions))
+    gated.gate.set()
+    gated.fail_next = True
+    try:
+        stage = Stage()
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+            await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
+        assert stage.committing  # a failure at COMMIT: the outcome is unknown
+        written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+        assert written.appends == [(2, [])]  # the failed one was rolled back
+        events = await Repository(db.sessions).load_events(game)
+        assert events == [{"type": "Started"}, {"type": "Added", "n": 2}]
+    finally:
+        await writer.aclose()
