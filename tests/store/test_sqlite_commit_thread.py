@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from bot.store.db import Database
 from bot.store.repository import Repository
@@ -58,75 +60,67 @@ def gated() -> type[GatedCommits]:
     return GatedCommits
 
 
-def writer_here(db: Database, factory: type[sqlite3.Connection]) -> SqliteProcess:
-    """A writer on ``db``'s file writing small groups here, on connections of ``factory``."""
+@pytest_asyncio.fixture
+async def writer(db: Database, gated: type[GatedCommits]) -> AsyncIterator[SqliteProcess]:
+    """A writer on ``db``'s file writing small groups here, on gated connections."""
     path = str(db.engine.url.database)
-    return SqliteProcess([path], {"check_same_thread": False, "factory": factory})
+    made = SqliteProcess([path], {"check_same_thread": False, "factory": gated})
+    try:
+        yield made
+    finally:
+        gated.gate.set()
+        await made.aclose()
 
 
 async def test_the_loop_serves_on_while_a_commit_waits_for_the_disk(
-    db: Database, gated: type[GatedCommits]
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess
 ) -> None:
-    writer = writer_here(db, gated)
     game = await make_game(Repository(db.sessions))
-    try:
-        call = asyncio.ensure_future(writer.commit(Stage(), True, NOW, [], [added(game, 1)], {}))
-        assert await asyncio.to_thread(gated.entered.wait, 10)
-        ticks = 0
-        for _ in range(5):  # the loop runs while the COMMIT waits on its thread
-            await asyncio.sleep(0.01)
-            ticks += 1
-        assert ticks == 5 and not call.done()
-        gated.gate.set()
-        written = await call
-        assert written.appends == [(2, [])]
-        assert writer.pid is None  # written here
-        events = await Repository(db.sessions).load_events(game)
-        assert events[-1] == {"type": "Added", "n": 1}
-    finally:
-        gated.gate.set()
-        await writer.aclose()
+    call = asyncio.ensure_future(writer.commit(Stage(), True, NOW, [], [added(game, 1)], {}))
+    assert await asyncio.to_thread(gated.entered.wait, 10)
+    ticks = 0
+    for _ in range(5):  # the loop runs while the COMMIT waits on its thread
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert ticks == 5 and not call.done()
+    gated.gate.set()  # the disk answers
+    written = await call
+    assert written.appends == [(2, [])]
+    assert writer.pid is None  # written here
+    events = await Repository(db.sessions).load_events(game)
+    assert events[-1] == {"type": "Added", "n": 1}
 
 
 async def test_a_commit_whose_caller_stopped_waiting_ends_before_the_next_group(
-    db: Database, gated: type[GatedCommits]
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess
 ) -> None:
-    writer = writer_here(db, gated)
     game = await make_game(Repository(db.sessions))
-    try:
-        stage = Stage()
-        call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
-        assert await asyncio.to_thread(gated.entered.wait, 10)
-        call.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await call
-        assert stage.committing  # its outcome is unknown to its caller
-        threading.Timer(0.2, gated.gate.set).start()  # the disk answers later
-        # the next group waits for that COMMIT, then is written after it
-        written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
-        assert written.appends == [(3, [])]
-        events = await Repository(db.sessions).load_events(game)
-        assert events[-2:] == [{"type": "Added", "n": 1}, {"type": "Added", "n": 2}]
-    finally:
-        gated.gate.set()
-        await writer.aclose()
+    stage = Stage()
+    call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
+    assert await asyncio.to_thread(gated.entered.wait, 10)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert stage.committing  # its outcome is unknown to its caller
+    threading.Timer(0.2, gated.gate.set).start()  # the disk answers later
+    # the next group waits for that COMMIT, then is written after it
+    written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+    assert written.appends == [(3, [])]
+    events = await Repository(db.sessions).load_events(game)
+    assert events[-2:] == [{"type": "Added", "n": 1}, {"type": "Added", "n": 2}]
 
 
 async def test_a_failed_commit_is_raised_and_the_connection_serves_on(
-    db: Database, gated: type[GatedCommits]
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess
 ) -> None:
-    writer = writer_here(db, gated)
     game = await make_game(Repository(db.sessions))
     gated.gate.set()
     gated.fail_next = True
-    try:
-        stage = Stage()
-        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
-            await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
-        assert stage.committing  # a failure at COMMIT: the outcome is unknown
-        written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
-        assert written.appends == [(2, [])]  # the failed one was rolled back
-        events = await Repository(db.sessions).load_events(game)
-        assert events == [{"type": "Started"}, {"type": "Added", "n": 2}]
-    finally:
-        await writer.aclose()
+    stage = Stage()
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
+    assert stage.committing  # a failure at COMMIT: the outcome is unknown
+    written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+    assert written.appends == [(2, [])]  # the failed one was rolled back
+    events = await Repository(db.sessions).load_events(game)
+    assert events == [{"type": "Started"}, {"type": "Added", "n": 2}]
