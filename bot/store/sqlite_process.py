@@ -11,11 +11,12 @@ loop (a few hundred µs), its ``COMMIT`` (the WAL's pages, the fsync) on a threa
 loop serves on while the disk is waited for. Shipping it costs more than writing it: on this
 project's 2-core VM (docs/performance.md) the request's pickles, the pipe and waking the other
 process cost the loop ~100 µs of CPU a commit, and each process idling and waking once a commit
-makes its next work run slower. Alternating with the code before: one game's posts 0.18–0.20 →
-0.24–0.27 of C's one-commit rate, ten games' 0.52–0.54 → 0.59–0.62; deadlines' job starts as before
-(a ``COMMIT`` held on the loop made their p99 2 → 6–21 ms). Only when its ``BEGIN IMMEDIATE`` finds
-the database held by another process (busy timeout 0 here) does a small group go to the writer
-process after all, which waits for it off the loop.
+makes its next work run slower. Measured in separate processes, alternating: one game's posts
+1,318–1,712 → 1,878–2,337 a second, ten games' 3,923–5,213 → 4,482–6,697, thirty and a hundred
+games' the same; the ``COMMIT`` on its thread measured the same rates as on the loop, and keeps
+deadlines' job starts as before (held on the loop, their p99 went 2 → 6–21 ms). Only when its
+``BEGIN IMMEDIATE`` finds the database held by another process (busy timeout 0 here) does a small
+group go to the writer process after all, which waits for it off the loop.
 
 The child is started on the first request (``python -I -S``: no site-packages to import) and
 serves one request at a time on one connection, opened as the engine opens its own (the dialect's
