@@ -1,22 +1,16 @@
-"""SQLite's group commits: a small group written here, a large one in a writer process of its
-own (``sqlite_child``), held while used.
+"""SQLite's group commits: a large group in a writer process of its own (``sqlite_child``), held
+while used; a small one on the bot's own connection (``sqlite_here``).
 
 A large group's Python work (the JSON of every event, effect and outcome, its rows,
 ``executemany``) would hold the event loop for milliseconds; in a child process it has a GIL of
 its own, and while one group is written there the loop makes the next (``Writer``'s split).
 
-A small group (fewer than ``SMALL_GROUP`` inputs, small payloads, no snapshot: what one game's or a
-few games' posts make) is written here, on this process's own connection: its statements on the
-loop (a few hundred µs), its ``COMMIT`` (the WAL's pages, the fsync) on a thread of its own, so the
-loop serves on while the disk is waited for. Shipping it costs more than writing it: on this
-project's 2-core VM (docs/performance.md) the request's pickles, the pipe and waking the other
-process cost the loop ~100 µs of CPU a commit, and each process idling and waking once a commit
-makes its next work run slower. Measured in separate processes, alternating: one game's posts
-1,318–1,712 → 1,878–2,337 a second, ten games' 3,923–5,213 → 4,482–6,697, thirty and a hundred
-games' the same; the ``COMMIT`` on its thread measured the same rates as on the loop, and keeps
-deadlines' job starts as before (held on the loop, their p99 went 2 → 6–21 ms). Only when its
-``BEGIN IMMEDIATE`` finds the database held by another process (busy timeout 0 here) does a small
-group go to the writer process after all, which waits for it off the loop.
+A small group (fewer than ``SMALL_GROUP`` inputs, small payloads, no snapshot) is written on the
+bot's own connection instead (``sqlite_here``): shipping it costs more than writing it. Measured in
+separate processes, alternating: one game's posts 1,318–1,712 → 1,878–2,337 a second, ten games'
+3,923–5,213 → 4,482–6,697, thirty and a hundred games' the same. Only when its ``BEGIN IMMEDIATE``
+finds the database held by another process (busy timeout 0 there) does a small group come here
+after all, to be waited for off the loop.
 
 The child is started on the first request (``python -I -S``: no site-packages to import) and
 serves one request at a time on one connection, opened as the engine opens its own (the dialect's
@@ -47,7 +41,6 @@ import sys
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import IO, Any
 
@@ -57,18 +50,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.store import db, sqlite_group
 from bot.store.sqlite_frames import FrameReader, frame
 from bot.store.sqlite_group import PlannedAppend, Stage, Written, as_fields, stored_time
-from bot.store.writer import SPLIT_FROM
+from bot.store.sqlite_here import SMALL_GROUP, Here, busy, small_payloads
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sqlite_child.py")
 """The writer process's program."""
-
-SMALL_GROUP = SPLIT_FROM // 2
-"""Groups with fewer inputs are written in this process (``SqliteProcess.small_group``). A
-burst the group writer splits (``SPLIT_FROM``) makes halves of at least this many: those go to
-the writer process, so one half is written while the loop makes the other's next posts."""
-SMALL_PAYLOAD = 2_000
-"""Most JSON values (in every dict and list) of a group written in this process: more (a lock's
-record of a long day, hundreds of posts) would hold the event loop for milliseconds of JSON."""
 
 
 class WriterLost(Exception):
@@ -159,105 +144,6 @@ class _Child:
             self.stdin.close()
 
 
-_CONTAINERS = (dict, list, tuple)
-"""What JSON nests (the serializer writes no other container)."""
-
-
-def small_payloads(appends: Sequence[PlannedAppend], most: int = SMALL_PAYLOAD) -> bool:
-    """Whether the events, effects and outcomes of ``appends`` hold at most ``most`` JSON
-    values (counted by the lengths of their dicts and lists, stopping once over)."""
-    left = most
-    open_: list[Any] = []
-    for append in appends:
-        open_ += [payload.values() for payload in append.events]
-        open_ += [payload.values() for payload in append.effects]
-        if append.outcome is not None:
-            open_.append(append.outcome.values())
-    while open_:
-        values = open_.pop()
-        left -= len(values)
-        if left < 0:
-            return False
-        for value in values:
-            if isinstance(value, _CONTAINERS):
-                open_.append(value.values() if isinstance(value, dict) else value)
-    return True
-
-
-def _busy(exc: sqlite3.Error) -> bool:
-    """Whether ``exc`` is SQLite's "database is locked" (another connection holds it)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
-
-
-class _Here:
-    """This process's own connection for small groups, opened on first use by the event loop
-    using it (a loop's first use closes one another loop opened). Its busy timeout is 0: a
-    database held by another process is said at once, and the group goes to the writer process,
-    which waits off the loop. A group's statements run on the loop (a few hundred µs); its
-    ``COMMIT`` (the WAL's pages and the fsync, the wait for the disk) on a thread of its own, so
-    the loop serves on meanwhile (a deadline's job starts on time)."""
-
-    def __init__(self, args: list[Any], kwargs: dict[str, Any]) -> None:
-        self._args, self._kwargs = args, kwargs
-        self._conn: sqlite3.Connection | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: ThreadPoolExecutor | None = None
-        self._committing: Future[Any] | None = None
-        """The ``COMMIT`` on the thread, until the connection is used again."""
-        self.info: dict[str, Any] = {}
-        """The pragmas known in force (``synchronous``), as ``sqlite_group.commit`` keeps them."""
-
-    def get(self) -> sqlite3.Connection:
-        """The connection, once no ``COMMIT`` runs on it (one whose caller stopped waiting is
-        waited for here: rare, and short)."""
-        self._settle()
-        loop = asyncio.get_running_loop()
-        if self._conn is None or self._loop is not loop:
-            self.close()
-            conn = sqlite3.connect(*self._args, **self._kwargs)
-            try:
-                sqlite_group.configure(conn, 0)
-            except BaseException:
-                conn.close()
-                raise
-            self._conn, self._loop, self.info = conn, loop, {"synchronous": "FULL"}
-        return self._conn
-
-    @property
-    def opened(self) -> bool:
-        return self._conn is not None and self._loop is asyncio.get_running_loop()
-
-    async def commit(self, conn: sqlite3.Connection) -> None:
-        """``COMMIT`` on the thread. If the caller stops waiting, it runs on all the same, and
-        the connection is not used again until it ends (``committing``)."""
-        if self._thread is None:
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="faguan-sqlite-commit")
-        self._committing = self._thread.submit(conn.execute, "COMMIT")
-        await asyncio.wrap_future(self._committing)
-        self._committing = None
-
-    @property
-    def committing(self) -> bool:
-        """Whether a ``COMMIT`` runs on the thread (its caller stopped waiting)."""
-        return self._committing is not None and not self._committing.done()
-
-    def _settle(self) -> None:
-        if self._committing is not None:
-            with contextlib.suppress(Exception):  # told to its caller, if it still waited
-                self._committing.result()
-            self._committing = None
-
-    def close(self) -> None:
-        self._settle()
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._thread is not None:
-            self._thread.shutdown(wait=False)
-            self._thread = None
-
-
 class SqliteProcess:
     """The SQLite group writer of one database: its own connection here for small groups, and
     its writer process for the rest, each opened on first use."""
@@ -265,7 +151,7 @@ class SqliteProcess:
     def __init__(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         self._connect = (list(args), dict(kwargs))
         self._child: _Child | None = None
-        self._here = _Here(*self._connect)
+        self._here = Here(*self._connect)
         self._wrote_here = False
         """Whether the last group was written here (``pragma`` reads where it was)."""
         self.small_group = SMALL_GROUP
@@ -324,9 +210,9 @@ class SqliteProcess:
         with it set has an unknown outcome."""
         if len(appends) < self.small_group and not snapshots and small_payloads(appends):
             try:
-                written = await self._commit_here(stage, durable, stored_time(now), marks, appends)
+                written = await self._here.write(stage, durable, stored_time(now), marks, appends)
             except sqlite3.Error as exc:
-                if stage.committing or not _busy(exc):
+                if stage.committing or not busy(exc):
                     raise
                 # held by another process: the writer process waits for it, off the loop
             else:
@@ -344,28 +230,6 @@ class SqliteProcess:
             raise _error(*answer)
         changed, written = answer[0]
         return Written(set(changed), written)
-
-    async def _commit_here(
-        self,
-        stage: Stage,
-        durable: bool,
-        at: str,
-        marks: Sequence[int],
-        appends: Sequence[PlannedAppend],
-    ) -> Written:
-        """``sqlite_group.commit`` on the connection here, its ``COMMIT`` on its thread."""
-        here = self._here
-        conn = here.get()
-        sqlite_group.begin(conn, here.info, durable)
-        try:
-            written = sqlite_group.write(conn, at, marks, appends, {})
-            stage.committing = True
-            await here.commit(conn)
-        except BaseException:
-            if not here.committing and conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        return written
 
     async def pragma(self, name: str, value: str | int | None = None) -> Any:
         """Set ``PRAGMA name`` to ``value`` (a word or a number) on both of the writer's

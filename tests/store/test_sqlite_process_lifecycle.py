@@ -24,7 +24,8 @@ import pytest
 from bot.store.db import Database
 from bot.store.repository import Repository
 from bot.store.sqlite_group import PlannedAppend, Written
-from bot.store.sqlite_process import SMALL_GROUP, SMALL_PAYLOAD, SqliteProcess, WriterLost
+from bot.store.sqlite_here import SMALL_GROUP, SMALL_PAYLOAD
+from bot.store.sqlite_process import SqliteProcess, WriterLost
 from bot.store.writer import Stage
 from tests.store.test_store_recovery import make_game
 

@@ -1,5 +1,5 @@
 """Which SQLite groups are small enough to be written in the bot's own process
-(``sqlite_process.small_payloads``): the JSON values of every event, effect and outcome are
+(``sqlite_here.small_payloads``): the JSON values of every event, effect and outcome are
 counted, however deep, and a group one value over the limit goes to the writer process."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.store.sqlite_group import PlannedAppend
-from bot.store.sqlite_process import small_payloads
+from bot.store.sqlite_here import small_payloads
 
 
 def append(
