@@ -89,7 +89,8 @@ class Here:
         loop = asyncio.get_running_loop()
         if self._conn is None or self._loop is not loop:
             self.close()
-            conn = sqlite3.connect(*self._args, **self._kwargs)
+            # its COMMIT runs on the thread: the connection is used from two threads, in turn
+            conn = sqlite3.connect(*self._args, **{**self._kwargs, "check_same_thread": False})
             try:
                 sqlite_group.configure(conn, 0)
             except BaseException:
