@@ -236,13 +236,13 @@ class SqliteProcess:
         connections (e.g. ``query_only``, for a database refusing writes), or only read it: its
         value after, on the connection that wrote the last group (the writer process's before
         any)."""
+        if value is None and self._wrote_here and self._here.opened:
+            return sqlite_group.pragma(self._here.get(), self._here.info, name, None)
         ok, *answer = await (await self._running()).ask(frame(("pragma", name, value)))
         if not ok:
             raise _error(*answer)
         if value is not None:
             return sqlite_group.pragma(self._here.get(), self._here.info, name, value)
-        if self._wrote_here and self._here.opened:
-            return sqlite_group.pragma(self._here.get(), self._here.info, name, None)
         return answer[0]
 
     def end(self) -> None:

@@ -14,12 +14,13 @@ import asyncio
 import os
 import signal
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from bot.store.db import Database
 from bot.store.repository import Repository
@@ -46,9 +47,19 @@ def added(game_id: int, n: int, *, extra: list[int] | None = None) -> PlannedApp
     return PlannedAppend(game_id, None, False, None, None, [event], ["Added"], [])
 
 
-def process_only(writer: SqliteProcess | None) -> SqliteProcess:
+@pytest_asyncio.fixture
+async def writer(db: Database) -> AsyncIterator[SqliteProcess]:
+    """The group writer of ``db``, closed after the test."""
+    made = SqliteProcess.for_engine(db.engine)
+    assert made is not None
+    try:
+        yield made
+    finally:
+        await made.aclose()
+
+
+def process_only(writer: SqliteProcess) -> SqliteProcess:
     """``writer``, writing every group in its writer process."""
-    assert writer is not None
     writer.small_group = 0
     return writer
 
@@ -82,9 +93,9 @@ async def started(writer: SqliteProcess) -> SqliteProcess:
 
 
 async def test_a_request_whose_caller_was_cancelled_still_runs_and_the_writer_serves_on(
-    db: Database,
+    db: Database, writer: SqliteProcess
 ) -> None:
-    writer = process_only(SqliteProcess.for_engine(db.engine))
+    process_only(writer)
     loop = asyncio.get_running_loop()
     reported: list[dict[str, Any]] = []
     loop.set_exception_handler(lambda _loop, context: reported.append(context))
@@ -106,113 +117,92 @@ async def test_a_request_whose_caller_was_cancelled_still_runs_and_the_writer_se
         assert events[-1] == {"type": "Added", "n": 1}  # it ran all the same
     finally:
         loop.set_exception_handler(None)
-        await writer.aclose()
 
 
 async def test_a_writer_killed_mid_request_loses_it_and_the_next_request_starts_another(
-    db: Database,
+    db: Database, writer: SqliteProcess
 ) -> None:
-    writer = process_only(SqliteProcess.for_engine(db.engine))
+    process_only(writer)
     game = await make_game(Repository(db.sessions))
-    try:
-        first = (await started(writer)).pid
-        assert first is not None
-        stage = Stage()
-        with write_locked(db):
-            call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
-            await asyncio.sleep(0.2)  # sent: the writer waits for the lock
-            os.kill(first, signal.SIGKILL)
-            with pytest.raises(WriterLost):
-                await call
-        assert stage.committing  # the outcome is unknown (here: nothing was written)
-        assert await reaped(first)  # at once, not only when the next request replaces it
-        written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
-        assert isinstance(written, Written) and written.appends == [(2, [])]
-        assert writer.pid not in (None, first)
-        events = await Repository(db.sessions).load_events(game)
-        assert events == [{"type": "Started"}, {"type": "Added", "n": 2}]
-    finally:
-        await writer.aclose()
+    first = (await started(writer)).pid
+    assert first is not None
+    stage = Stage()
+    with write_locked(db):
+        call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
+        await asyncio.sleep(0.2)  # sent: the writer waits for the lock
+        os.kill(first, signal.SIGKILL)
+        with pytest.raises(WriterLost):
+            await call
+    assert stage.committing  # the outcome is unknown (here: nothing was written)
+    assert await reaped(first)  # at once, not only when the next request replaces it
+    written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+    assert isinstance(written, Written) and written.appends == [(2, [])]
+    assert writer.pid not in (None, first)
+    events = await Repository(db.sessions).load_events(game)
+    assert events == [{"type": "Started"}, {"type": "Added", "n": 2}]
 
 
 @pytest.mark.parametrize("here", [True, False], ids=["here", "in-the-writer-process"])
 async def test_a_statement_that_fails_before_commit_raises_sqlite3s_error(
-    db: Database, here: bool
+    db: Database, writer: SqliteProcess, here: bool
 ) -> None:
-    writer = SqliteProcess.for_engine(db.engine)
-    assert writer is not None
     if not here:
         process_only(writer)
     game = await make_game(Repository(db.sessions))
-    try:
-        assert await writer.pragma("query_only", "ON") == 1  # on both connections
-        stage = Stage()
-        with pytest.raises(sqlite3.OperationalError, match="readonly database"):
-            await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
-        assert not stage.committing  # nothing was written: the inputs may be written alone
-        await writer.pragma("query_only", "OFF")
-        written = await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
-        assert written.appends == [(2, [])]
-    finally:
-        await writer.aclose()
+    assert await writer.pragma("query_only", "ON") == 1  # on both connections
+    stage = Stage()
+    with pytest.raises(sqlite3.OperationalError, match="readonly database"):
+        await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
+    assert not stage.committing  # nothing was written: the inputs may be written alone
+    await writer.pragma("query_only", "OFF")
+    written = await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
+    assert written.appends == [(2, [])]
 
 
 async def test_a_small_group_is_written_here_and_a_large_one_in_the_writer_process(
-    db: Database,
+    db: Database, writer: SqliteProcess
 ) -> None:
-    writer = SqliteProcess.for_engine(db.engine)
-    assert writer is not None
     repo = Repository(db.sessions)
     games = [await make_game(repo) for _ in range(SMALL_GROUP)]
-    try:
-        small = [added(g, 1) for g in games[:-1]]
-        written = await writer.commit(Stage(), True, NOW, [], small, {})
-        assert written.appends == [(2, [])] * len(small)
-        assert writer.pid is None  # no writer process was needed
-        assert await writer.pragma("synchronous") == 2  # FULL, where it was written
-        big_payload = added(games[0], 2, extra=list(range(SMALL_PAYLOAD)))
-        await writer.commit(Stage(), True, NOW, [], [big_payload], {})
-        started = writer.pid
-        assert started is not None  # a payload this large: written there
-        writer.end()  # the writer process ends; the next large group starts another
-        large = [added(g, 3) for g in games]
-        written = await writer.commit(Stage(), True, NOW, [], large, {})
-        assert written.appends == [(4, [])] + [(3, [])] * (len(games) - 2) + [(2, [])]
-        assert writer.pid not in (None, started)
-        for game in games[1:-1]:
-            events = await repo.load_events(game)
-            assert [e.get("n") for e in events] == [None, 1, 3]
-    finally:
-        await writer.aclose()
+    small = [added(g, 1) for g in games[:-1]]
+    written = await writer.commit(Stage(), True, NOW, [], small, {})
+    assert written.appends == [(2, [])] * len(small)
+    assert await writer.pragma("synchronous") == 2  # FULL, read where it was written
+    assert writer.pid is None  # no writer process was needed, for the group nor the read
+    big_payload = added(games[0], 2, extra=list(range(SMALL_PAYLOAD)))
+    await writer.commit(Stage(), True, NOW, [], [big_payload], {})
+    started = writer.pid
+    assert started is not None  # a payload this large: written there
+    writer.end()  # the writer process ends; the next large group starts another
+    large = [added(g, 3) for g in games]
+    written = await writer.commit(Stage(), True, NOW, [], large, {})
+    assert written.appends == [(4, [])] + [(3, [])] * (len(games) - 2) + [(2, [])]
+    assert writer.pid not in (None, started)
+    for game in games[1:-1]:
+        events = await repo.load_events(game)
+        assert [e.get("n") for e in events] == [None, 1, 3]
 
 
 async def test_a_small_group_finding_the_database_held_waits_in_the_writer_process(
-    db: Database,
+    db: Database, writer: SqliteProcess
 ) -> None:
-    writer = SqliteProcess.for_engine(db.engine)
-    assert writer is not None
     game = await make_game(Repository(db.sessions))
-    try:
-        with write_locked(db):
-            call = asyncio.ensure_future(
-                writer.commit(Stage(), True, NOW, [], [added(game, 1)], {})
-            )
-            loop = asyncio.get_running_loop()
-            before = loop.time()
-            await asyncio.sleep(0.2)  # the loop runs on: the wait is not here
-            assert loop.time() - before < 1.0
-            assert not call.done()
-        written = await call  # once the other process lets go
-        assert written.appends == [(2, [])]
-        assert writer.pid is not None  # it waited in the writer process
-        events = await Repository(db.sessions).load_events(game)
-        assert events[-1] == {"type": "Added", "n": 1}
-    finally:
-        await writer.aclose()
+    with write_locked(db):
+        call = asyncio.ensure_future(writer.commit(Stage(), True, NOW, [], [added(game, 1)], {}))
+        loop = asyncio.get_running_loop()
+        before = loop.time()
+        await asyncio.sleep(0.2)  # the loop runs on: the wait is not here
+        assert loop.time() - before < 1.0
+        assert not call.done()
+    written = await call  # once the other process lets go
+    assert written.appends == [(2, [])]
+    assert writer.pid is not None  # it waited in the writer process
+    events = await Repository(db.sessions).load_events(game)
+    assert events[-1] == {"type": "Added", "n": 1}
 
 
 async def test_closing_a_writer_that_never_ran_or_closing_twice_does_nothing(
-    db: Database,
+    db: Database, writer: SqliteProcess
 ) -> None:
     repo = Repository(db.sessions)
     await repo.close()  # a clean stop before any group was written

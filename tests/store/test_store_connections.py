@@ -38,7 +38,7 @@ async def main(url):
     repo = Repository(open_database(url).sessions)
     game = await make_game(repo)
     await repo.record(game, events=[{"type": "Added", "n": 1}])  # a small group: written here
-    await repo._sqlite_process.pragma("journal_mode")  # the writer process started too
+    await repo._sqlite_process.pragma("journal_mode", "wal")  # the writer process started too
     print("recorded", repo._sqlite_process.pid, flush=True)
 
 asyncio.run(main(sys.argv[1]))
