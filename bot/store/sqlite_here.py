@@ -5,10 +5,13 @@ A small group (fewer than ``SMALL_GROUP`` inputs, at most ``SMALL_PAYLOAD`` JSON
 snapshot: one game's or a few games' posts) costs less to write than to ship: on this project's
 2-core VM (docs/performance.md) a round trip to the writer process cost the loop ~100 µs of CPU,
 and each process idling and waking once a commit makes its next work run slower. Its statements
-run on the event loop (a few hundred µs); its ``COMMIT`` (the WAL's pages and the fsync) on a
-thread of its own, so the loop serves on while the disk is waited for (with the ``COMMIT`` on the
-loop, deadlines' job-start p99 under a ten-game ingest went 2 → 6–21 ms; on the thread it stayed,
-at the same ingest rates).
+run on the event loop (a few hundred µs). Its ``COMMIT`` (the WAL's pages and the fsync) runs on
+the loop too unless a timer is due soon (``timer_due``, within ``FREE_FOR``): handing it to a
+thread and back cost ~75 µs of a one-game post's ~430 and woke two threads instead of one (one
+game +37 %, ten games +23 %, measured). With a timer due (a deadline's job), it runs on a thread
+of its own, so the loop serves on while the disk is waited for (with every ``COMMIT`` on the
+loop, deadlines' job-start p99 under a ten-game ingest went 2 → 6–21 ms). The loop's other work
+(the next posts) waits for the disk meanwhile: a millisecond, where Discord allows seconds.
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ SMALL_PAYLOAD = 2_000
 """Most JSON values (in every dict and list) of a group written in this process: more (a lock's
 record of a long day, hundreds of posts) would hold the event loop for milliseconds of JSON."""
 
+
+FREE_FOR = 0.02
+"""A ``COMMIT`` runs on the event loop only if no timer is due within this many seconds (the
+deadlines' job-start target is a p99 of 20 ms late): a deadline due sooner is never held behind
+the disk."""
 
 _CONTAINERS = (dict, list, tuple)
 """What JSON nests (the serializer writes no other container)."""
@@ -58,6 +66,16 @@ def small_payloads(appends: Sequence[PlannedAppend], most: int = SMALL_PAYLOAD) 
     return True
 
 
+def timer_due(loop: asyncio.AbstractEventLoop, within: float = FREE_FOR) -> bool:
+    """Whether a timer of ``loop`` is due within ``within`` seconds (read from asyncio's own
+    loop's heap of timers; of any other loop nothing is known: True). A cancelled timer counts
+    until the loop drops it: at worst a ``COMMIT`` goes to the thread when it need not have."""
+    timers = getattr(loop, "_scheduled", None)
+    if not isinstance(timers, list):
+        return True
+    return bool(timers) and timers[0].when() <= loop.time() + within
+
+
 def busy(exc: sqlite3.Error) -> bool:
     """Whether ``exc`` is SQLite's "database is locked" (another connection holds it)."""
     code = getattr(exc, "sqlite_errorcode", None)
@@ -69,8 +87,9 @@ class Here:
     using it (a loop's first use closes one another loop opened). Its busy timeout is 0: a
     database held by another process is said at once, and the group goes to the writer process,
     which waits off the loop. A group's statements run on the loop (a few hundred µs); its
-    ``COMMIT`` (the WAL's pages and the fsync, the wait for the disk) on a thread of its own, so
-    the loop serves on meanwhile (a deadline's job starts on time)."""
+    ``COMMIT`` (the WAL's pages and the fsync, the wait for the disk) too, unless a timer is due
+    soon (``timer_due``): then on a thread of its own, so the loop serves on meanwhile (a
+    deadline's job starts on time)."""
 
     def __init__(self, args: list[Any], kwargs: dict[str, Any]) -> None:
         self._args, self._kwargs = args, kwargs
@@ -104,8 +123,12 @@ class Here:
         return self._conn is not None and self._loop is asyncio.get_running_loop()
 
     async def commit(self, conn: sqlite3.Connection) -> None:
-        """``COMMIT`` on the thread. If the caller stops waiting, it runs on all the same, and
-        the connection is not used again until it ends (``committing``)."""
+        """``COMMIT`` here, or on the thread if a timer is due soon. If the caller stops waiting
+        for the thread, it runs on all the same, and the connection is not used again until it
+        ends (``committing``)."""
+        if not timer_due(asyncio.get_running_loop()):
+            conn.execute("COMMIT")
+            return
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="faguan-sqlite-commit")
         self._committing = self._thread.submit(conn.execute, "COMMIT")
@@ -131,7 +154,7 @@ class Here:
         marks: Sequence[int],
         appends: Sequence[PlannedAppend],
     ) -> Written:
-        """``sqlite_group.commit`` on this connection, its ``COMMIT`` on the thread
+        """``sqlite_group.commit`` on this connection, its ``COMMIT`` by ``commit``
         (``stage.committing`` set before it: a failure from then on has an unknown outcome)."""
         conn = self.get()
         sqlite_group.begin(conn, self.info, durable)

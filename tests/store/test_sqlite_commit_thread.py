@@ -1,7 +1,8 @@
-"""A small SQLite group is written on the bot's own connection with its ``COMMIT`` on a thread
-(``bot.store.sqlite_process``): the event loop serves on while the disk is waited for; a caller
-that stops waiting leaves its ``COMMIT`` to end before the connection is used again; a ``COMMIT``
-that fails is raised to its caller, its outcome unknown, and the connection serves on."""
+"""A small SQLite group is written on the bot's own connection (``bot.store.sqlite_here``), its
+``COMMIT`` on the event loop unless a timer is due soon, then on a thread: the event loop serves on
+while the disk is waited for; a caller that stops waiting leaves its ``COMMIT`` to end before the
+connection is used again; a ``COMMIT`` that fails is raised to its caller, its outcome unknown,
+and the connection serves on."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import pytest_asyncio
@@ -18,6 +19,7 @@ import pytest_asyncio
 from bot.store.db import Database
 from bot.store.repository import Repository
 from bot.store.sqlite_group import PlannedAppend
+from bot.store.sqlite_here import FREE_FOR
 from bot.store.sqlite_process import SqliteProcess
 from bot.store.writer import Stage
 from tests.store.test_store_recovery import make_game
@@ -41,9 +43,12 @@ class GatedCommits(sqlite3.Connection):
     gate = threading.Event()
     entered = threading.Event()
     fail_next = False
+    threads: ClassVar[list[int]] = []
+    """The thread of each ``COMMIT``."""
 
     def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
         if sql == "COMMIT":
+            type(self).threads.append(threading.get_ident())
             type(self).entered.set()
             assert type(self).gate.wait(10), "the test never opened the gate"
             if type(self).fail_next:
@@ -57,7 +62,28 @@ def gated() -> type[GatedCommits]:
     GatedCommits.gate = threading.Event()
     GatedCommits.entered = threading.Event()
     GatedCommits.fail_next = False
+    GatedCommits.threads = []
     return GatedCommits
+
+
+def deadline_soon() -> asyncio.TimerHandle:
+    """A timer due well within ``FREE_FOR``, as a deadline's job about to start."""
+    return asyncio.get_running_loop().call_later(FREE_FOR / 4, lambda: None)
+
+
+@pytest.mark.parametrize("due", [False, True], ids=["no timer due", "a deadline due"])
+async def test_the_commit_runs_on_the_loop_unless_a_timer_is_due(
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess, due: bool
+) -> None:
+    game = await make_game(Repository(db.sessions))
+    gated.gate.set()
+    timer = deadline_soon() if due else None
+    written = await writer.commit(Stage(), True, NOW, [], [added(game, 1)], {})
+    assert written.appends == [(2, [])]
+    on_loop = gated.threads == [threading.get_ident()]
+    assert on_loop is not due, gated.threads
+    if timer is not None:
+        timer.cancel()
 
 
 @pytest_asyncio.fixture
@@ -76,6 +102,7 @@ async def test_the_loop_serves_on_while_a_commit_waits_for_the_disk(
     db: Database, gated: type[GatedCommits], writer: SqliteProcess
 ) -> None:
     game = await make_game(Repository(db.sessions))
+    deadline_soon()
     call = asyncio.ensure_future(writer.commit(Stage(), True, NOW, [], [added(game, 1)], {}))
     assert await asyncio.to_thread(gated.entered.wait, 10)
     await asyncio.sleep(0.05)  # the loop runs while the COMMIT waits on its thread
@@ -93,6 +120,7 @@ async def test_a_commit_whose_caller_stopped_waiting_ends_before_the_next_group(
 ) -> None:
     game = await make_game(Repository(db.sessions))
     stage = Stage()
+    deadline_soon()
     call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
     assert await asyncio.to_thread(gated.entered.wait, 10)
     call.cancel()
@@ -107,15 +135,20 @@ async def test_a_commit_whose_caller_stopped_waiting_ends_before_the_next_group(
     assert events[-2:] == [{"type": "Added", "n": 1}, {"type": "Added", "n": 2}]
 
 
+@pytest.mark.parametrize("due", [False, True], ids=["on the loop", "on the thread"])
 async def test_a_failed_commit_is_raised_and_the_connection_serves_on(
-    db: Database, gated: type[GatedCommits], writer: SqliteProcess
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess, due: bool
 ) -> None:
     game = await make_game(Repository(db.sessions))
     gated.gate.set()
     gated.fail_next = True
     stage = Stage()
+    timer = deadline_soon() if due else None
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
+    assert (gated.threads == [threading.get_ident()]) is not due
+    if timer is not None:
+        timer.cancel()
     assert stage.committing  # a failure at COMMIT: the outcome is unknown
     written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
     assert written.appends == [(2, [])]  # the failed one was rolled back
