@@ -204,6 +204,27 @@ def _bumped_together(appends: Sequence[PlannedAppend], seen: set[int]) -> list[P
     return together if len(together) > 1 else []
 
 
+_INSERT_OUTBOX = (
+    "INSERT INTO outbox (game_id, seq, message_id, payload, attempts, created_at) "
+    "VALUES (?, ?, ?, ?, 0, ?)"
+)
+
+
+def _insert_outbox(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> int:
+    """Insert the outbox rows in order; the id of the first. AUTOINCREMENT gives each row the
+    next id above any ever used (``sqlite_sequence``), one after another in the transaction that
+    holds the write lock, so the ids are consecutive and an idempotency key is never reused. One
+    row (a post's reply): its id from the insert itself; more: from ``last_insert_rowid()`` (a
+    statement's ``lastrowid`` is not kept by ``executemany``)."""
+    if len(rows) == 1:
+        last = conn.execute(_INSERT_OUTBOX, rows[0]).lastrowid
+    else:
+        conn.executemany(_INSERT_OUTBOX, rows)
+        last = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+    assert last is not None
+    return int(last) - len(rows) + 1
+
+
 def commit(
     conn: sqlite3.Connection,
     info: dict[str, Any],
@@ -318,17 +339,7 @@ def write(
             events,
         )
     if outbox:
-        last = conn.execute(
-            "SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0), "
-            "COALESCE((SELECT max(id) FROM outbox), 0))"
-        ).fetchone()
-        first_id = int(last[0]) + 1
-        conn.executemany(
-            "INSERT INTO outbox (id, game_id, seq, message_id, payload, attempts, created_at) "
-            "VALUES (?, ?, ?, ?, ?, 0, ?)",
-            [(first_id + i, *row) for i, row in enumerate(outbox)],
-        )
-        next_id = first_id
+        next_id = _insert_outbox(conn, outbox)
         for index, count in placed:
             answer = out.appends[index]
             assert isinstance(answer, tuple)
