@@ -6,12 +6,15 @@ snapshot: one game's or a few games' posts) costs less to write than to ship: on
 2-core VM (docs/performance.md) a round trip to the writer process cost the loop ~100 µs of CPU,
 and each process idling and waking once a commit makes its next work run slower. Its statements
 run on the event loop (a few hundred µs). Its ``COMMIT`` (the WAL's pages and the fsync) runs on
-the loop too unless a timer is due soon (``timer_due``, within ``FREE_FOR``): handing it to a
-thread and back cost ~75 µs of a one-game post's ~430 and woke two threads instead of one (one
-game +37 %, ten games +23 %, measured). With a timer due (a deadline's job), it runs on a thread
-of its own, so the loop serves on while the disk is waited for (with every ``COMMIT`` on the
-loop, deadlines' job-start p99 under a ten-game ingest went 2 → 6–21 ms). The loop's other work
-(the next posts) waits for the disk meanwhile: a millisecond, where Discord allows seconds.
+the loop too unless a timer is due soon (``timer_due``, within ``FREE_FOR``) or the disk is slow
+(a ``COMMIT`` on the loop took over ``SLOW_COMMIT``: the next ``SLOW_FOR`` seconds' go to the
+thread): handing it to a thread and back cost ~75 µs of a one-game post's ~430 and woke two
+threads instead of one (one game median 1,245 → 1,860 posts/s, ten games 4,700 → 5,200,
+measured: docs/performance.md, twelfth pass). With a timer due (a deadline's job), it runs on a
+thread of its own, so the loop serves on while the disk is waited for (with every ``COMMIT`` on
+the loop, deadlines' job-start p99 under a ten-game ingest went 2 → 6–21 ms). The loop's other
+work (the next posts) waits for the disk meanwhile: a fraction of a millisecond on a fast disk; on
+a slow one (a busy or spinning disk, tens of ms a fsync) once in ``SLOW_FOR`` at most.
 """
 
 from __future__ import annotations
@@ -40,6 +43,13 @@ FREE_FOR = 0.02
 """A ``COMMIT`` runs on the event loop only if no timer is due within this many seconds (the
 deadlines' job-start target is a p99 of 20 ms late): a deadline due sooner is never held behind
 the disk."""
+
+SLOW_COMMIT = 0.005
+"""A ``COMMIT`` on the event loop that took longer than this (seconds) held everything else the
+loop does: the disk is slow now, and the next ``SLOW_FOR`` seconds' ``COMMIT``s go to the thread."""
+SLOW_FOR = 1.0
+"""How long a slow ``COMMIT`` on the loop keeps the next ones on the thread; then one is tried on
+the loop again (so a slow disk holds the loop at most once in this many seconds)."""
 
 _CONTAINERS = (dict, list, tuple)
 """What JSON nests (the serializer writes no other container)."""
@@ -88,8 +98,8 @@ class Here:
     database held by another process is said at once, and the group goes to the writer process,
     which waits off the loop. A group's statements run on the loop (a few hundred µs); its
     ``COMMIT`` (the WAL's pages and the fsync, the wait for the disk) too, unless a timer is due
-    soon (``timer_due``): then on a thread of its own, so the loop serves on meanwhile (a
-    deadline's job starts on time)."""
+    soon (``timer_due``) or the disk was slow lately (``SLOW_COMMIT``): then on a thread of its
+    own, so the loop serves on meanwhile (a deadline's job starts on time)."""
 
     def __init__(self, args: list[Any], kwargs: dict[str, Any]) -> None:
         self._args, self._kwargs = args, kwargs
@@ -98,6 +108,8 @@ class Here:
         self._thread: ThreadPoolExecutor | None = None
         self._committing: Future[Any] | None = None
         """The ``COMMIT`` on the thread, until the connection is used again."""
+        self._slow_until = 0.0
+        """Until this time of the loop, every ``COMMIT`` goes to the thread (the disk was slow)."""
         self.info: dict[str, Any] = {}
         """The pragmas known in force (``synchronous``), as ``sqlite_group.commit`` keeps them."""
 
@@ -123,11 +135,15 @@ class Here:
         return self._conn is not None and self._loop is asyncio.get_running_loop()
 
     async def commit(self, conn: sqlite3.Connection) -> None:
-        """``COMMIT`` here, or on the thread if a timer is due soon. If the caller stops waiting
-        for the thread, it runs on all the same, and the connection is not used again until it
-        ends (``committing``)."""
-        if not timer_due(asyncio.get_running_loop()):
+        """``COMMIT`` here, or on the thread if a timer is due soon or the disk was slow lately
+        (``SLOW_COMMIT``). If the caller stops waiting for the thread, it runs on all the same,
+        and the connection is not used again until it ends (``committing``)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if now >= self._slow_until and not timer_due(loop):
             conn.execute("COMMIT")
+            if loop.time() - now > SLOW_COMMIT:
+                self._slow_until = loop.time() + SLOW_FOR
             return
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="faguan-sqlite-commit")

@@ -1,6 +1,6 @@
 """A small SQLite group is written on the bot's own connection (``bot.store.sqlite_here``), its
-``COMMIT`` on the event loop unless a timer is due soon, then on a thread: the event loop serves on
-while the disk is waited for; a caller that stops waiting leaves its ``COMMIT`` to end before the
+``COMMIT`` on the event loop unless a timer is due soon or the disk was slow lately, then on a
+thread: the event loop serves on while the disk is waited for; a caller that stops waiting leaves its ``COMMIT`` to end before the
 connection is used again; a ``COMMIT`` that fails is raised to its caller, its outcome unknown,
 and the connection serves on."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -16,10 +17,11 @@ from typing import Any, ClassVar
 import pytest
 import pytest_asyncio
 
+from bot.store import sqlite_here
 from bot.store.db import Database
 from bot.store.repository import Repository
 from bot.store.sqlite_group import PlannedAppend
-from bot.store.sqlite_here import FREE_FOR
+from bot.store.sqlite_here import FREE_FOR, SLOW_COMMIT
 from bot.store.sqlite_process import SqliteProcess
 from bot.store.writer import Stage
 from tests.store.test_store_recovery import make_game
@@ -43,6 +45,8 @@ class GatedCommits(sqlite3.Connection):
     gate = threading.Event()
     entered = threading.Event()
     fail_next = False
+    delay = 0.0
+    """Seconds each ``COMMIT`` takes past the gate (a slow disk)."""
     threads: ClassVar[list[int]] = []
     """The thread of each ``COMMIT``."""
 
@@ -51,6 +55,7 @@ class GatedCommits(sqlite3.Connection):
             type(self).threads.append(threading.get_ident())
             type(self).entered.set()
             assert type(self).gate.wait(10), "the test never opened the gate"
+            time.sleep(type(self).delay)
             if type(self).fail_next:
                 type(self).fail_next = False
                 raise sqlite3.OperationalError("disk I/O error")
@@ -62,6 +67,7 @@ def gated() -> type[GatedCommits]:
     GatedCommits.gate = threading.Event()
     GatedCommits.entered = threading.Event()
     GatedCommits.fail_next = False
+    GatedCommits.delay = 0.0
     GatedCommits.threads = []
     return GatedCommits
 
@@ -84,6 +90,24 @@ async def test_the_commit_runs_on_the_loop_unless_a_timer_is_due(
     assert on_loop is not due, gated.threads
     if timer is not None:
         timer.cancel()
+
+
+async def test_a_slow_commit_on_the_loop_sends_the_next_ones_to_the_thread(
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_here, "SLOW_FOR", 0.3)
+    game = await make_game(Repository(db.sessions))
+    gated.gate.set()
+    gated.delay = SLOW_COMMIT * 4  # the disk is slow: this COMMIT held the loop
+    await writer.commit(Stage(), True, NOW, [], [added(game, 1)], {})
+    gated.delay = 0.0
+    await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+    await asyncio.sleep(0.3)  # SLOW_FOR later, the loop is tried again
+    await writer.commit(Stage(), True, NOW, [], [added(game, 3)], {})
+    me = threading.get_ident()
+    assert [thread == me for thread in gated.threads] == [True, False, True]
+    events = await Repository(db.sessions).load_events(game)
+    assert [e.get("n") for e in events[-3:]] == [1, 2, 3]
 
 
 @pytest_asyncio.fixture
