@@ -1,8 +1,8 @@
 """A small SQLite group is written on the bot's own connection (``bot.store.sqlite_here``), its
 ``COMMIT`` on the event loop unless a timer is due soon or the disk was slow lately, then on a
-thread: the event loop serves on while the disk is waited for; a caller that stops waiting leaves its ``COMMIT`` to end before the
-connection is used again; a ``COMMIT`` that fails is raised to its caller, its outcome unknown,
-and the connection serves on."""
+thread: the event loop serves on while the disk is waited for; a caller that stops waiting leaves
+its ``COMMIT`` to end before the connection is used again; a ``COMMIT`` that fails is raised to its
+caller, its outcome unknown, and the connection serves on."""
 
 from __future__ import annotations
 
