@@ -143,7 +143,7 @@ Load = Callable[[dict[str, Any]], Any]
 
 def _load_dataclass(data: dict[str, Any]) -> Any:
     name = data.get("type")
-    load_one = _loaders().get(name)  # type: ignore[arg-type]
+    load_one = (_LOADERS or _loaders()).get(name)  # type: ignore[arg-type]
     if load_one is None:
         raise ValueError(f"unknown engine type {name!r}")
     return load_one(data)
@@ -161,10 +161,16 @@ _EMPTY: frozenset[Any] = frozenset()
 """The one empty frozenset loading hands out (every seat's `spent`, at first)."""
 
 
+_LOADERS: dict[str, Load] = {}
+"""`_loaders()` once made (read directly: a snapshot loads ~80 values, each looked up here)."""
+
+
 @cache
 def _loaders() -> dict[str, Load]:
     """Type name → the function that builds that class from its dict."""
-    return {name: _loader(cls) for name, cls in _registry().items()}
+    made = {name: _loader(cls) for name, cls in _registry().items()}
+    _LOADERS.update(made)
+    return made
 
 
 @cache
@@ -201,13 +207,19 @@ def _loader(cls: type) -> Load:
     # The generated body, per field: `set_i(obj, convert_i(data["name"]))`; a field with a
     # default takes it when absent; a missing required field (KeyError) goes to `by_init`,
     # which raises what the class does.
-    scope: dict[str, Any] = {"new": object.__new__, "cls": cls, "missing": _MISSING}
+    scope: dict[str, Any] = {
+        "new": object.__new__,
+        "cls": cls,
+        "missing": _MISSING,
+        "intern": sys.intern,
+        "load_dataclass": _load_dataclass,
+    }
     lines = ["def load(data):", "    try:", "        obj = new(cls)"]
     for i, ((name, convert, default), slot) in enumerate(zip(fields, slots, strict=True)):
         scope[f"set_{i}"] = slot.__set__  # type: ignore[union-attr]
         scope[f"convert_{i}"] = convert
         scope[f"default_{i}"] = default
-        read = f"convert_{i}(value)" if convert is not None else "value"
+        read = _inline_read(i, convert)
         if default is _MISSING:
             lines.append(f"        value = data[{name!r}]")
             lines.append(f"        set_{i}(obj, {read})")
@@ -221,12 +233,61 @@ def _loader(cls: type) -> Load:
     return load_one
 
 
+def _inline_read(i: int, convert: Convert | None) -> str:
+    """The generated expression reading field ``i``'s ``value``: the commonest converters (a
+    string interned, an engine value's dict) written out in it, the rest called."""
+    if convert is None:
+        return "value"
+    if convert is _interned:
+        return "intern(value) if type(value) is str else value"
+    if convert is _dataclass_or_none:
+        return "None if value is None else load_dataclass(value)"
+    return f"convert_{i}(value)"
+
+
 def _same(value: Any) -> Any:
     return value
 
 
 def _interned(value: Any) -> Any:
     return sys.intern(value) if type(value) is str else value
+
+
+def _plain_tuple(value: Any) -> Any:
+    """A list of values kept as read, as a tuple (None stays None)."""
+    return None if value is None else tuple(value)
+
+
+def _pair(value: Any) -> tuple[Any, Any]:
+    """A pair of values kept as read (any other length is refused, as `zip(strict=True)`)."""
+    first, second = value
+    return (first, second)
+
+
+def _plain_pair(value: Any) -> Any:
+    """`_pair`, None staying None."""
+    return None if value is None else _pair(value)
+
+
+def _fixed_tuple(items: tuple[Convert, ...]) -> Convert:
+    """The converter of a fixed-length tuple whose members convert by ``items`` (a list of
+    another length is refused)."""
+    if items == (_same, _same):
+        return _plain_pair
+    return lambda value: (
+        None if value is None else tuple(c(v) for v, c in zip(value, items, strict=True))
+    )
+
+
+_SCALARS = frozenset({int, float, bool, str})
+"""Types whose values JSON holds as they are (a union of only these never holds a dict)."""
+
+
+def _base(hint: Any) -> Any:
+    """A NewType's base type (``Seat`` → int); any other hint as it is."""
+    while (supertype := getattr(hint, "__supertype__", None)) is not None:
+        hint = supertype
+    return hint
 
 
 @cache
@@ -242,6 +303,12 @@ def _converter(hint: Any, *, intern: bool = True) -> Convert:
     if origin in (Union, types.UnionType):
         options = [a for a in get_args(hint) if a is not type(None)]
         inner = _converter(options[0], intern=intern) if len(options) == 1 else _same
+        # The wrapper below is for a dataclass's dict in a union: where none can be, the
+        # value's own converter (or none) does (a snapshot's load made ~160 calls of it).
+        if inner is not _same:
+            return inner  # `X | None` of a converted X: it keeps None, reads its dicts itself
+        if all(_base(a) in _SCALARS for a in options):
+            return _same  # `Seat | None`, `str | int | bool`: JSON's own values, as read
 
         def union(value: Any) -> Any:
             if value is None:
@@ -256,12 +323,15 @@ def _converter(hint: Any, *, intern: bool = True) -> Convert:
         if len(args) == 2 and args[1] is Ellipsis:
             item = _converter(args[0], intern=intern)
             if item is _same:
-                return lambda value: None if value is None else tuple(value)
+                return _plain_tuple
+            if item is _plain_pair and get_origin(args[0]) is tuple:
+                # pairs of JSON's own values (a tally's (seat, votes)), never None: in C
+                return lambda value: None if value is None else tuple(map(_pair, value))
+            if item is _dataclass_or_none and get_origin(args[0]) is None:
+                # engine values (a day's void posts), never None: read with no step between
+                return lambda value: None if value is None else tuple(map(_load_dataclass, value))
             return lambda value: None if value is None else tuple(map(item, value))
-        items = tuple(_converter(a, intern=intern) for a in args)
-        return lambda value: (
-            None if value is None else tuple(c(v) for v, c in zip(value, items, strict=True))
-        )
+        return _fixed_tuple(tuple(_converter(a, intern=intern) for a in args))
     if origin in (frozenset, set):
         (arg,) = get_args(hint)
         member = _converter(arg, intern=intern)
@@ -269,8 +339,7 @@ def _converter(hint: Any, *, intern: bool = True) -> Convert:
             None if value is None else frozenset(map(member, value)) if value else _EMPTY
         )
     if hint is state.PostLog:  # a window's posts: stored as a list of them
-        post = _converter(state.VotePost, intern=intern)
-        return lambda value: None if value is None else state.PostLog(map(post, value))
+        return lambda value: None if value is None else state.PostLog(map(_load_dataclass, value))
     if isinstance(hint, type):
         if issubclass(hint, Enum):
             enum = hint
@@ -286,5 +355,10 @@ def _converter(hint: Any, *, intern: bool = True) -> Convert:
 
             return enum_member
         if dataclasses.is_dataclass(hint):
-            return lambda value: None if value is None else _load_dataclass(value)
+            return _dataclass_or_none
     return _same
+
+
+def _dataclass_or_none(value: Any) -> Any:
+    """An engine value read from its dict (None stays None)."""
+    return None if value is None else _load_dataclass(value)

@@ -75,3 +75,18 @@ def test_a_loaded_value_is_still_checked_by_its_class() -> None:
     )
     with pytest.raises(ValueError):
         codec.load({"type": "PhaseId", "number": 2, "kind": "ended"})
+
+
+def test_a_record_of_pairs_loads_as_it_was_and_a_pair_of_another_length_is_refused() -> None:
+    g = _day_one()
+    g.vote(7, None)  # an abstention: a counted voter whose vote is None
+    g.lock()  # day 1's count
+    (record,) = [e.record for e in g.events if isinstance(e, events.DayResolved)]
+    assert any(target is None for _, target in record.votes)
+    stored = _stored(record)
+    loaded = codec.load(stored)
+    assert loaded == record
+    assert all(type(pair) is tuple for pair in loaded.tally + loaded.votes)
+    stored["tally"][0].append(1)  # (seat, votes, ?): not a pair
+    with pytest.raises(ValueError):
+        codec.load(stored)
