@@ -203,17 +203,18 @@ class Runtime:
             log.error("game %s stopped: %s", game_id, reason)
         infos = await self.service.active_infos(self.shards)
         now = self.now_ms()
-        for info in infos:
-            if not self.port.serves(info.server_id):
-                continue  # a server the bot is no longer on: nothing to post to
-            self.routes.register(info.id, info.channels)
-            state = self.service.cached_state(info.id)
-            if state is None or (state.deadline is not None and state.deadline <= now):
-                self.catch_ups.add(info.id, overdue=True)  # locked after its catch-up
-                continue
-            if state.deadline is not None:
-                self.deadlines.schedule_deadline(info.id, state.deadline)
-            self.catch_ups.add(info.id)
+        with self.scheduler.many():  # no await in here
+            for info in infos:
+                if not self.port.serves(info.server_id):
+                    continue  # a server the bot is no longer on: nothing to post to
+                self.routes.register(info.id, info.channels)
+                state = self.service.cached_state(info.id)
+                if state is None or (state.deadline is not None and state.deadline <= now):
+                    self.catch_ups.add(info.id, overdue=True)  # locked after its catch-up
+                    continue
+                if state.deadline is not None:
+                    self.deadlines.schedule_deadline(info.id, state.deadline)
+                self.catch_ups.add(info.id)
         return len(infos)
 
     async def caught_up(self) -> None:

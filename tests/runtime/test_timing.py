@@ -275,3 +275,28 @@ async def test_apscheduler_fires_for_real_late_deadlines_first() -> None:
     finally:
         scheduler.shutdown()
     assert not scheduler.running
+
+
+@pytest.mark.asyncio
+async def test_many_jobs_scheduled_at_once_wake_apscheduler_once_and_still_fire() -> None:
+    scheduler = DeadlineScheduler(SystemClock())
+    scheduler.start()
+    wakeups: list[None] = []
+    wake = scheduler._aps.wakeup
+    scheduler._aps.wakeup = lambda: (wakeups.append(None), wake())[1]
+    try:
+        now = datetime.now(UTC)
+        FIRED["due"] = asyncio.Event()
+        with scheduler.many():  # a restart's run of jobs
+            scheduler.schedule("game:1:window:1", now - timedelta(seconds=1), set_event, "due")
+            for game in range(2, 12):
+                later = now + timedelta(hours=1)
+                scheduler.schedule(f"game:{game}:window:1", later, record, "later")
+        assert len(wakeups) == 1  # once, after the run: not once per job
+        await asyncio.wait_for(FIRED["due"].wait(), timeout=5)  # a job due then fires
+        assert len(scheduler.jobs()) == 10
+        woken = len(wakeups)
+        scheduler.schedule("game:12:window:1", now + timedelta(hours=1), record, "later")
+        assert len(wakeups) == woken + 1  # one job alone wakes it, as before
+    finally:
+        scheduler.shutdown()
