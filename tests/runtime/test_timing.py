@@ -300,3 +300,17 @@ async def test_many_jobs_scheduled_at_once_wake_apscheduler_once_and_still_fire(
         assert len(wakeups) == woken + 1  # one job alone wakes it, as before
     finally:
         scheduler.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_a_job_s_arguments_are_checked_against_its_function_each_time() -> None:
+    scheduler = DeadlineScheduler(SystemClock())
+    scheduler.start()
+    try:
+        later = datetime.now(UTC) + timedelta(hours=1)
+        scheduler.schedule("game:1:window:1", later, record, "one")  # its signature now kept
+        with pytest.raises(ValueError, match="arguments"):
+            scheduler.schedule("game:2:window:1", later, record, "one", "two", "three")
+        assert [job.id for job in scheduler.jobs()] == ["game:1:window:1"]
+    finally:
+        scheduler.shutdown()
