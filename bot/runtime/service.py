@@ -46,6 +46,7 @@ from bot.store import (
     SeatSpec,
     SeqConflict,
     Shards,
+    attempt_failed,
     deliver,
     rebuild_games,
 )
@@ -504,6 +505,9 @@ class GameService:
         Once they are all out, the private effects recorded with them may go (`_private_lane`,
         after the lock)."""
         self._deliveries_begun[game_id] += 1
+        if len(pending) == 1 and game_id in self._in_order and not is_private(pending[0]):
+            await self._deliver_one(game_id, pending[0])  # a vote post's ✅ reply
+            return
         if game_id not in self._in_order:
             pending = undone if undone is not None else await self.repo.undone_effects(game_id)
         self._in_order.discard(game_id)
@@ -512,6 +516,29 @@ class GameService:
             self._in_order.add(game_id)
             if len(public) < len(pending):  # private ones among them
                 self._private_due[game_id] = max(item.id for item in pending)
+
+    async def _deliver_one(self, game_id: int, item: OutboxItem) -> None:
+        """`_deliver_in_order` of one public effect of a game known in order (every vote post's
+        ✅ reply), as its general path does it (`_deliver`, `deliver`) in fewer steps: with 100
+        games posting, those steps were ~10 % of the event loop's time a post (measured)."""
+        self._in_order.discard(game_id)  # until it is out: cancelled meanwhile, it is read back
+        if self._perform is None:
+            return
+        with self.deliveries.delivering() as allowed:
+            if not allowed:  # stopping: committed, left in the outbox for the next start
+                return
+            try:
+                await self._perform(item)
+            except Exception as exc:
+                await attempt_failed(self.repo, item, exc)
+                performed = False
+            else:
+                self.repo.mark_done_soon(item.id)  # written with the next transaction
+                performed = True
+        if performed:
+            self._in_order.add(game_id)
+        else:
+            self._failed([item], set())  # the shell retries it; the game is read back then
 
     async def _private_lane(self, game_id: int, upto: int) -> None:
         """Perform the game's undone private effects up to outbox id ``upto`` whose inputs'
@@ -532,13 +559,20 @@ class GameService:
             report = await deliver(
                 self.repo, items, self._perform, self.deliveries.is_stopping, is_private
             )
-        if report.failed and self.metrics is not None:
-            self.metrics.discord_errors.inc(len(report.failed))
-        if report.failed and self._on_failure is not None:
-            failed = [item for item in items if item.id in report.failed]
-            for game_id, tries in {item.game_id: item.attempts + 1 for item in failed}.items():
-                self._on_failure(game_id, tries, game_id in report.failed_privately)
+        if report.failed:
+            self._failed(
+                [item for item in items if item.id in report.failed], report.failed_privately
+            )
         return not report.failed and not report.deferred
+
+    def _failed(self, failed: Sequence[OutboxItem], privately: set[int]) -> None:
+        """Count effects that failed and tell the shell, per game (``privately``: the games
+        whose failed effect was a private one), so it retries later."""
+        if self.metrics is not None:
+            self.metrics.discord_errors.inc(len(failed))
+        if self._on_failure is not None:
+            for game_id, tries in {item.game_id: item.attempts + 1 for item in failed}.items():
+                self._on_failure(game_id, tries, game_id in privately)
 
     def on_delivery_failure(self, callback: Callable[[int, int, bool], None]) -> None:
         """Called with (game id, attempts so far, whether only a private effect failed) when an

@@ -91,19 +91,7 @@ async def deliver(
         try:
             await perform(item)
         except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}"
-            log.error(
-                "effect %s of game %s failed (attempt %s): %s",
-                item.id,
-                item.game_id,
-                item.attempts + 1,
-                type(exc).__name__,
-            )
-            log.debug(
-                "effect %s failed", item.id, exc_info=exc
-            )  # may name hidden things: DEBUG only
-            await repo.record_attempt_failure(item.id, reason)
-            report.failed[item.id] = reason
+            report.failed[item.id] = await attempt_failed(repo, item, exc)
             if private(item):
                 report.failed_privately.add(item.game_id)
             blocked.add(item.game_id)
@@ -111,6 +99,22 @@ async def deliver(
         repo.mark_done_soon(item.id)  # written with the next transaction, not waited for
         report.performed.append(item.id)
     return report
+
+
+async def attempt_failed(repo: Repository, item: OutboxItem, exc: Exception) -> str:
+    """Log that performing ``item`` raised ``exc`` (its name at ERROR; the message, which may
+    name hidden things, at DEBUG only) and record the failed attempt; the reason recorded."""
+    reason = f"{type(exc).__name__}: {exc}"
+    log.error(
+        "effect %s of game %s failed (attempt %s): %s",
+        item.id,
+        item.game_id,
+        item.attempts + 1,
+        type(exc).__name__,
+    )
+    log.debug("effect %s failed", item.id, exc_info=exc)  # may name hidden things: DEBUG only
+    await repo.record_attempt_failure(item.id, reason)
+    return reason
 
 
 def first_failing_seq(events: list[JsonDict], fold: Fold[Any]) -> int | None:

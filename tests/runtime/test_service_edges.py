@@ -1,4 +1,5 @@
-"""The game service at its edges, without Discord: a failed effect counted for /metrics; a lock
+"""The game service at its edges, without Discord: a failed effect counted for /metrics; a post's
+reply that fails waits for the shell's retry and goes before the next post's; a lock
 asked for when no window is open (a moderator's advance that read the state as the game ended)
 names no next window and is refused, recording nothing; a C library without ``malloc_trim``
 (not glibc) leaves the freed pages where they are, and the start goes on."""
@@ -12,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 from fakes import Wired, performing
-from test_delivery_races import Platform
+from test_delivery_races import Platform, all_effects, refused_vote
 from test_runtime import new_game
 
 from bot.runtime import service as service_module
@@ -44,6 +45,29 @@ async def test_a_failed_effect_is_counted_for_metrics(wired: tuple[Wired, Platfo
     assert service.metrics.registry.get_sample_value(errors) == 1  # nothing failed since
     await service.flush()
     assert await service.repo.undone_effects(game_id) == []
+
+
+async def test_a_post_s_reply_that_fails_is_told_and_goes_before_the_next_post_s(
+    wired: tuple[Wired, Platform],
+) -> None:
+    w, platform = wired
+    service = w.runtime.service
+    service.metrics = Metrics()
+    told: list[tuple[int, int, bool]] = []
+    service.on_delivery_failure(
+        lambda game, tries, privately: told.append((game, tries, privately))
+    )
+    game_id = await new_game(w)  # every start effect out: the game is known in order
+    platform.failing = lambda item: True  # Discord is away for the reply
+    await refused_vote(w, game_id, 1001, 1)
+    assert told == [(game_id, 1, False)]  # the shell retries it later
+    assert service.metrics.registry.get_sample_value("faguan_discord_errors_total") == 1
+    (failed,) = await service.repo.undone_effects(game_id)
+    assert failed.attempts == 1 and failed.payload["type"] == "ReplyToPost"
+    platform.failing = lambda item: False
+    await refused_vote(w, game_id, 1002, 2)  # the next post: the failed reply goes first
+    ids = await all_effects(w, game_id)
+    assert platform.performed[-2:] == ids[-2:] == [failed.id, failed.id + 1]
 
 
 async def test_a_lock_with_no_window_open_names_none_and_is_refused(
