@@ -162,15 +162,15 @@ _EMPTY: frozenset[Any] = frozenset()
 
 
 _LOADERS: dict[str, Load] = {}
-"""`_loaders()` once made (read directly: a snapshot loads ~80 values, each looked up here)."""
+"""Type name → the function that builds that class from its dict (`_loaders`, made on first use;
+read directly: a snapshot loads ~80 values, each looked up here)."""
 
 
-@cache
 def _loaders() -> dict[str, Load]:
-    """Type name → the function that builds that class from its dict."""
-    made = {name: _loader(cls) for name, cls in _registry().items()}
-    _LOADERS.update(made)
-    return made
+    """`_LOADERS`, made if it is not yet."""
+    if not _LOADERS:
+        _LOADERS.update({name: _loader(cls) for name, cls in _registry().items()})
+    return _LOADERS
 
 
 @cache
@@ -251,6 +251,11 @@ def _same(value: Any) -> Any:
 
 def _interned(value: Any) -> Any:
     return sys.intern(value) if type(value) is str else value
+
+
+def _dataclass_or_none(value: Any) -> Any:
+    """An engine value read from its dict (None stays None)."""
+    return None if value is None else _load_dataclass(value)
 
 
 def _plain_tuple(value: Any) -> Any:
@@ -357,8 +362,3 @@ def _converter(hint: Any, *, intern: bool = True) -> Convert:
         if dataclasses.is_dataclass(hint):
             return _dataclass_or_none
     return _same
-
-
-def _dataclass_or_none(value: Any) -> Any:
-    """An engine value read from its dict (None stays None)."""
-    return None if value is None else _load_dataclass(value)
