@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, ClassVar
 
 import pytest
@@ -21,7 +22,7 @@ from bot.store import sqlite_here
 from bot.store.db import Database
 from bot.store.repository import Repository
 from bot.store.sqlite_group import PlannedAppend
-from bot.store.sqlite_here import FREE_FOR, SLOW_COMMIT
+from bot.store.sqlite_here import SLOW_COMMIT, timer_due
 from bot.store.sqlite_process import SqliteProcess
 from bot.store.writer import Stage
 from tests.store.test_store_recovery import make_game
@@ -72,18 +73,26 @@ def gated() -> type[GatedCommits]:
     return GatedCommits
 
 
-def deadline_soon() -> asyncio.TimerHandle:
-    """A timer due well within ``FREE_FOR``, as a deadline's job about to start."""
-    return asyncio.get_running_loop().call_later(FREE_FOR / 4, lambda: None)
+def deadline_soon(monkeypatch: pytest.MonkeyPatch) -> asyncio.TimerHandle:
+    """A deadline's timer that counts as due soon for the rest of the test: ``timer_due`` looks an
+    hour ahead and the timer is a minute away. (A real one due within ``FREE_FOR`` can fire, on a
+    loaded machine, before the ``COMMIT`` looks; the ``COMMIT`` then holds the loop the test
+    needs.) ``timer_due`` itself: tests/store/test_sqlite_timer_due.py."""
+    monkeypatch.setattr(sqlite_here, "timer_due", partial(timer_due, within=3600.0))
+    return asyncio.get_running_loop().call_later(60, lambda: None)
 
 
 @pytest.mark.parametrize("due", [False, True], ids=["no timer due", "a deadline due"])
 async def test_the_commit_runs_on_the_loop_unless_a_timer_is_due(
-    db: Database, gated: type[GatedCommits], writer: SqliteProcess, due: bool
+    db: Database,
+    gated: type[GatedCommits],
+    writer: SqliteProcess,
+    monkeypatch: pytest.MonkeyPatch,
+    due: bool,
 ) -> None:
     game = await make_game(Repository(db.sessions))
     gated.gate.set()
-    timer = deadline_soon() if due else None
+    timer = deadline_soon(monkeypatch) if due else None
     written = await writer.commit(Stage(), True, NOW, [], [added(game, 1)], {})
     assert written.appends == [(2, [])]
     on_loop = gated.threads == [threading.get_ident()]
@@ -123,16 +132,17 @@ async def writer(db: Database, gated: type[GatedCommits]) -> AsyncIterator[Sqlit
 
 
 async def test_the_loop_serves_on_while_a_commit_waits_for_the_disk(
-    db: Database, gated: type[GatedCommits], writer: SqliteProcess
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     game = await make_game(Repository(db.sessions))
-    deadline_soon()
+    soon = deadline_soon(monkeypatch)
     call = asyncio.ensure_future(writer.commit(Stage(), True, NOW, [], [added(game, 1)], {}))
     assert await asyncio.to_thread(gated.entered.wait, 10)
     await asyncio.sleep(0.05)  # the loop runs while the COMMIT waits on its thread
     assert not call.done()
     gated.gate.set()  # the disk answers
     written = await call
+    soon.cancel()
     assert written.appends == [(2, [])]
     assert writer.pid is None  # written here
     events = await Repository(db.sessions).load_events(game)
@@ -140,11 +150,11 @@ async def test_the_loop_serves_on_while_a_commit_waits_for_the_disk(
 
 
 async def test_a_commit_whose_caller_stopped_waiting_ends_before_the_next_group(
-    db: Database, gated: type[GatedCommits], writer: SqliteProcess
+    db: Database, gated: type[GatedCommits], writer: SqliteProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     game = await make_game(Repository(db.sessions))
     stage = Stage()
-    deadline_soon()
+    soon = deadline_soon(monkeypatch)
     call = asyncio.ensure_future(writer.commit(stage, True, NOW, [], [added(game, 1)], {}))
     assert await asyncio.to_thread(gated.entered.wait, 10)
     call.cancel()
@@ -154,6 +164,7 @@ async def test_a_commit_whose_caller_stopped_waiting_ends_before_the_next_group(
     threading.Timer(0.2, gated.gate.set).start()  # the disk answers later
     # the next group waits for that COMMIT, then is written after it
     written = await writer.commit(Stage(), True, NOW, [], [added(game, 2)], {})
+    soon.cancel()
     assert written.appends == [(3, [])]
     events = await Repository(db.sessions).load_events(game)
     assert events[-2:] == [{"type": "Added", "n": 1}, {"type": "Added", "n": 2}]
@@ -161,13 +172,17 @@ async def test_a_commit_whose_caller_stopped_waiting_ends_before_the_next_group(
 
 @pytest.mark.parametrize("due", [False, True], ids=["on the loop", "on the thread"])
 async def test_a_failed_commit_is_raised_and_the_connection_serves_on(
-    db: Database, gated: type[GatedCommits], writer: SqliteProcess, due: bool
+    db: Database,
+    gated: type[GatedCommits],
+    writer: SqliteProcess,
+    monkeypatch: pytest.MonkeyPatch,
+    due: bool,
 ) -> None:
     game = await make_game(Repository(db.sessions))
     gated.gate.set()
     gated.fail_next = True
     stage = Stage()
-    timer = deadline_soon() if due else None
+    timer = deadline_soon(monkeypatch) if due else None
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         await writer.commit(stage, True, NOW, [], [added(game, 1)], {})
     assert (gated.threads == [threading.get_ident()]) is not due
