@@ -61,7 +61,7 @@ WITH d AS (
     RETURNING game_id, id
 ), marked AS (
     UPDATE outbox SET done_at = $8, attempts = attempts + 1
-    WHERE id = ANY($15::int8[]) AND done_at IS NULL
+    WHERE id = ANY($15::int8[]) AND (done_at + interval '0 s') IS NULL
     RETURNING id
 ), snapped AS (
     INSERT INTO snapshots (game_id, seq, version, state, created_at)
@@ -80,7 +80,11 @@ UNION ALL SELECT 3, message_id, NULL FROM seen
 """
 """The whole group (``$8`` is the time it is written at). Data-modifying CTEs all run, once,
 on one snapshot; the inserts read the game rows' new ``last_seq`` from ``bumped``'s RETURNING,
-so an input refused there (a duplicate, a stale seq, a game not active) writes nothing. Outbox
+so an input refused there (a duplicate, a stale seq, a game not active) writes nothing. The done
+marks' ``done_at + interval '0 s'``, a term no index serves: their rows are looked up by id, as
+on SQLite (``sqlite_group.MARK_DONE_SQL``); with ``done_at IS NULL`` and statistics taken when
+little was left to send, PostgreSQL read the whole backlog through the index of undone effects
+for every group. Outbox
 ids come from the sequence in the order the rows are inserted (``ORDER BY``, as SQLAlchemy's
 ``sort_by_parameter_order`` relies on): sorted, they are each input's effects in order."""
 
