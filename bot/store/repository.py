@@ -38,9 +38,10 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import exists, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.orm import aliased
 
 from bot.store import pg_group, sqlite_group
 from bot.store import statements as sql
@@ -1275,22 +1276,23 @@ class Repository:
     async def games_of_user(
         self, user_id: int, *, statuses: Collection[GameStatus] = (GameStatus.ACTIVE,)
     ) -> list[tuple[int, int]]:
-        """(game id, seat) pairs where the user is the present holder of a seat."""
-        latest = (
-            select(Seat.game_id, Seat.seat, func.max(Seat.term).label("term"))
-            .group_by(Seat.game_id, Seat.seat)
-            .subquery()
+        """(game id, seat) pairs where the user is the present holder of a seat.
+
+        The user's seat terms (by the index of user ids) with no later term of the same seat:
+        asked on interactions, it reads the user's rows, never every seat of every game ever
+        played (as a join on each seat's latest term did, grouping the whole table)."""
+        later = aliased(Seat)
+        superseded = exists().where(
+            later.game_id == Seat.game_id, later.seat == Seat.seat, later.term > Seat.term
         )
         query = (
             select(Seat.game_id, Seat.seat)
-            .join(
-                latest,
-                (latest.c.game_id == Seat.game_id)
-                & (latest.c.seat == Seat.seat)
-                & (latest.c.term == Seat.term),
-            )
             .join(Game, Game.id == Seat.game_id)
-            .where(Seat.user_id == user_id, Game.status.in_([st.value for st in statuses]))
+            .where(
+                Seat.user_id == user_id,
+                Game.status.in_([st.value for st in statuses]),
+                ~superseded,
+            )
             .order_by(Seat.game_id, Seat.seat)
         )
         async with self._sessions() as s:

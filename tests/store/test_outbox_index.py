@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from bot.store import Database, Repository, pg_group, sqlite_group
 from bot.store import statements as sql
 from bot.store.values import SeatSpec
+from tests.store.plans import postgresql_plan, sqlite_plan, statements_sent
 
 pytestmark = pytest.mark.asyncio
 SQLITE = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -23,19 +24,10 @@ POSTGRESQL = pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 
 async def _outbox_reads(db: Database, repo: Repository) -> list[tuple[str, Any]]:
     """The SQL (and parameters) of every undone-effects read the repository makes."""
-    seen: list[tuple[str, Any]] = []
-
-    def capture(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "outbox" in statement and "done_at IS NULL" in statement:
-            seen.append((statement, params))
-
-    event.listen(db.engine.sync_engine, "before_cursor_execute", capture)
-    try:
+    with statements_sent(db, lambda s: "outbox" in s and "done_at IS NULL" in s) as seen:
         await repo.undone_effects()
         await repo.undone_effects(7)
         await repo.undone_count()
-    finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", capture)
     return seen
 
 
@@ -44,14 +36,12 @@ async def test_every_undone_effects_read_searches_the_partial_index(db: Database
     repo = Repository(db.sessions)
     reads = await _outbox_reads(db, repo)
     assert len(reads) == 3
+    for statement, params in reads:
+        plan = await sqlite_plan(db, statement, params)
+        outbox = [step for step in plan if " outbox " in f" {step} "]
+        assert outbox, plan
+        assert all("ix_outbox_undone" in step for step in outbox), plan
     async with db.engine.connect() as conn:
-        raw = (await conn.get_raw_connection()).driver_connection
-        for statement, params in reads:
-            cursor = await raw.execute(f"EXPLAIN QUERY PLAN {statement}", params)
-            plan = [row[-1] for row in await cursor.fetchall()]
-            outbox = [step for step in plan if " outbox " in f" {step} "]
-            assert outbox, plan
-            assert all("ix_outbox_undone" in step for step in outbox), plan
         index = await conn.scalar(
             text("SELECT sql FROM sqlite_master WHERE name = 'ix_outbox_undone'")
         )
@@ -61,19 +51,10 @@ async def test_every_undone_effects_read_searches_the_partial_index(db: Database
 async def _mark_done_as_sent(db: Database, ids: list[int]) -> tuple[str, Any]:
     """SQLAlchemy's done-mark statement (``MARK_DONE``) as the driver is sent it, and its
     parameters (run, then rolled back)."""
-    sent: list[tuple[str, Any]] = []
-
-    def capture(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if statement.startswith("UPDATE outbox"):
-            sent.append((statement, params))
-
-    async with db.engine.connect() as conn:
-        event.listen(db.engine.sync_engine, "before_cursor_execute", capture)
-        try:
+    with statements_sent(db, lambda statement: statement.startswith("UPDATE outbox")) as sent:
+        async with db.engine.connect() as conn:
             await conn.execute(sql.MARK_DONE, {"ids": ids, "now": datetime.now(UTC)})
-        finally:
-            event.remove(db.engine.sync_engine, "before_cursor_execute", capture)
-        await conn.rollback()
+            await conn.rollback()
     (only,) = sent
     return only
 
@@ -87,18 +68,9 @@ async def test_done_marks_find_their_rows_by_id_not_in_the_partial_index(db: Dat
         (sqlite_group.MARK_DONE_SQL.format(holes="?,?,?"), ("now", 3, 5, 8)),  # the group's
         await _mark_done_as_sent(db, [3, 5, 8]),  # SQLAlchemy's (a memory database, marks apart)
     ]
-    async with db.engine.connect() as conn:
-        raw = (await conn.get_raw_connection()).driver_connection
-        for statement, params in statements:
-            cursor = await raw.execute(f"EXPLAIN QUERY PLAN {statement}", params)
-            plan = [row[-1] for row in await cursor.fetchall()]
-            assert plan == ["SEARCH outbox USING INTEGER PRIMARY KEY (rowid=?)"], (statement, plan)
-
-
-async def _explained(db: Database, statement: str, params: Any) -> str:
-    async with db.engine.connect() as conn:
-        raw = (await conn.get_raw_connection()).driver_connection
-        return "\n".join(row[0] for row in await raw.fetch(f"EXPLAIN {statement}", *params))
+    for statement, params in statements:
+        plan = await sqlite_plan(db, statement, params)
+        assert plan == ["SEARCH outbox USING INTEGER PRIMARY KEY (rowid=?)"], (statement, plan)
 
 
 @POSTGRESQL
@@ -118,7 +90,7 @@ async def test_postgresql_done_marks_find_their_rows_by_id_when_a_backlog_grew_a
     group = pg_group.arguments(datetime.now(UTC), ids, [], {})[: pg_group._PLANS]
     statements = [(pg_group.GROUP, group), await _mark_done_as_sent(db, ids)]
     for statement, params in statements:
-        plan = await _explained(db, statement, params)
+        plan = await postgresql_plan(db, statement, params)
         assert "pk_outbox" in plan and "ix_outbox_undone" not in plan, plan
 
 
