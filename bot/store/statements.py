@@ -69,6 +69,11 @@ class _Unindexed(ColumnElement[Any]):
 
 @compiles(_Unindexed)
 def _unindexed(element: _Unindexed, compiler: Any, **kw: Any) -> str:
+    return str(compiler.process(element.column, **kw))  # another backend: the column itself
+
+
+@compiles(_Unindexed, "postgresql")
+def _unindexed_postgresql(element: _Unindexed, compiler: Any, **kw: Any) -> str:
     return f"({compiler.process(element.column, **kw)} + interval '0 s')"
 
 
