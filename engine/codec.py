@@ -299,9 +299,9 @@ def _base(hint: Any) -> Any:
 def _converter(hint: Any, *, intern: bool = True) -> Convert:
     """A function that turns a JSON value into a value of type `hint` (None stays None); with
     `intern`, the strings in it are interned."""
-    supertype = getattr(hint, "__supertype__", None)
-    if supertype is not None:  # NewType
-        return _converter(supertype, intern=intern)
+    base = _base(hint)
+    if base is not hint:  # a NewType: its base type's converter
+        return _converter(base, intern=intern)
     if hint is str:
         return _interned if intern else _same
     origin = get_origin(hint)
