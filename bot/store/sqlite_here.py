@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -78,12 +79,19 @@ def small_payloads(appends: Sequence[PlannedAppend], most: int = SMALL_PAYLOAD) 
 
 def timer_due(loop: asyncio.AbstractEventLoop, within: float = FREE_FOR) -> bool:
     """Whether a timer of ``loop`` is due within ``within`` seconds (read from asyncio's own
-    loop's heap of timers; of any other loop nothing is known: True). A cancelled timer counts
-    until the loop drops it: at worst a ``COMMIT`` goes to the thread when it need not have."""
+    loop's heap of timers; of any other loop nothing is known: True), or has just fallen due: a
+    loop's turn moves every timer due to its queue of ready callbacks before it runs any of
+    them, so a timer that fell due this turn waits there behind the callback asking (and would
+    wait for its ``COMMIT``). Only timers count among the ready callbacks: the posts' callers
+    resumed by the previous group are ready at every commit. A cancelled timer counts until the
+    loop drops it: at worst a ``COMMIT`` goes to the thread when it need not have."""
     timers = getattr(loop, "_scheduled", None)
-    if not isinstance(timers, list):
+    ready = getattr(loop, "_ready", None)
+    if not isinstance(timers, list) or not isinstance(ready, deque):
         return True
-    return bool(timers) and timers[0].when() <= loop.time() + within
+    if timers and timers[0].when() <= loop.time() + within:
+        return True
+    return any(isinstance(handle, asyncio.TimerHandle) for handle in ready)
 
 
 def busy(exc: sqlite3.Error) -> bool:
