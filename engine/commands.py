@@ -131,6 +131,9 @@ class ReplacePlayer:
     at: Instant | None = None
     reason: str = ""
     """Why, as the moderator said it (announced and logged; optional)."""
+    player: str | None = None
+    """The holder the moderator acted on (a form opened on them): refused if the seat is
+    someone else's by the time it arrives. None: whoever holds the seat."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -142,6 +145,9 @@ class ModKill:
     at: Instant | None = None
     reason: str = ""
     """Why, as the moderator said it (announced and logged; optional)."""
+    player: str | None = None
+    """The holder the moderator acted on (a form opened on them): refused if the seat is
+    someone else's by the time it arrives. None: whoever holds the seat."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -460,7 +460,7 @@ def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
 
 def _replace(state: GameState, cmd: ReplacePlayer) -> list[Event]:
     _need_not_over(state)
-    seat = _target_seat_for_mod(state, cmd.seat)
+    seat = _target_seat_for_mod(state, cmd.seat, cmd.player)
     if state.seat_of(cmd.new_player) is not None:
         raise ModeratorError("mod.already_playing", player=cmd.new_player)
     record = _override(
@@ -474,9 +474,14 @@ def _reason(reason: str) -> dict[str, str]:
     return {"reason": reason} if reason else {}
 
 
-def _target_seat_for_mod(state: GameState, seat: Seat) -> SeatState:
+def _target_seat_for_mod(state: GameState, seat: Seat, holder: str | None = None) -> SeatState:
+    """The living seat a moderator's action names; if it names its holder too (`holder`), the
+    seat must still be theirs: a form opened on one player and submitted after a replacement
+    would otherwise act on the substitute."""
     if not 1 <= seat <= len(state.seats):
         raise ModeratorError("mod.no_such_seat", seat=seat)
+    if holder is not None and state.seat(seat).player != holder:
+        raise ModeratorError("mod.seat_changed", seat=seat)
     if not state.seat(seat).alive:
         raise ModeratorError("mod.seat_out_of_game", seat=seat)
     return state.seat(seat)
@@ -485,7 +490,7 @@ def _target_seat_for_mod(state: GameState, seat: Seat) -> SeatState:
 def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
     """A moderator removes the player in `seat` (with every seat they hold)."""
     _need_window(state)
-    seat = _target_seat_for_mod(state, cmd.seat)
+    seat = _target_seat_for_mod(state, cmd.seat, cmd.player)
     assert state.phase is not None
     also = tuple(s for s in state.seats_of(seat.player) if s != seat.seat and state.seat(s).alive)
     left = tuple(sorted((seat.seat, *also)))

@@ -107,6 +107,11 @@ async def moderators_of(judge: Judge, game_id: int) -> list[discord.Member]:
     return [m for m in members if m.id not in players and is_moderator(judge, m)]
 
 
+FORM_TIMEOUT = 30 * 60
+"""Seconds a form (a modal) opened and not submitted is kept, then dropped from the client's
+store: each has a custom id of its own (the interaction that opened it), so none is ever
+replaced by another, and one never submitted would otherwise be kept for good."""
+
 DM_UNSEEN = "dm_unseen:"
 """Game-row key prefix: a player whose DM failed and who has not been told yet (a key per
 player, so telling one never rewrites another's mark, and a substitute never inherits the mark

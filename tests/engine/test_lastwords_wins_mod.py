@@ -221,6 +221,24 @@ def test_mod_replace_keeps_seat_role_and_state() -> None:
         game.do(ReplacePlayer(seat=Seat(2), new_player="sub"))
 
 
+def test_a_moderator_action_naming_the_holder_is_refused_once_the_seat_changed_hands() -> None:
+    """A form opened on p1 and submitted after p1's seat went to a substitute acts on nobody;
+    naming the holder the seat has now, it acts."""
+    game = Game("v2", V2)
+    game.do(ReplacePlayer(seat=Seat(1), new_player="sub", player="p1"))
+    before = game.state
+    for late in (
+        ModKill(seat=Seat(1), player="p1"),
+        ReplacePlayer(seat=Seat(1), new_player="sub2", player="p1"),
+    ):
+        with pytest.raises(ModeratorError) as refused:
+            game.do(late)
+        assert refused.value.key == "mod.seat_changed"
+        assert game.state == before
+    game.do(ModKill(seat=Seat(1), player="sub"))
+    assert 1 not in game.alive
+
+
 def test_modkill_gives_last_words_per_ruleset_and_checks_wins() -> None:
     game = Game("v2", V2)
     game.do(ModKill(seat=Seat(1)))

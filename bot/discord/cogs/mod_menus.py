@@ -17,6 +17,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.discord.interactions import (
+    FORM_TIMEOUT,
     NoGame,
     answer_command,
     find_game,
@@ -34,10 +35,16 @@ REASON_LIMIT = 200
 
 
 class ReasonForm(discord.ui.Modal):
-    """A moderator's form with a reason; submits the command `command` builds from it."""
+    """A moderator's form with a reason; submits the command `command` builds from it.
 
-    def __init__(self, judge: Judge, game_id: int, title: str, kind: str) -> None:
-        super().__init__(title=title, custom_id=f"faguan:{kind}:{game_id}")
+    Its custom id names the interaction that opened it: discord.py keeps open forms by custom
+    id alone, so two moderators' forms of one kind in one game must not share one (the second
+    would replace the first, and the first's submit run the second's form)."""
+
+    def __init__(self, judge: Judge, game_id: int, opened: int, title: str, kind: str) -> None:
+        super().__init__(
+            title=title, custom_id=f"faguan:{kind}:{game_id}:{opened}", timeout=FORM_TIMEOUT
+        )
         self.judge, self.game_id = judge, game_id
         self.extra_items()
         self.reason: discord.ui.TextInput[Any] = discord.ui.TextInput(
@@ -63,9 +70,9 @@ class ReasonForm(discord.ui.Modal):
 class VoidForm(ReasonForm):
     """Why a vote post does not count."""
 
-    def __init__(self, judge: Judge, game_id: int, post_id: int) -> None:
+    def __init__(self, judge: Judge, game_id: int, opened: int, post_id: int) -> None:
         self.post_id = post_id
-        super().__init__(judge, game_id, "判为无效 / Void this vote", "void")
+        super().__init__(judge, game_id, opened, "判为无效 / Void this vote", "void")
 
     def command(self, by: str, reason: str) -> Command:
         return VoidPost(
@@ -76,23 +83,29 @@ class VoidForm(ReasonForm):
 class ModKillForm(ReasonForm):
     """Why a player is removed from the game."""
 
-    def __init__(self, judge: Judge, game_id: int, seat: Seat) -> None:
-        self.seat = seat
-        super().__init__(judge, game_id, "处决 / Modkill", "modkill")
+    def __init__(self, judge: Judge, game_id: int, opened: int, seat: Seat, holder: str) -> None:
+        self.seat, self.holder = seat, holder  # the seat's holder now: refused once replaced
+        super().__init__(judge, game_id, opened, "处决 / Modkill", "modkill")
 
     def command(self, by: str, reason: str) -> Command:
-        return ModKill(seat=self.seat, reason=reason, by=by, at=self.judge.runtime.now_ms())
+        return ModKill(
+            seat=self.seat,
+            player=self.holder,
+            reason=reason,
+            by=by,
+            at=self.judge.runtime.now_ms(),
+        )
 
 
 class ReplaceForm(ReasonForm):
     """Who takes the seat over (a member picker inside the form), and why."""
 
-    def __init__(self, judge: Judge, game_id: int, seat: Seat) -> None:
-        self.seat = seat
+    def __init__(self, judge: Judge, game_id: int, opened: int, seat: Seat, holder: str) -> None:
+        self.seat, self.holder = seat, holder  # the seat's holder now: refused once replaced
         self.picker: discord.ui.UserSelect[Any] = discord.ui.UserSelect(
             custom_id="substitute", min_values=1, max_values=1
         )
-        super().__init__(judge, game_id, "替补 / Replace", "replace")
+        super().__init__(judge, game_id, opened, "替补 / Replace", "replace")
 
     def extra_items(self) -> None:
         self.add_item(discord.ui.Label(text="替补 / Substitute", component=self.picker))
@@ -100,6 +113,7 @@ class ReplaceForm(ReasonForm):
     def command(self, by: str, reason: str) -> Command:
         return ReplacePlayer(
             seat=self.seat,
+            player=self.holder,
             new_player=str(self.picker.values[0].id),
             reason=reason,
             by=by,
@@ -154,7 +168,7 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         gid = await self._game(interaction)
         if gid is None:
             return
-        await interaction.response.send_modal(VoidForm(self.judge, gid, message.id))
+        await interaction.response.send_modal(VoidForm(self.judge, gid, interaction.id, message.id))
 
     async def _seat(
         self, interaction: discord.Interaction[Any], member: discord.Member | discord.User
@@ -183,11 +197,15 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
     ) -> None:
         found = await self._seat(interaction, member)
         if found is not None:
-            await interaction.response.send_modal(ReplaceForm(self.judge, *found))
+            gid, seat = found
+            form = ReplaceForm(self.judge, gid, interaction.id, seat, str(member.id))
+            await interaction.response.send_modal(form)
 
     async def modkill(
         self, interaction: discord.Interaction[Any], member: discord.Member | discord.User
     ) -> None:
         found = await self._seat(interaction, member)
         if found is not None:
-            await interaction.response.send_modal(ModKillForm(self.judge, *found))
+            gid, seat = found
+            form = ModKillForm(self.judge, gid, interaction.id, seat, str(member.id))
+            await interaction.response.send_modal(form)

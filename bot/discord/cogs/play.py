@@ -15,6 +15,7 @@ from discord.ext import commands
 from bot.discord import permissions
 from bot.discord.channels import channel_if_there, channel_of
 from bot.discord.interactions import (
+    FORM_TIMEOUT,
     NoGame,
     answer_command,
     dm_notice,
@@ -83,8 +84,14 @@ class LastWordsModal(discord.ui.Modal):
         custom_id="words",
     )
 
-    def __init__(self, judge: Judge, game_id: int) -> None:
-        super().__init__(title="遗言 / Last words", custom_id=f"faguan:lastwords:{game_id}")
+    def __init__(self, judge: Judge, game_id: int, opened: int) -> None:
+        # the opening interaction in its custom id: discord.py keeps forms by custom id alone
+        # (two players' forms must not share one; `mod_menus.ReasonForm`)
+        super().__init__(
+            title="遗言 / Last words",
+            custom_id=f"faguan:lastwords:{game_id}:{opened}",
+            timeout=FORM_TIMEOUT,
+        )
         self.judge = judge
         self.game_id = game_id
 
@@ -532,7 +539,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if not any(seat in state.last_words_open for seat in mine):
             await respond(interaction, text(self.judge, interaction, "lastwords.not_entitled"))
             return
-        await interaction.response.send_modal(LastWordsModal(self.judge, gid))
+        await interaction.response.send_modal(LastWordsModal(self.judge, gid, interaction.id))
 
     @app_commands.command(name="choose", description=_("Pick who leaves among the tied players"))
     @app_commands.describe(target=_("target"))

@@ -1,0 +1,110 @@
+"""The moderators' forms (right-click "Modkill", "Replace", "Void this vote"; a player's 遗言
+form) on simcord: each opened form is its own, and a form opened on a player acts on that player
+or on nobody.
+
+- discord.py keeps open forms by custom id alone: two moderators' forms of one kind in one game
+  once shared one, so the second replaced the first, the first moderator's submit ran the second
+  one's form (its seat) and the second's submit was lost.
+- A form names the player it was opened on: submitted after their seat went to a substitute, it
+  is refused (``mod.seat_changed``) instead of removing or replacing the substitute, who was just
+  sent the seat's role."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+from envclock import EnvClock
+from gamebot import Driver, Table, by_role, running_table
+
+from bot.records.i18n import render
+from engine.model import Seat
+
+SEED = "forms-seed"
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path) -> AsyncIterator[Table]:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
+        yield t
+
+
+async def day_one(d: Driver) -> dict[int, str]:
+    """Start the game and play night 1 (a kill) into day 1; the roles by seat."""
+    roles = await d.start()
+    await d.power_by_menu(by_role(roles, "killer")[0], "kill", by_role(roles, "civilian")[0])
+    await d.lock()
+    return roles
+
+
+def private(result: Any) -> str:
+    assert result.response is not None and result.ephemeral, result
+    return str(result.response.content)
+
+
+async def alive(t: Table, d: Driver, seat: int) -> bool:
+    return (await t.bot.runtime.service.state(d.game_id)).seat(Seat(seat)).alive
+
+
+async def holder(t: Table, d: Driver, seat: int) -> str:
+    return (await t.bot.runtime.service.state(d.game_id)).seat(Seat(seat)).player
+
+
+async def test_two_moderators_forms_open_at_once_each_act_on_their_own_player(
+    table: Table,
+) -> None:
+    t = table
+    d = Driver(t, "v2")
+    roles = await day_one(d)
+    x, y = by_role(roles, "civilian")[1:3]
+    second = t.guild.add_member(t.env.create_user("管理乙"))
+    t.env.backend.add_member_role(t.guild.id, second.id, t.mod_role.id)
+    await t.env.settle()
+    form_a = await t.moderator.context_menu(t.channel, "Modkill", t.player(x))
+    form_b = await second.context_menu(t.channel, "Modkill", t.player(y))
+    assert form_a.modal is not None and form_b.modal is not None
+    assert form_a.modal["custom_id"] != form_b.modal["custom_id"]
+    await t.moderator.submit_modal(form_a, {"reason": "A: 长期不发言"})
+    await t.env.settle()
+    assert not await alive(t, d, x) and await alive(t, d, y)  # A's form: A's player
+    done_b = await second.submit_modal(form_b, {"reason": "B: 长期不发言"})
+    await t.env.settle()
+    assert done_b.acknowledged
+    assert not await alive(t, d, y)
+
+
+async def test_a_modkill_form_opened_before_a_replacement_removes_nobody(table: Table) -> None:
+    t = table
+    d = Driver(t, "v2")
+    roles = await day_one(d)
+    idle = by_role(roles, "civilian")[1]
+    kill_form = await t.moderator.context_menu(t.channel, "Modkill", t.player(idle))
+    replace_form = await t.moderator.context_menu(t.channel, "Replace", t.player(idle))
+    assert kill_form.modal is not None and replace_form.modal is not None
+    await t.moderator.submit_modal(replace_form, {"substitute": [t.outside], "reason": "掉线"})
+    await t.env.settle()
+    assert await holder(t, d, idle) == str(t.outside.id)
+    refused = await t.moderator.submit_modal(kill_form, {"reason": "长期不发言"})
+    await t.env.settle()
+    assert private(refused) == render("en", "mod.seat_changed", {"seat": idle})
+    assert await alive(t, d, idle)  # the substitute plays on
+
+
+async def test_two_replace_forms_on_one_player_replace_them_once(table: Table) -> None:
+    t = table
+    d = Driver(t, "v2")
+    roles = await day_one(d)
+    dropped = by_role(roles, "civilian")[2]
+    first = await t.moderator.context_menu(t.channel, "Replace", t.player(dropped))
+    second = await t.moderator.context_menu(t.channel, "Replace", t.player(dropped))
+    assert first.modal is not None and second.modal is not None
+    await t.moderator.submit_modal(first, {"substitute": [t.outside], "reason": "掉线"})
+    other = t.guild.add_member(t.env.create_user("路人乙"))
+    await t.env.settle()
+    refused = await t.moderator.submit_modal(second, {"substitute": [other], "reason": "掉线"})
+    await t.env.settle()
+    assert private(refused) == render("en", "mod.seat_changed", {"seat": dropped})
+    assert await holder(t, d, dropped) == str(t.outside.id)
+    assert t.dms(other) == []  # never sent the seat's role
