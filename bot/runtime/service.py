@@ -245,6 +245,9 @@ class GameService:
         game_id = result.game_id
         async with self._turn(game_id):  # an input to the new game comes after its start
             self._loaded.pop(game_id, None)
+            # read back, not taken as recorded: a reconnect's `recover` may have read the new
+            # rows and performed them between the commit and this lock
+            self._in_order.discard(game_id)
             await self._deliver_in_order(game_id, result.pending)
         return game_id
 
@@ -282,12 +285,20 @@ class GameService:
         # Held from before the game is routed (``created``) until its start's effects are
         # performed: an input to it (a post at night, a click in a role DM) waits for them, and
         # never performs one of them a second time.
+        failed: Exception | None = None
         async with self._turn(result.game_id):
             self._loaded.pop(result.game_id, None)
+            self._in_order.discard(result.game_id)  # read back, as `create_game` does
             if created is not None:
-                info = await self.info(result.game_id, refresh=True)
-                await created(result.game_id, dict(info.channels))
+                try:
+                    info = await self.info(result.game_id, refresh=True)
+                    await created(result.game_id, dict(info.channels))
+                except Exception as exc:  # answering the start failed (it expired, say)
+                    failed = exc
+            # committed: the deal goes out all the same, the private part too (after the turn)
             await self._deliver_in_order(result.game_id, result.pending)
+        if failed is not None:
+            raise failed
         return result.game_id
 
     def _draft(
