@@ -286,8 +286,10 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     params=params(seat=int(event.seat), **_reason_of(event.record)),
                 ),
                 SeatHandover(seat=event.seat, old_player=old_player, new_player=event.new_player),
-                *threads,
+                # the role DM first, as at the deal: its failure is told publicly ("cannot DM
+                # seat N"), and a team seat's thread calls before it would delay that notice
                 role_message(after, event.seat),
+                *threads,
                 *_powers_whisper(after, after.seat(event.seat)),
             ]
         case PlayerRemoved():

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CANNOT_DM = 50007
+UNKNOWN_MEMBER = 10007
+"""Discord's error code for a user who is not a member of the server (has left it)."""
 RECENT = 30
 
 
@@ -106,8 +108,7 @@ class DiscordEffects:
             case Silence() | Unsilence():
                 await self._member_posting(game_id, state, effect.seat)
             case TeamJoin():
-                thread = await self._team_thread(game_id, effect.team)
-                await thread.add_user(discord.Object(int(state.seat(effect.seat).player)))
+                await self._team_join(game_id, state, effect)
             case LeaveTeamThreads():
                 await permissions.leave_team_threads(
                     self.judge, game_id, effect.player, effect.team
@@ -124,6 +125,21 @@ class DiscordEffects:
                 await permissions.release(self.judge, game_id, state)
             case _:
                 log.warning("game %s: no performer for %s", game_id, type(effect).__name__)
+
+    async def _team_join(self, game_id: int, state: GameState, effect: TeamJoin) -> None:
+        """The seat's holder joins the team's thread. One who has left the server cannot
+        (Discord: Unknown Member): skipped for good, as the start skips giving them the
+        players' role; retried, it would hold every later private effect of the game, and so
+        tell the team's other members and the log that the one who left holds a team role.
+        Logged at DEBUG only: who joins a team thread is hidden."""
+        thread = await self._team_thread(game_id, effect.team)
+        try:
+            await thread.add_user(discord.Object(int(state.seat(effect.seat).player)))
+        except discord.NotFound as exc:
+            if exc.code != UNKNOWN_MEMBER:
+                raise
+            log.debug("game %s: seat %s left the server: not in its team thread", game_id,
+                      effect.seat)  # fmt: skip
 
     # -- channels ------------------------------------------------------------------------------
     async def _channel(self, game_id: int, name: str) -> discord.abc.Messageable:

@@ -8,16 +8,19 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import discord
 import pytest
 import pytest_asyncio
+import simcord.backend.ops.channels as ops
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, invite_permissions, make_bot, running_table
+from simcord.backend import errors as backend_errors
 
 from bot.discord.client import FaguanBot
 from bot.discord.override_log import LOG_CHANNEL
-from engine.model import PhaseKind
+from engine.model import PhaseKind, Seat
 
 SEED = "server-seed"
 
@@ -215,6 +218,51 @@ async def test_a_player_who_left_before_the_start_is_dealt_in_without_the_role(
     said = [m for m in warnings(caplog) if "not given the role" in m]
     assert said == [f"game {game_id}: a player was not given the role (NotFound)"]
     assert not await t.bot.runtime.service.repo.undone_effects()
+
+
+@pytest.fixture
+def threads_refuse_non_members(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discord refuses to add a user who is not a member of the server to a thread (404,
+    Unknown Member); simcord adds anyone: made to refuse as Discord does."""
+    real = ops.ChannelMixin.add_thread_member
+
+    def add(backend: Any, thread_id: int, user_id: int) -> Any:
+        thread = backend.get_thread(thread_id)
+        if user_id not in backend.get_guild(thread.guild_id).members:
+            raise backend_errors.unknown_member()
+        return real(backend, thread_id, user_id)
+
+    monkeypatch.setattr(ops.ChannelMixin, "add_thread_member", add)
+
+
+@pytest.mark.parametrize(("seat", "role"), [(3, "killer"), (4, "civilian")])
+@pytest.mark.usefixtures("threads_refuse_non_members")
+async def test_a_player_who_left_before_the_start_holds_nothing_up_whatever_their_role(
+    table: Table, caplog: pytest.LogCaptureFixture, seat: int, role: str
+) -> None:
+    """A killer who left the server before the start cannot join the killers' thread: that is
+    skipped, as giving them the players' role is, so every private effect of the night goes out
+    (the police's menus) and nothing is logged at ERROR, as for a civilian who left. Retried
+    for good, it held every later private effect and told the police (no menu) and the log
+    that the one who left holds a team role."""
+    t = table
+    await t.moderator.slash(t.channel, "game new", ruleset="basic")
+    for member in t.players:
+        await member.slash(t.channel, "game join")
+    t.guild.remove_member(t.player(seat))
+    await t.env.settle()
+    caplog.set_level(logging.DEBUG, logger="bot")
+    await t.moderator.slash(t.channel, "game start")
+    await t.env.settle()
+    game_id = t.bot.runtime.routes.channel_games[t.channel.id]
+    state = await t.bot.runtime.service.state(game_id)
+    assert state.seat(Seat(seat)).role.value == role  # the deal this seed makes
+    assert not await t.bot.runtime.service.repo.undone_effects()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not [r for r in caplog.records if r.levelno >= logging.INFO and "seat" in r.getMessage()]
+    police = [int(s.seat) for s in state.seats if s.role.value == "police"]
+    menus = {s: [m for m in t.dms(t.player(s)) if m.components and not m.embeds] for s in police}
+    assert police and all(menus.values()), menus
 
 
 async def test_a_warning_the_override_log_cannot_take_stays_in_the_log(

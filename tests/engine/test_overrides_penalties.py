@@ -8,7 +8,7 @@ from gamekit import Game
 
 from engine import codec
 from engine.commands import Lock, Penalize, ReplacePlayer, SubmitPower
-from engine.effects import Announce, OverrideLogged, UpdateStandings, Whisper
+from engine.effects import Announce, OverrideLogged, UpdateStandings, Whisper, for_delivery
 from engine.errors import ActorError, ModeratorError
 from engine.events import DeadlineSet, PowerSuspended
 from engine.game import replay_events
@@ -117,6 +117,17 @@ def test_a_substitute_at_night_gets_the_role_and_the_power_menu() -> None:
     g.do(SubmitPower(player="sub", power=Power.KILL, target=Seat(5)))
     with pytest.raises(ActorError):
         g.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(6)))
+
+
+@pytest.mark.parametrize("seat", range(1, len(V2) + 1))
+def test_a_substitutes_private_effects_begin_alike_whatever_the_seat_holds(seat: int) -> None:
+    """The role DM comes first for every seat: its failure is told in public ("cannot DM seat
+    N"), so a team seat's thread calls before it would delay that notice by the seat's role."""
+    g = Game("v2", V2)
+    before = g.state
+    effects = effects_for(before, g.do(ReplacePlayer(seat=Seat(seat), new_player="sub")))
+    _public, private = for_delivery(effects)
+    assert isinstance(private[0], Whisper) and private[0].key == "role.dealt"
 
 
 def test_replay_files_take_a_penalty_step() -> None:

@@ -199,8 +199,9 @@ def test_a_substitute_takes_the_team_thread_in_private() -> None:
     events = g.do(ReplacePlayer(seat=Seat(2), new_player="q2", by="mod", at=Instant(0)))
     public, private = for_delivery(effects_for(before, events))
     assert SeatHandover(seat=Seat(2), old_player="p2", new_player="q2") in public
-    assert private[:2] == [
+    assert isinstance(private[0], Whisper) and private[0].key == "role.dealt"  # first, as dealt
+    assert private[1:3] == [
         LeaveTeamThreads(player="p2", team=Team.KILLERS),
         TeamJoin(team=Team.KILLERS, seat=Seat(2)),
     ]
-    assert {type(e) for e in private[2:]} == {Whisper}  # the role and the night's menu
+    assert {type(e) for e in private[3:]} == {Whisper}  # the night's menu
