@@ -7,7 +7,8 @@ game for a replaced player). A win is counted for the seats of the winning camp.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from engine.rulesets import rules_for
 from engine.state import GameState
@@ -22,7 +23,11 @@ DEFAULT_SEASON = "1"
 
 async def current_season(repo: Repository, server_id: int) -> str:
     """The server's current season (the first is "1")."""
-    settings = await repo.get_settings(server_id)
+    return season_of(await repo.get_settings(server_id))
+
+
+def season_of(settings: Mapping[str, Any]) -> str:
+    """The current season named in a server's settings (the first is "1")."""
     return str(settings.get(SEASON) or DEFAULT_SEASON)
 
 

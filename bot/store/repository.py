@@ -33,7 +33,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -1328,6 +1336,15 @@ class Repository:
 
     async def update_settings(self, server_id: int, changes: Mapping[str, Any]) -> JsonDict:
         """Merge ``changes`` into the settings (a ``None`` value removes the key); returns them."""
+        return await self.edit_settings(server_id, lambda _settings: changes)
+
+    async def edit_settings(
+        self, server_id: int, edit: Callable[[JsonDict], Mapping[str, Any]]
+    ) -> JsonDict:
+        """Merge into the settings the changes ``edit`` makes of them as they are, read under
+        the row's lock in the same transaction (a change that depends on the stored value, a
+        member added to a list: two at once both count, where a read then a write would lose
+        one); returns them."""
         async with self._writing() as s:
             now = self._clock()
             await s.execute(
@@ -1337,7 +1354,7 @@ class Repository:
             )
             row = await s.scalar(select(Server).where(Server.id == server_id).with_for_update())
             assert row is not None
-            merged = {**row.settings, **changes}
+            merged = {**row.settings, **edit(dict(row.settings))}
             settings = {key: value for key, value in merged.items() if value is not None}
             row.settings = settings
             row.updated_at = now

@@ -7,6 +7,9 @@ no one learns from a refusal whether someone plays."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +18,10 @@ import pytest
 import pytest_asyncio
 from envclock import EnvClock
 from gamebot import Driver, Table, running_table
+from simcord import MemberActor
 
 from bot.records.i18n import render
+from bot.runtime import standings
 from bot.runtime.reminders import REMIND_OFF
 from engine.rulesets import get_ruleset
 
@@ -150,6 +155,67 @@ async def test_standings_name_a_player_who_left_by_their_id(table: Table) -> Non
     table_text = shown.response.content
     assert str(leaver.id) in table_text
     assert "玩家1" in table_text and "玩家4" not in table_text
+
+
+async def test_two_players_remind_off_at_once_are_both_kept(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two `/remind off` on one server interleaved at every await: a read of the settings by
+    one (if the command reads them apart from its write) waits until the other has read too.
+    Each player's opt-out is kept: the list is edited as stored, in one transaction."""
+    t = table
+    first, second = t.player(1), t.player(2)
+    repo = t.bot.runtime.service.repo
+    read = repo.get_settings
+    both_read = asyncio.Barrier(2)
+
+    async def read_then_wait(server_id: int) -> dict[str, Any]:
+        settings = await read(server_id)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(both_read.wait(), 1.0)
+        return settings
+
+    monkeypatch.setattr(repo, "get_settings", read_then_wait)
+    slash = inspect.unwrap(MemberActor.slash)  # both sent before either is answered
+    await asyncio.gather(
+        slash(first, t.channel, "remind", state="off"),
+        slash(second, t.channel, "remind", state="off"),
+    )
+    await t.env.settle()
+    off = {int(u) for u in (await read(t.guild.id)).get(REMIND_OFF, [])}
+    assert off == {first.id, second.id}
+
+
+async def test_two_moderators_new_season_at_once_begin_one_season(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two `/mod new-season` at once, each having read season 1 before either wrote: one
+    begins season 2 and announces it; the other is told privately the season has changed, and
+    no second announcement is made."""
+    t = table
+    second = t.guild.add_member(t.env.create_user("管理乙"))
+    t.env.backend.add_member_role(t.guild.id, second.id, t.mod_role.id)
+    await t.env.settle()
+    read = standings.current_season
+    both_read = asyncio.Barrier(2)
+
+    async def read_then_wait(repo: Any, server_id: int) -> str:
+        season = await read(repo, server_id)
+        await asyncio.wait_for(both_read.wait(), 5.0)
+        return season
+
+    monkeypatch.setattr(standings, "current_season", read_then_wait)
+    slash = inspect.unwrap(MemberActor.slash)
+    answers = await asyncio.gather(
+        slash(t.moderator, t.channel, "mod new-season"), slash(second, t.channel, "mod new-season")
+    )
+    await t.env.settle()
+    told = sorted(answers, key=lambda a: bool(a.ephemeral))
+    assert not told[0].ephemeral and told[0].response.content == render(
+        "zh-CN", "standings.new_season", {"old": "1", "new": "2"}
+    )
+    assert private(told[1]) == en("standings.season_moved", now="2")
+    assert await read(t.bot.runtime.service.repo, t.guild.id) == "2"
 
 
 async def test_remind_from_a_dm_covers_every_server_of_the_players_games(table: Table) -> None:

@@ -279,13 +279,28 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def new_season(
         self, interaction: discord.Interaction[Any], name: str | None = None
     ) -> None:
-        from bot.runtime.standings import SEASON, current_season, next_season_name
+        from bot.runtime.standings import SEASON, current_season, next_season_name, season_of
 
         assert interaction.guild is not None
         repo = self.judge.runtime.service.repo
         old = await current_season(repo, interaction.guild.id)
         new = (name or next_season_name(old)).strip()[:32]
-        await repo.update_settings(interaction.guild.id, {SEASON: new})
+        moved: list[str] = []
+
+        def begin(settings: dict[str, Any]) -> dict[str, Any]:
+            # closes the season read above, only if it is still current: a second moderator's
+            # new season at the same time is told, not a second announcement of the same
+            if season_of(settings) != old:
+                moved.append(season_of(settings))
+                return {}
+            return {SEASON: new}
+
+        await repo.edit_settings(interaction.guild.id, begin)
+        if moved:
+            await respond(
+                interaction, text(self.judge, interaction, "standings.season_moved", now=moved[0])
+            )
+            return
         await interaction.response.send_message(  # public: the server's language
             say(public_locale(self.judge), "standings.new_season", old=old, new=new)
         )

@@ -84,13 +84,17 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
         else:  # in a DM: every server where this player is in a game
             games = {g for g, _seat in await repo.games_of_user(interaction.user.id)}
             servers = {(await self.judge.runtime.service.info(g)).server_id for g in games}
-        for server in servers:
-            settings = await repo.get_settings(server)
+        user = interaction.user.id
+
+        def switched(settings: dict[str, Any]) -> dict[str, Any]:
             off = {int(u) for u in settings.get(REMIND_OFF, [])}
             if state == "off":
-                off.add(interaction.user.id)
+                off.add(user)
             else:
-                off.discard(interaction.user.id)
-            await repo.update_settings(server, {REMIND_OFF: sorted(off)})
+                off.discard(user)
+            return {REMIND_OFF: sorted(off)}
+
+        for server in servers:  # the list edited as stored: two players at once both count
+            await repo.edit_settings(server, switched)
         key = "remind.off" if state == "off" else "remind.on"
         await respond(interaction, text(self.judge, interaction, key))
