@@ -14,8 +14,10 @@ off with `/remind off` (server settings, `remind_off`: user ids).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -77,6 +79,8 @@ class Reminders:
         self.lead = lead
         """How long before a deadline to remind (None: no reminders)."""
         self._jobs: dict[int, str] = {}
+        self._sending: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        """Per game: one `send` at a time, so a second reads the first's marks."""
         self.key = id(self)
         _REMINDERS[self.key] = self
 
@@ -102,7 +106,13 @@ class Reminders:
         self._jobs[game_id] = job
 
     async def send(self, game_id: int, window: str) -> list[int]:
-        """Remind every pending seat of `window` not reminded yet; returns the seats reminded."""
+        """Remind every pending seat of `window` not reminded yet; returns the seats reminded.
+        One send of a game at a time (two jobs at once, a restart's and the old one's, each
+        read no marks before the other wrote them, and reminded every seat twice)."""
+        async with self._sending[game_id]:
+            return await self._send(game_id, window)
+
+    async def _send(self, game_id: int, window: str) -> list[int]:
         service = self.service
         if not await service.is_active(game_id):
             return []
@@ -117,6 +127,11 @@ class Reminders:
         ctx = await self.contexts.context(game_id, state)
         sent: list[int] = []
         for seat in todo.seats():
+            now = service.cached_state(game_id)
+            if now is not None and (
+                now.deadline != state.deadline or now.paused or window_key(now) != window
+            ):
+                break  # moved (/mod extend) or closed meanwhile: a new deadline's job reminds
             player = state.seat(seat).player
             if int(seat) in done or not player.isdigit() or int(player) in off:
                 continue

@@ -19,6 +19,7 @@ import pytest
 from fakes import FakePort, Wired, runtime_on, settings
 
 from bot.config import WindowLength
+from bot.records.render import deadline_text
 from bot.runtime.collector import YOUNG_THRESHOLD
 from bot.runtime.port import DISCORD_EPOCH_MS, ChannelPost
 from bot.runtime.runtime import Runtime
@@ -26,7 +27,7 @@ from bot.runtime.schedule import GameSchedule, to_ms
 from bot.runtime.service import GameService, PlayerSpec
 from bot.runtime.timing import DeadlineScheduler
 from bot.store import OutboxItem, Repository
-from engine.commands import Lock
+from engine.commands import ExtendDeadline, Lock
 from engine.model import PhaseKind, Seat
 from engine.pending import window_key
 from engine.state import Window
@@ -224,8 +225,50 @@ async def test_reminders_reach_pending_players_privately_once_per_window(tmp_pat
         voters = {int(state.seat(Seat(s)).player) for s in reminded}
         assert voters and 1001 not in voters  # voted: nothing to remind
         assert again == []
-        assert {user for user, _text in w.port.sent} == voters - {1002}
+        assert sorted(user for user, _text in w.port.sent) == sorted(voters - {1002})  # once
         assert all(str(game_id) in text for _user, text in w.port.sent)
+    finally:
+        w.runtime.close()
+        await w.database.dispose()
+
+
+async def test_a_deadline_moved_during_reminders_is_the_one_the_rest_are_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A moderator extends the deadline while the reminders go out: the batch stops there, and
+    the seats left are reminded by the next send (the new deadline's job) with the new time;
+    every pending seat once."""
+    w = await runtime_on(tmp_path, reminder="30m")
+    try:
+        game_id = await new_game(w)
+        await to_day(w, game_id)
+        service = w.runtime.service
+        state = await service.state(game_id)
+        key = window_key(state)
+        assert key is not None and state.deadline is not None
+        send = w.port.send_private
+        extended: list[int] = []
+
+        async def then_extended(user_id: int, text: str) -> bool:
+            sent = await send(user_id, text)
+            if not extended:  # after the first reminder: /mod extend, 2 hours
+                extended.append(user_id)
+                outcome = await service.submit(game_id, ExtendDeadline(delta_ms=7_200_000))
+                assert outcome.error is None
+            return sent
+
+        monkeypatch.setattr(w.port, "send_private", then_extended)
+        first = await w.runtime.reminders.send(game_id, key)
+        rest = await w.runtime.reminders.send(game_id, key)
+        assert len(first) == 1 and rest
+        users = [user for user, _text in w.port.sent]
+        assert len(users) == len(set(users)) == len(first) + len(rest)
+        after = await service.state(game_id)
+        assert after.deadline == state.deadline + 7_200_000
+        ctx = await w.runtime.contexts.context(game_id, after)
+        old, new = deadline_text(ctx, state.deadline), deadline_text(ctx, after.deadline)
+        assert old in w.port.sent[0][1]
+        assert all(new in text and old not in text for _user, text in w.port.sent[1:])
     finally:
         w.runtime.close()
         await w.database.dispose()
