@@ -23,6 +23,7 @@ from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
 from bot.runtime.hosting import is_forum, vote_channel_id, vote_channel_of, vote_post_step
 from bot.runtime.start_steps import start_step
+from bot.runtime.vote_posts import VOTES_FROM
 from bot.store import OutboxItem
 from engine import codec
 from engine.effects import (
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+VOTES_FROM_BY = "votes_from_by"
+"""Game-row key: the outbox id of the opening that set ``VOTES_FROM`` (a repeat keeps it)."""
 CANNOT_DM = 50007
 UNKNOWN_MEMBER = 10007
 """Discord's error code for a user who is not a member of the server (has left it)."""
@@ -102,7 +105,7 @@ class DiscordEffects:
                 channel = await self._channel(game_id, "vote")
                 await self._send(channel, render_vote_channel(ctx, effect), again)
             case SetChannelsOpen():
-                await self._set_open(game_id, effect)
+                await self._set_open(item, effect)
             case SeatLeft():
                 await self._silence(game_id, state, effect.seat)
             case Silence() | Unsilence():
@@ -164,11 +167,15 @@ class DiscordEffects:
                     return message  # sent before the crash or failure: do not post twice
         return await channel.send(content, **kwargs)
 
-    async def _set_open(self, game_id: int, effect: SetChannelsOpen) -> None:
-        if effect.vote_open:  # a vote window opens: catch-up reads the vote channel from here
+    async def _set_open(self, item: OutboxItem, effect: SetChannelsOpen) -> None:
+        game_id = item.game_id
+        service = self.judge.runtime.service
+        if effect.vote_open and await self._votes_from_unset(item):
+            # a vote window opens: catch-up reads the vote channel from here on
             start = discord.utils.time_snowflake(self.judge.runtime.clock.now()) - 1
-            await self.judge.runtime.service.set_channels(game_id, {"votes_from": str(start)})
-        info = await self.judge.runtime.service.info(game_id)
+            marks = {VOTES_FROM: str(start), VOTES_FROM_BY: item.id}
+            await service.set_channels(game_id, marks)
+        info = await service.info(game_id)
         guild = self.judge.client.get_guild(info.server_id)
         role_id = info.channels.get("players_role")
         if guild is None or role_id is None:
@@ -179,6 +186,15 @@ class DiscordEffects:
         opened = permissions.open_by_channel(info.channels, effect.open, effect.vote_open)
         channels = permissions.game_channels(guild, info.channels)
         await permissions.open_channels(self.judge, game_id, role, channels, opened)
+
+    async def _votes_from_unset(self, item: OutboxItem) -> bool:
+        """Whether this opening has not set where catch-up reads from yet. Performed again (a
+        restart before its done mark, a retry after a later step failed), it keeps the mark it
+        set: moved to the time of the repeat, the posts made in between (while the bot was
+        down) would never be read. Only this effect writes the mark, one delivery of a game at
+        a time."""
+        info = await self.judge.runtime.service.info(item.game_id, refresh=True)
+        return info.channels.get(VOTES_FROM_BY) != item.id
 
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread

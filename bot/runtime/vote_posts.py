@@ -32,6 +32,11 @@ SeatMaps = tuple[dict[str, int], dict[int, int]]
 """Display name → seat and Discord user id → seat: what the vote-post parser resolves."""
 
 
+VOTES_FROM = "votes_from"
+"""Game-row key: the message id the vote channel's catch-up reads after (set as the vote window
+opens, by the platform when it opens the channel)."""
+
+
 def maps_of(state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
     """Names and mentions that point at seats, for the vote-post parser. A player holding
     several cards (5.0 双身份) is no vote target by name or mention: a vote names a card."""
@@ -129,7 +134,7 @@ class VotePosts:
         channel = vote_channel_id(info.channels)
         if channel is None:  # a forum game before its first day: no vote post yet
             return
-        start = info.channels.get("votes_from") or await self.service.repo.last_message_id(game_id)
+        start = info.channels.get(VOTES_FROM) or await self.service.repo.last_message_id(game_id)
         if not start:
             start = snowflake_at(info.created_at)
         async for post in self.port.posts_after(channel, int(start)):

@@ -236,6 +236,34 @@ async def test_outage_across_a_deadline_counts_posts_by_their_own_time(hosted: T
     assert state.phase is not None and state.phase.label() == "night 2"
 
 
+async def test_posts_while_down_count_when_the_days_opening_is_performed_again(
+    hosted: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The day's opening (its channels opened, where catch-up reads from set) was performed, but
+    the process died before its done mark was written: the restart performs it again. Its mark
+    stays where the day opened, so the votes posted while the bot was down are read and count
+    (moved to the restart, they were never read)."""
+    table = hosted
+    d = Driver(table, "v2")
+    roles = await d.start()
+    repo = table.bot.runtime.service.repo
+    monkeypatch.setattr(repo, "mark_done_soon", lambda outbox_id: None)  # marks lost: the crash
+    await d.lock()  # day 1 opens: its effects performed, none marked done
+    await table.bot.ws.close()  # the process dies
+    k1 = by_role(roles, "killer")[0]
+    voters = [s for s in range(1, 9) if s != k1][:5]
+    for seat in voters:
+        await table.player(seat).send(table.vote_channel(), f"投 {k1}")
+    await table.advance(1800)  # half an hour later, before the deadline
+    new = make_bot(table.db, table.clock, seed=SEED)  # type: ignore[attr-defined]
+    await table.env.restart_bot(new)
+    await table.env.settle()
+    await table.run_deadline()
+    state = await new.runtime.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    assert dict(day.tally) == {k1: len(voters)}
+
+
 async def test_database_away_while_votes_are_posted(table: Table) -> None:
     """Posts that could not be recorded while the database was away still count at the lock."""
     from sqlalchemy.exc import OperationalError
