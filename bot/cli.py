@@ -155,6 +155,9 @@ def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int
         asyncio.run(serve())
     except KeyboardInterrupt:
         return Exit.OK
+    except ConfigError as exc:  # found only once the bot starts (the metrics port in use)
+        print(f"faguan run: {exc}", file=sys.stderr)
+        return Exit.CONFIG
     except _DatabaseFailed as failed:
         cause = failed.__cause__
         assert isinstance(cause, Exception)

@@ -9,7 +9,6 @@ while it was down, locks every window whose deadline has passed and schedules th
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import Any
 
@@ -25,7 +24,7 @@ from bot.discord.cogs.moderator import ModeratorCog
 from bot.discord.cogs.play import PlayCog
 from bot.discord.cogs.season import SeasonCog
 from bot.discord.effects import DiscordEffects
-from bot.discord.interactions import JudgeTree, answered_no_game, locale_of, respond, say
+from bot.discord.interactions import JudgeTree, answer_failure, answered_no_game
 from bot.discord.judge import Judge
 from bot.discord.port import DiscordPort
 from bot.discord.required_permissions import lacking
@@ -143,12 +142,7 @@ class FaguanBot(commands.Bot):
             return
         original = getattr(error, "original", error)
         name = interaction.command.qualified_name if interaction.command else "?"
-        log.error("command /%s failed: %s", name, type(original).__name__)
-        if self.runtime.metrics is not None:
-            self.runtime.metrics.discord_errors.inc()
-        log.debug("command /%s failed", name, exc_info=original)
-        with contextlib.suppress(discord.HTTPException):
-            await respond(interaction, say(locale_of(self.judge, interaction), "notice.try_again"))
+        await answer_failure(self.judge, interaction, original, f"command /{name}")
 
     def check_permissions(self) -> None:
         """Say, per guild, which permissions the bot lacks."""

@@ -3,11 +3,14 @@ it arrived in, and answers in the asker's language."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 import discord
 
 from bot.discord.answering import answering
+from bot.discord.judge import judge_of
 from bot.records.i18n import render
 from bot.records.render import error_text, render_private
 from bot.runtime.service import Outcome
@@ -17,6 +20,8 @@ from engine.effects import Whisper
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
 
 
 class NoGame(Exception):
@@ -166,6 +171,35 @@ async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: An
         await interaction.response.send_message(text, ephemeral=True, **kwargs)
 
 
+async def answer_failure(
+    judge: Judge, interaction: discord.Interaction[Any], error: BaseException, what: str
+) -> None:
+    """An unexpected failure (Discord or the database away, or a bug): logged by its type alone
+    (its message may carry a hidden role or target), and the person asked to try again unless
+    they already have an answer, so that no interaction is left unanswered."""
+    log.error("%s failed: %s", what, type(error).__name__)
+    if judge.runtime.metrics is not None:
+        judge.runtime.metrics.discord_errors.inc()
+    log.debug("%s failed", what, exc_info=error)
+    if interaction.response.type not in (
+        None,
+        discord.InteractionResponseType.deferred_channel_message,  # "thinking…": still owed
+    ):
+        return
+    with contextlib.suppress(discord.HTTPException):
+        await respond(interaction, say(locale_of(judge, interaction), "notice.try_again"))
+
+
+class AnswersFailures:
+    """For forms and DM components: a failure is answered as a command's is (`answer_failure`).
+    discord.py's own `on_error` only logs, leaving the person without an answer."""
+
+    async def on_error(
+        self, interaction: discord.Interaction[Any], error: Exception, /, *item: object
+    ) -> None:
+        await answer_failure(judge_of(interaction.client), interaction, error, type(self).__name__)
+
+
 async def answered_no_game(
     judge: Judge, interaction: discord.Interaction[Any], error: Exception
 ) -> bool:
@@ -245,8 +279,6 @@ def note_arrival(interaction: discord.Interaction[Any]) -> None:
     the interaction may be about, as the bot takes it up — without I/O, so no deadline can lock in
     between. A clock command is bound to that window (`window_at_arrival`), not to whatever window
     is open after the awaits of the command's own checks."""
-    from bot.discord.judge import judge_of
-
     try:
         runtime = judge_of(interaction.client).runtime
     except TypeError:

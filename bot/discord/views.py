@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.discord.interactions import answer_command, confirm_role
+from bot.discord.interactions import AnswersFailures, answer_command, confirm_role
 from bot.discord.judge import judge_of
 from engine.commands import SubmitPower
 from engine.effects import Whisper
@@ -52,6 +52,7 @@ def valid_targets(
 
 
 class ConfirmButton(
+    AnswersFailures,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=r"faguan:confirm:(?P<game>\d+):(?P<seat>\d+)",
 ):
@@ -79,11 +80,14 @@ class ConfirmButton(
         return cls(int(match["game"]), int(match["seat"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        judge = judge_of(interaction.client)
-        await confirm_role(judge, interaction, self.game_id, self.seat)
+        try:
+            await confirm_role(judge_of(interaction.client), interaction, self.game_id, self.seat)
+        except Exception as error:  # discord.py only logs a dynamic item's failure
+            await self.on_error(interaction, error)
 
 
 class PowerSelect(
+    AnswersFailures,
     discord.ui.DynamicItem[discord.ui.Select[Any]],
     template=r"faguan:act:(?P<game>\d+):(?P<night>\d+):(?P<power>[a-z_]+)(?::(?P<card>\d+))?",
 ):
@@ -124,6 +128,13 @@ class PowerSelect(
         return cls(int(match["game"]), int(match["night"]), Power(match["power"]), card=card)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        try:
+            await self.choose(interaction)
+        except Exception as error:  # discord.py only logs a dynamic item's failure
+            await self.on_error(interaction, error)
+
+    async def choose(self, interaction: discord.Interaction[Any]) -> None:
+        """Submit the night choice picked in the menu."""
         judge = judge_of(interaction.client)
         data: dict[str, Any] = dict(interaction.data or {})
         values: list[str] = list(data.get("values", []))

@@ -16,6 +16,14 @@ SEPARATORS = re.compile(r"[\s,，;；]+")
 TRUE, FALSE = ("true", "yes", "on", "是"), ("false", "no", "off", "否")
 DRY_RUN_SEED = "faguan-dry-run"
 """The deal is tried with this seed: whether roles fit never depends on the seed."""
+ECHO_LIMIT = 40
+"""What a refusal quotes of a typed word: no option's name or value is longer, and a reply holds
+2,000 characters."""
+
+
+def clipped(text: str) -> str:
+    """`text` as a refusal quotes it: cut to ECHO_LIMIT, with … where it was cut."""
+    return text if len(text) <= ECHO_LIMIT else f"{text[:ECHO_LIMIT]}…"
 
 
 def parse_options(text: str | None) -> dict[str, object]:
@@ -25,15 +33,16 @@ def parse_options(text: str | None) -> dict[str, object]:
     for token in SEPARATORS.split((text or "").replace("＝", "=").strip()):
         if not token:
             continue
-        name, sep, value = token.partition("=")
+        name, sep, value = (clipped(part) for part in token.partition("="))
         if not sep or not name or not value:
-            raise SetupError("setup.option_syntax", token=token)
+            raise SetupError("setup.option_syntax", token=clipped(token))
         options[name.lower()] = _value(name.lower(), value)
     return options
 
 
 def _value(name: str, value: str) -> object:
-    """Booleans and numbers where the engine wants them; text everywhere else."""
+    """Booleans and numbers where the engine wants them; text everywhere else (a clipped number
+    too, refused by the engine as it is quoted: int() refuses thousands of digits)."""
     if name == "self_vote" and value.lower() in TRUE + FALSE:
         return value.lower() in TRUE
     if name in ("composition", "warmup") and value.isdecimal():

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 from bot.runtime.backups import AutoBackups
 from bot.runtime.catch_ups import CatchUps
 from bot.runtime.collector import collections_paused, settle_started_heap
@@ -133,7 +133,18 @@ class Runtime:
         metrics = self.settings.metrics
         if metrics.port is not None:
             self.metrics = Metrics()
-            self.metrics.serve(metrics.host, metrics.port)
+            try:
+                self.metrics.serve(metrics.host, metrics.port)
+            except OSError as exc:  # a port in use, an address not this machine's: the config's
+                why = exc.strerror or type(exc).__name__
+                raise ConfigError(
+                    [
+                        f"metrics.host/metrics.port: cannot listen on {metrics.host}:"
+                        f"{metrics.port} ({why}); allowed: a port no other program uses, on an "
+                        "address of this machine"
+                    ],
+                    source=self.settings.source,
+                ) from exc
             service.metrics = self.metrics
             self.metrics.refresh_every(self._backlog)
         if self.settings.backup.folder is not None:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 SEASON = "season"
 """Server settings key: the current season's name."""
 DEFAULT_SEASON = "1"
+SEASON_LIMIT = 32
+"""The longest season name: a new one is cut to it, and no longer one is looked up."""
 
 
 async def current_season(repo: Repository, server_id: int) -> str:
@@ -33,7 +35,8 @@ def season_of(settings: Mapping[str, Any]) -> str:
 
 def next_season_name(current: str) -> str:
     """The season after `current`: the next number, or `current` with " 2" after it."""
-    return str(int(current) + 1) if current.isdigit() else f"{current} 2"
+    numbered = current.isascii() and current.isdecimal()  # "②".isdigit(), yet int() refuses it
+    return str(int(current) + 1) if numbered else f"{current} 2"
 
 
 async def apply_game(repo: Repository, game_id: int, server_id: int, state: GameState) -> bool:

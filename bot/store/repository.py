@@ -888,6 +888,13 @@ class Repository:
                 select(func.max(Input.message_id)).where(Input.game_id == game_id)
             )
 
+    async def input_recorded(self, message_id: int) -> bool:
+        """Whether an input with this message id is recorded (read from the database, not from
+        any cache: after a write whose outcome is unknown)."""
+        async with self._sessions() as s:
+            found = await s.scalar(select(Input.message_id).where(Input.message_id == message_id))
+            return found is not None
+
     async def get_game(self, game_id: int) -> GameInfo:
         """The game's record (no seed); raises ``GameNotFound``."""
         async with self._sessions() as s:

@@ -183,6 +183,43 @@ def test_run_help_names_the_token_variable(tmp_path: Path) -> None:
     assert result.returncode == 0 and "DISCORD_TOKEN" in result.stdout
 
 
+# --------------------------------------------------------------------------- faguan run: metrics
+
+ON_SIMCORD = Path(__file__).resolve().parents[1] / "robustness" / "deployfaguan.py"
+"""`faguan` with a simcord world for Discord: the bot starts (and opens its metrics endpoint)."""
+
+
+@pytest.mark.parametrize("where", ["port in use", "not this machine's address"])
+def test_run_metrics_endpoint_that_cannot_listen_is_a_config_error(
+    tmp_path: Path, where: str
+) -> None:
+    """Once reported as the database unreachable (status 6): the operator is sent to the
+    [metrics] settings instead, with a configuration mistake's status."""
+    url = upgraded(tmp_path / "f.db")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        host, port = "127.0.0.1", held.getsockname()[1]
+        if where == "not this machine's address":
+            host = "203.0.113.7"  # TEST-NET-3: documentation's, no machine's own
+        path = tmp_path / "config.toml"
+        path.write_text(f'[database]\nurl = "{url}"\n[metrics]\nhost = "{host}"\nport = {port}\n')
+        env = {k: v for k, v in os.environ.items() if k != "FAGUAN_DATABASE_URL"}
+        result = subprocess.run(
+            [sys.executable, str(ON_SIMCORD), "run", "--config", str(path)],
+            cwd=tmp_path,
+            env={**env, "DISCORD_TOKEN": TOKEN},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == Exit.CONFIG, result.stderr
+    assert "Traceback" not in result.stderr
+    said = f"faguan run: {path}: 1 problem:\n  - metrics.host/metrics.port: cannot listen on"
+    assert f"{said} {host}:{port} (" in result.stderr
+
+
 # --------------------------------------------------------------------------- both: the database
 
 

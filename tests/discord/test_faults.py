@@ -17,6 +17,7 @@ from faultkit import assert_same_game, drain
 from gamebot import Driver, Table, build_table, by_role, make_bot
 from simcord import Env
 
+from bot.records.i18n import render
 from engine.model import Seat
 from engine.record import record_of
 from engine.state import DayRecord
@@ -289,6 +290,46 @@ async def test_database_away_while_votes_are_posted(table: Table) -> None:
     state = await table.bot.runtime.service.state(d.game_id)
     day = [r for r in state.history if isinstance(r, DayRecord)][-1]
     assert dict(day.tally) == {k1: 4}
+
+
+@pytest.mark.parametrize("committed", [False, True])
+async def test_a_slash_vote_whose_record_fails_leaves_no_post_the_count_lacks(
+    table: Table, monkeypatch: pytest.MonkeyPatch, committed: bool
+) -> None:
+    """`/vote` posts the vote for the voter, then records it. The record fails: not written
+    (the database away), the post is taken down and the voter told; written after all (the
+    commit went through, its answer was lost), the post stays and the vote counts. Either way
+    the channel shows no vote the count does not have."""
+    from sqlalchemy.exc import OperationalError
+
+    d = Driver(table, "v2")
+    roles = await d.start()
+    await d.lock()  # day 1
+    k1 = by_role(roles, "killer")[0]
+    voter = by_role(roles, "civilian")[0]
+    repo = table.bot.runtime.service.repo
+    record = repo.record
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        if committed:
+            await record(*args, **kwargs)
+        raise OperationalError("COMMIT", {}, Exception("disk I/O error"))
+
+    before = {m.id for m in table.vote_channel().history()}
+    monkeypatch.setattr(repo, "record", failing)
+    answer = await table.player(voter).slash(table.channel, "vote", target=str(k1))
+    monkeypatch.setattr(repo, "record", record)
+    await table.env.settle()
+    shown = [m for m in table.vote_channel().history() if m.author.bot and m.id not in before]
+    await table.run_deadline()
+    state = await table.bot.runtime.service.state(d.game_id)
+    day = [r for r in state.history if isinstance(r, DayRecord)][-1]
+    if committed:
+        assert len(shown) == 1 and dict(day.votes) == {Seat(voter): Seat(k1)}
+    else:
+        assert answer.response is not None and answer.ephemeral
+        assert answer.response.content == render("en", "vote.post_not_recorded", {})
+        assert shown == [] and dict(day.votes) == {}
 
 
 async def test_a_command_while_the_database_is_away_is_answered_and_changes_nothing(

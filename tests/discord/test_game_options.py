@@ -58,6 +58,9 @@ async def test_bad_options_are_named_and_open_no_lobby(table: Table) -> None:
         "mine": "“mine” is not an option: write name=value",
         "tie=revote": "Option “tie” has its own field in /game new",
         "composition=two": "Option “composition” cannot be “two”",
+        # too many digits for int(), too long for a reply: quoted cut short, as text
+        "composition=" + "9" * 4400: f"Option “composition” cannot be “{'9' * 40}…”",
+        "x" * 5000: f"“{'x' * 40}…” is not an option",
     }
     for typed, expected in cases.items():
         r = await mod.slash(table.channel, "game new", ruleset="v2_mine", options=typed)

@@ -11,10 +11,12 @@ or on nobody.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, running_table
@@ -108,3 +110,56 @@ async def test_two_replace_forms_on_one_player_replace_them_once(table: Table) -
     assert private(refused) == render("en", "mod.seat_changed", {"seat": dropped})
     assert await holder(t, d, dropped) == str(t.outside.id)
     assert t.dms(other) == []  # never sent the seat's role
+
+
+async def test_a_form_or_a_dm_button_that_fails_is_answered(
+    table: Table, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store away as a Modkill form is submitted, or as a role's Confirm is pressed: the
+    person is asked privately to try again (discord.py's own handlers only log, leaving the
+    interaction unanswered). The log names the failure's type alone: its message may carry a
+    hidden role."""
+    t = table
+    d = Driver(t, "v2")
+    roles = await day_one(d)
+    idle = by_role(roles, "civilian")[1]
+
+    async def away(*args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("玩家3 is the killer")
+
+    form = await t.moderator.context_menu(t.channel, "Modkill", t.player(idle))
+    monkeypatch.setattr(t.bot.runtime.service, "submit", away)
+    failed = await t.moderator.submit_modal(form, {"reason": "长期不发言"})
+    await t.env.settle()
+    assert private(failed) == render("en", "notice.try_again", {})
+    assert await alive(t, d, idle)
+    monkeypatch.setattr(t.bot.runtime.service.repo.lobbies, "confirm", away)
+    button = f"faguan:confirm:{d.game_id}:{idle}"
+    pressed = await d.member(idle).user.click(d._dm_with(idle, button), custom_id=button)
+    await t.env.settle()
+    assert private(pressed) == render("en", "notice.try_again", {})
+    logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert logged == [
+        "ModKillForm failed: ConnectionError",
+        "ConfirmButton failed: ConnectionError",
+    ]
+
+
+async def test_a_bot_is_no_substitute(table: Table) -> None:
+    """Neither the Replace form nor /mod replace gives a seat to a bot account: refused before
+    anything is submitted, and the seat stays its player's."""
+    t = table
+    d = Driver(t, "v2")
+    roles = await day_one(d)
+    dropped = by_role(roles, "civilian")[1]
+    player = await holder(t, d, dropped)
+    helper = t.guild.add_member(t.env.create_user("小助手", bot=True))
+    await t.env.settle()
+    refusal = render("en", "mod.substitute_is_bot", {"name": "小助手"})
+    form = await t.moderator.context_menu(t.channel, "Replace", t.player(dropped))
+    by_form = await t.moderator.submit_modal(form, {"substitute": [helper], "reason": "掉线"})
+    by_command = await t.moderator.slash(t.channel, "mod replace", seat=dropped, member=helper)
+    await t.env.settle()
+    assert private(by_form) == refusal and private(by_command) == refusal
+    assert await holder(t, d, dropped) == player
+    assert t.dms(helper) == []

@@ -234,3 +234,60 @@ async def test_remind_from_a_dm_covers_every_server_of_the_players_games(table: 
     settings = await t.bot.runtime.service.repo.get_settings(t.guild.id)
     assert member.id not in [int(u) for u in settings.get(REMIND_OFF, [])]
     del d
+
+
+async def test_new_season_refuses_a_blank_name_or_the_current_one(table: Table) -> None:
+    """A name of spaces once began season "" (announced as "第赛季", read back as season 1);
+    it, and the current season's own name, are refused privately: nothing stored or said."""
+    t = table
+    repo = t.bot.runtime.service.repo
+    for name in ("   ", "1", " 1 "):
+        refused = await t.moderator.slash(t.channel, "mod new-season", name=name)
+        assert private(refused) == en("standings.bad_season_name", season="1"), name
+    assert standings.SEASON not in await repo.get_settings(t.guild.id)
+    begun = await t.moderator.slash(t.channel, "mod new-season", name=" 春季 ")
+    assert not begun.ephemeral
+    again = await t.moderator.slash(t.channel, "mod new-season", name="春季")
+    assert private(again) == en("standings.bad_season_name", season="春季")
+    assert await standings.current_season(repo, t.guild.id) == "春季"
+    assert t.public() == [render("zh-CN", "standings.new_season", {"old": "1", "new": "春季"})]
+
+
+def test_the_next_season_counts_on_from_ascii_digits_only() -> None:
+    """ "②" and "²" are digits to str.isdigit(), yet int() refuses them."""
+    assert standings.next_season_name("9") == "10"
+    assert standings.next_season_name("②") == "② 2"
+    assert standings.next_season_name("²") == "² 2"
+    assert standings.next_season_name("٣") == "٣ 2"  # a decimal to int(), but not what we count
+
+
+async def test_standings_of_a_season_name_too_long_to_exist(table: Table) -> None:
+    t = table
+    refused = await t.player(1).slash(t.channel, "standings", season="春" * 3000)
+    assert private(refused) == en("standings.season_too_long", max=32)
+
+
+async def test_game_new_refuses_a_deadline_it_cannot_read_in_the_askers_words(
+    table: Table,
+) -> None:
+    """The config's own message is English, for operators: the asker gets the catalog's, with
+    what they typed (a long one cut) and the forms accepted."""
+    t = table
+    for option, typed, shown in (
+        ("power_deadline", "25:99", "25:99"),
+        ("vote_deadline", "forever", "forever"),
+        ("vote_deadline", "9" * 3000, "9" * 40 + "…"),
+    ):
+        refused = await t.moderator.slash(t.channel, "game new", ruleset="basic", **{option: typed})
+        assert private(refused) == en("notice.bad_deadline", value=shown, days=30), option
+    assert await no_lobby(t)
+    assert t.public() == []
+
+
+async def test_remind_from_a_dm_by_someone_in_no_game(table: Table) -> None:
+    """In a DM the servers come from the player's games: with none, nothing can be switched,
+    and they are told to use /remind in the server (not that reminders are off)."""
+    t = table
+    answer = await t.outside.user.slash("remind", state="off")
+    assert private(answer) == en("remind.no_server")
+    assert REMIND_OFF not in await t.bot.runtime.service.repo.get_settings(t.guild.id)

@@ -41,6 +41,14 @@ def test_long_game_texts_keep_the_game_terms_in_chinese() -> None:
         ("html.left", "出局"),
         ("html.lots", "抽签"),
         ("pending.unconfirmed", "身份"),
+        ("record.revote", "PK"),
+        ("day.tally_runoff", "PK"),
+        ("record.seed", "抽签"),
+        ("game.started", "抽签"),
+        ("notice.record", "抽签"),
+        ("override.voided", "判为无效"),
+        ("override.voided_vote", "判为无效"),
+        ("log.void", "判为无效"),
     ]:
         assert term in en[key], key
 

@@ -12,7 +12,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.config import parse_deadline_rule
+from bot.config import MAX_WINDOW, DeadlineRule, parse_deadline_rule
 from bot.discord.interactions import (
     dm_notice,
     find_game,
@@ -25,7 +25,13 @@ from bot.discord.interactions import (
 from bot.discord.required_permissions import lacking_in
 from bot.records.record_html import record_page, with_links
 from bot.records.render import Context, deadline_text, duration_text, public_roster
-from bot.runtime.game_options import check_deal, check_options, parse_options, suggestions
+from bot.runtime.game_options import (
+    check_deal,
+    check_options,
+    clipped,
+    parse_options,
+    suggestions,
+)
 from bot.runtime.hosting import forum_settings, vote_posts
 from bot.runtime.schedule import GameSchedule
 from bot.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
@@ -41,6 +47,16 @@ if TYPE_CHECKING:
     from bot.discord.judge import Judge
 
 TIES = ["lots", "revote", "none", "victim_choice"]
+
+
+def read_deadline(typed: str | None, default: DeadlineRule) -> DeadlineRule | None:
+    """The deadline rule typed (none typed: the default), or None if it cannot be read."""
+    if not typed:
+        return default
+    try:
+        return parse_deadline_rule(typed)
+    except ValueError:
+        return None
 
 
 def lobby_options(lobby: LobbyInfo) -> dict[str, Any]:
@@ -163,14 +179,14 @@ class GameCog(commands.Cog, name="GameCog"):
             await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
         defaults = self.judge.runtime.settings.game
-        try:
-            power = (
-                parse_deadline_rule(power_deadline) if power_deadline else defaults.schedule.power
-            )
-            vote = parse_deadline_rule(vote_deadline) if vote_deadline else defaults.schedule.vote
-        except ValueError as err:
+        power = read_deadline(power_deadline, defaults.schedule.power)
+        vote = read_deadline(vote_deadline, defaults.schedule.vote)
+        if power is None or vote is None:  # the config's own message is English, for operators
+            bad = str(power_deadline if power is None else vote_deadline)
+            days = MAX_WINDOW.days
             await respond(
-                interaction, text(self.judge, interaction, "notice.bad_deadline", problem=str(err))
+                interaction,
+                text(self.judge, interaction, "notice.bad_deadline", value=clipped(bad), days=days),
             )
             return
         lang = language or defaults.language

@@ -18,6 +18,7 @@ from discord.ext import commands
 
 from bot.discord.interactions import (
     FORM_TIMEOUT,
+    AnswersFailures,
     NoGame,
     answer_command,
     find_game,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 REASON_LIMIT = 200
 
 
-class ReasonForm(discord.ui.Modal):
+class ReasonForm(AnswersFailures, discord.ui.Modal):
     """A moderator's form with a reason; submits the command `command` builds from it.
 
     Its custom id names the interaction that opened it: discord.py keeps open forms by custom
@@ -122,6 +123,16 @@ class ReplaceForm(ReasonForm):
 
     def name(self) -> str | None:
         return self.picker.values[0].display_name
+
+    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        picked = self.picker.values[0]
+        if picked.bot:  # a bot never plays: refused before anything is submitted
+            await respond(
+                interaction,
+                text(self.judge, interaction, "mod.substitute_is_bot", name=picked.display_name),
+            )
+            return
+        await super().on_submit(interaction)
 
 
 class ModMenusCog(commands.Cog, name="ModMenusCog"):

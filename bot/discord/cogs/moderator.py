@@ -167,6 +167,12 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         member: discord.Member,
         reason: str | None = None,
     ) -> None:
+        if member.bot:  # a bot never plays: refused before anything is submitted
+            await respond(
+                interaction,
+                text(self.judge, interaction, "mod.substitute_is_bot", name=member.display_name),
+            )
+            return
         await self._do(
             interaction,
             ReplacePlayer(
@@ -279,12 +285,23 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def new_season(
         self, interaction: discord.Interaction[Any], name: str | None = None
     ) -> None:
-        from bot.runtime.standings import SEASON, current_season, next_season_name, season_of
+        from bot.runtime.standings import (
+            SEASON,
+            SEASON_LIMIT,
+            current_season,
+            next_season_name,
+            season_of,
+        )
 
         assert interaction.guild is not None
         repo = self.judge.runtime.service.repo
         old = await current_season(repo, interaction.guild.id)
-        new = (name or next_season_name(old)).strip()[:32]
+        new = (next_season_name(old) if name is None else name.strip())[:SEASON_LIMIT]
+        if not new or new == old:  # a blank name would be read back as season "1"
+            await respond(
+                interaction, text(self.judge, interaction, "standings.bad_season_name", season=old)
+            )
+            return
         moved: list[str] = []
 
         def begin(settings: dict[str, Any]) -> dict[str, Any]:

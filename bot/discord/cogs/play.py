@@ -16,6 +16,7 @@ from bot.discord import permissions
 from bot.discord.channels import channel_if_there, channel_of
 from bot.discord.interactions import (
     FORM_TIMEOUT,
+    AnswersFailures,
     NoGame,
     answer_command,
     dm_notice,
@@ -27,6 +28,7 @@ from bot.discord.interactions import (
 from bot.discord.port import post_of
 from bot.discord.views import PASS, valid_targets
 from bot.records.render import Context, known_seats, public_roster
+from bot.runtime.game_options import clipped
 from bot.runtime.hosting import is_forum, vote_channel_for
 from bot.runtime.schedule import to_ms
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
@@ -74,7 +76,7 @@ def vote_refusal(state: GameState, command: PostVote) -> tuple[str, dict[str, An
     return None
 
 
-class LastWordsModal(discord.ui.Modal):
+class LastWordsModal(AnswersFailures, discord.ui.Modal):
     """A text box for last words (遗言)."""
 
     words: discord.ui.TextInput[LastWordsModal] = discord.ui.TextInput(
@@ -332,6 +334,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
         abstain = target == ABSTAIN or target in ("弃权",)
         voted: Seat | None = None
         if not abstain:
+            target = clipped(target)  # int() refuses 4,300 digits; a reply holds 2,000 characters
             if not target.isdecimal():  # isdigit() also takes "²", which int() refuses
                 await respond(
                     interaction, text(self.judge, interaction, "vote.unknown_target", raw=target)
@@ -355,7 +358,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await respond(interaction, text(self.judge, interaction, key, **params))
             return
         await interaction.response.defer(ephemeral=True, thinking=True)  # the game may be busy
-        posted: list[int] = []
+        posted: list[discord.Message] = []
 
         async def post(now: GameState) -> tuple[PostVote, int] | None:
             """Under the game's lock: judged again on the state as it is now, then posted; the
@@ -378,14 +381,26 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 target=ctx.t("notice.abstain") if abstain else ctx.seat(voted),
             )
             message = await channel.send(line)
-            posted.append(message.id)
+            posted.append(message)
             at = Instant(to_ms(message.created_at))
             vote = PostVote(
                 player=player, post_id=str(message.id), target=voted, abstain=abstain, at=at
             )
             return vote, message.id
 
-        outcome = await self.judge.runtime.service.submit_posted(game_id, post)
+        try:
+            outcome = await self.judge.runtime.service.submit_posted(game_id, post)
+        except Exception as exc:
+            if not posted or await self._vote_recorded(posted[0]):
+                raise
+            # posted, not recorded: a vote the channel shows and the count would never have
+            # (catch-up reads no bot's post), so its post is taken down and the voter told
+            log.warning("game %s: a /vote post not recorded (%s): taken down", game_id,
+                        type(exc).__name__)  # fmt: skip
+            with contextlib.suppress(discord.HTTPException):
+                await posted[0].delete()
+            await respond(interaction, text(self.judge, interaction, "vote.post_not_recorded"))
+            return
         if outcome is None:  # refused on the state under the lock: nothing was posted
             key, params = refusal or ("notice.try_again", {})
             await respond(interaction, text(self.judge, interaction, key, **params))
@@ -396,11 +411,22 @@ class PlayCog(commands.Cog, name="PlayCog"):
             )
         else:
             void = outcome.state and next(
-                (p for p in outcome.state.posts if p.post_id == str(posted[0])), None
+                (p for p in outcome.state.posts if p.post_id == str(posted[0].id)), None
             )
             key = void.void_reason if void and void.void_reason else "notice.accepted"
             params = dict(void.void_params) if void and void.void_reason else {}
             await respond(interaction, text(self.judge, interaction, key, **params))
+
+    async def _vote_recorded(self, message: discord.Message) -> bool:
+        """Whether a /vote post's vote is recorded, after its record failed: it may have been
+        (a commit whose outcome is unknown). Not known (the database still away): taken as
+        not, so the post is taken down: a recorded vote still counts without its post (a
+        deletion retracts nothing), where a post left up for a vote never recorded would
+        show a vote the count does not have."""
+        try:
+            return await self.judge.runtime.service.repo.input_recorded(message.id)
+        except Exception:
+            return False
 
     @vote.autocomplete("target")
     async def _vote_targets(

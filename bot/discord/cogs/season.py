@@ -11,7 +11,7 @@ from discord.ext import commands
 
 from bot.discord.interactions import public_locale, respond, say, text
 from bot.runtime.reminders import REMIND_OFF
-from bot.runtime.standings import current_season
+from bot.runtime.standings import SEASON_LIMIT, current_season
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -36,6 +36,12 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
     ) -> None:
         guild = interaction.guild
         assert guild is not None
+        if season is not None and len(season) > SEASON_LIMIT:  # no season is named so
+            await respond(
+                interaction,
+                text(self.judge, interaction, "standings.season_too_long", max=SEASON_LIMIT),
+            )
+            return
         repo = self.judge.runtime.service.repo
         name = season or await current_season(repo, guild.id)
         rows = await repo.standings(guild.id, name)
@@ -84,6 +90,9 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
         else:  # in a DM: every server where this player is in a game
             games = {g for g, _seat in await repo.games_of_user(interaction.user.id)}
             servers = {(await self.judge.runtime.service.info(g)).server_id for g in games}
+        if not servers:  # no game to find a server by: reminders are kept per server
+            await respond(interaction, text(self.judge, interaction, "remind.no_server"))
+            return
         user = interaction.user.id
 
         def switched(settings: dict[str, Any]) -> dict[str, Any]:
