@@ -35,6 +35,14 @@ class PostVote:
     edited_unseen: bool = False
     """The post was edited before the judge could read it (the bot was down): its original
     content is unknown, so it cannot count."""
+    opened_for: int | None = None
+    """The window (`GameState.window_index`) the vote channel had last been opened for when the
+    post was made, as the platform knows it (0: made before the channel's last opening; None:
+    not known). In a run-off (PK), a post made before the channel opened for it does not count:
+    the channel stays open from the day's deadline until its 看表帖 shuts it, and a post made
+    after the deadline that is read only once the run-off is recorded would otherwise count
+    there (read before the lock, it is void as late): what counts never depends on when a post
+    arrives."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

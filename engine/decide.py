@@ -159,6 +159,10 @@ def decide(state: GameState, command: Command) -> list[Event]:
                 raise ModeratorError("mod.already_paused")
             if state.deadline is None:
                 raise ModeratorError("mod.no_deadline")
+            if command.at is not None and command.at >= state.deadline:
+                # the lock is due (its catch-up or a retry under way): paused with nothing left,
+                # the window would take posts made after its deadline once resumed
+                raise ModeratorError("mod.pause_after_deadline")
             remaining = max(0, state.deadline - command.at)
             record = _override(state, "pause", by=command.by, at=command.at)
             return [Paused(remaining_ms=remaining, record=record)]

@@ -65,6 +65,11 @@ class SetChannelsOpen:
 
     open: bool
     vote: bool | None = None
+    window: int | None = None
+    """The window (`GameState.window_index`) the vote channel opens for, when it opens (None
+    otherwise, and in effects recorded before this field): the shell keeps it with where the
+    channel's catch-up starts, so it knows which opening a post came after
+    (`PostVote.opened_for`)."""
 
     @property
     def vote_open(self) -> bool:

@@ -473,7 +473,11 @@ def _channels(state: GameState) -> SetChannelsOpen:
     named only where it differs from the game channel."""
     now = channels_open(state)
     assert now is not None  # a window has opened
-    return SetChannelsOpen(open=now.game, vote=None if now.vote == now.game else now.vote)
+    return SetChannelsOpen(
+        open=now.game,
+        vote=None if now.vote == now.game else now.vote,
+        window=state.window_index if now.vote else None,
+    )
 
 
 def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:

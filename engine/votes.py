@@ -60,6 +60,8 @@ def _void_reason(
         return "vote.after_deadline", {}
     if cmd.edited_unseen:
         return "vote.edited_unseen", {}
+    if window.revote and cmd.opened_for is not None and cmd.opened_for != state.window_index:
+        return "vote.before_window", {}
     if cmd.abstain:
         return None, {}
     if cmd.target is None:

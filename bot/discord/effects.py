@@ -23,7 +23,7 @@ from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
 from bot.runtime.hosting import is_forum, vote_channel_id, vote_channel_of, vote_post_step
 from bot.runtime.start_steps import start_step
-from bot.runtime.vote_posts import VOTES_FROM
+from bot.runtime.vote_posts import VOTES_FROM, VOTES_WINDOW
 from bot.store import OutboxItem
 from engine import codec
 from engine.effects import (
@@ -173,7 +173,8 @@ class DiscordEffects:
         if effect.vote_open and await self._votes_from_unset(item):
             # a vote window opens: catch-up reads the vote channel from here on
             start = discord.utils.time_snowflake(self.judge.runtime.clock.now()) - 1
-            marks = {VOTES_FROM: str(start), VOTES_FROM_BY: item.id}
+            # the window it opens for (a run-off's posts made before it do not count there)
+            marks = {VOTES_FROM: str(start), VOTES_FROM_BY: item.id, VOTES_WINDOW: effect.window}
             await service.set_channels(game_id, marks)
         info = await service.info(game_id)
         guild = self.judge.client.get_guild(info.server_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.runtime.contexts import Contexts
 from bot.runtime.hosting import vote_channel_id
@@ -35,6 +35,20 @@ SeatMaps = tuple[dict[str, int], dict[int, int]]
 VOTES_FROM = "votes_from"
 """Game-row key: the message id the vote channel's catch-up reads after (set as the vote window
 opens, by the platform when it opens the channel)."""
+VOTES_WINDOW = "votes_window"
+"""Game-row key: the window (`GameState.window_index`) the vote channel was last opened for, set
+with ``VOTES_FROM``."""
+
+
+def opened_for(channels: Mapping[str, Any], post_id: int) -> int | None:
+    """The window the vote channel had last been opened for when the post was made
+    (`PostVote.opened_for`): the window of its last opening if the post came after it, 0 if
+    before; None where no opening named its window (recorded before the mark)."""
+    window = channels.get(VOTES_WINDOW)
+    start = channels.get(VOTES_FROM)
+    if window is None or start is None:
+        return None
+    return int(window) if post_id > int(start) else 0
 
 
 def maps_of(state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
@@ -53,9 +67,14 @@ def maps_of(state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
 
 
 def vote_command(
-    post: ChannelPost, names: Mapping[str, int], mentions: Mapping[int, int]
+    post: ChannelPost,
+    names: Mapping[str, int],
+    mentions: Mapping[int, int],
+    *,
+    opened: int | None = None,
 ) -> PostVote | None:
-    """The vote a post casts (None: it is chat), at the post's own time."""
+    """The vote a post casts (None: it is chat), at the post's own time; `opened`: the window
+    the vote channel had last been opened for when it was made (`opened_for`)."""
     parsed = parse_vote_post(post.content, names=names, mentions=mentions)
     if isinstance(parsed, NotAVote):
         return None
@@ -67,6 +86,7 @@ def vote_command(
         raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
         at=Instant(to_ms(post.created_at)),
         edited_unseen=post.edited,
+        opened_for=opened,
     )
 
 
@@ -118,7 +138,8 @@ class VotePosts:
         if seat_names is None:
             seat_names = await self.contexts.seat_names(game_id, state)
         names, mentions = self.maps.get(game_id, state, seat_names)
-        command = vote_command(post, names, mentions)
+        opened = opened_for((await self.service.info(game_id)).channels, post.id)
+        command = vote_command(post, names, mentions, opened=opened)
         if command is None:
             return None
         return await self.service.submit(game_id, command, message_id=post.id)

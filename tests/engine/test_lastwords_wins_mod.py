@@ -210,6 +210,22 @@ def test_mod_advance_locks_before_the_deadline() -> None:
     assert game.state.phase is not None and game.state.phase.label() == "day 1"
 
 
+@pytest.mark.parametrize("late_ms", [0, 60_000])
+def test_a_pause_once_the_deadline_has_passed_is_refused(late_ms: int) -> None:
+    """The lock is due (its catch-up, or a retry, under way): a pause with nothing left would
+    refuse that lock, and the window resumed would take votes posted after its deadline."""
+    game = Game("v2", V2)
+    game.lock()
+    game.do(SetDeadline(deadline=Instant(1_000_000)))
+    game.vote(3, 5, at=1_000_000 + late_ms + 1)  # late: void
+    before = game.state
+    with pytest.raises(ModeratorError) as refused:
+        game.do(Pause(at=Instant(1_000_000 + late_ms)))
+    assert refused.value.key == "mod.pause_after_deadline" and game.state == before
+    game.do(Lock(at=Instant(1_000_000)))  # the lock goes ahead, cut at the deadline
+    assert game.state.phase is not None and game.state.phase.label() == "night 2"
+
+
 def test_mod_replace_keeps_seat_role_and_state() -> None:
     game = Game("v2", V2)
     game.power(1, "kill", 5)

@@ -118,6 +118,21 @@ def test_a_tie_that_goes_to_a_run_off_draws_nothing_in_the_vote_channel() -> Non
     assert not [e for e in _lock(g) if isinstance(e, VoteChannelPost)]
 
 
+def test_a_run_offs_reopening_names_the_run_off() -> None:
+    """The vote channel shut at the 看表帖 opens again for the run-off, naming its window: the
+    shell tells posts made before that opening from those after it."""
+    g = Game("v2", V2, options={"tie": "revote"})
+    g.lock()
+    day = g.state.window_index
+    g.vote(1, 5)
+    g.vote(3, 6)
+    before = g.state
+    effects = effects_for(before, g.do(Lock()))
+    assert g.state.window is not None and g.state.window.revote == 1
+    opened = [e for e in effects if isinstance(e, SetChannelsOpen) and e.vote_open]
+    assert [e.window for e in opened] == [g.state.window_index] and g.state.window_index > day
+
+
 def test_warmup_is_an_option_off_by_default() -> None:
     assert "warmup" in option_names()
     assert read_options({}).warmup == 0

@@ -180,6 +180,35 @@ def test_revote_resolves_in_run_off() -> None:
     assert record.revote == 1 and record.left == (2,)
 
 
+@pytest.mark.parametrize(
+    ("opened_for", "void"),
+    [("day", "vote.before_window"), (0, "vote.before_window"), ("runoff", None), (None, None)],
+)
+def test_a_run_off_vote_made_before_its_channel_opened_for_it_is_void(
+    opened_for: str | int | None, void: str | None
+) -> None:
+    """A post made after the day's deadline but read once the run-off is recorded, before the
+    channel was opened again for it (the platform says: it was last opened for the day, or the
+    post came before its last opening), does not count; made after the run-off's opening, or
+    where the platform does not know (a replay file), it does."""
+    game = day_game(tie="revote")
+    day = game.state.window_index
+    game.day({3: 1, 4: 2})
+    runoff = game.state.window_index
+    assert runoff == day + 1 and game.state.window is not None and game.state.window.revote
+    windows = {"day": day, "runoff": runoff}
+    made = windows.get(opened_for, opened_for) if isinstance(opened_for, str) else opened_for
+    game.do(PostVote(player="p5", post_id="9001", target=Seat(1), opened_for=made))
+    assert game.state.posts[-1].void_reason == void
+
+
+def test_only_a_run_off_asks_which_opening_a_post_came_after() -> None:
+    """Every other vote window opens a channel that was shut: no post can predate it there."""
+    game = day_game()
+    game.do(PostVote(player="p5", post_id="9001", target=Seat(1), opened_for=0))
+    assert game.state.posts[-1].void_reason is None
+
+
 def test_revote_third_tie_is_a_draw_game_and_tied_cannot_vote_in_third_window() -> None:
     game = day_game(tie="revote")
     game.day({3: 1, 4: 2})

@@ -31,6 +31,7 @@ from bot.records.render import Context, known_seats, public_roster
 from bot.runtime.game_options import clipped
 from bot.runtime.hosting import is_forum, vote_channel_for
 from bot.runtime.schedule import to_ms
+from bot.runtime.vote_posts import VOTES_WINDOW
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.errors import EngineError
 from engine.events import VotePosted
@@ -55,6 +56,7 @@ VOTER_REFUSED = {
     "vote.out_of_game": "vote.out_of_game",
     "vote.barred_in_runoff": "vote.barred_in_runoff",
     "vote.after_deadline": "phase.after_deadline",
+    "vote.before_window": "vote.before_window",
 }
 """Void reasons that are about who votes or when, not whom, and what the asker is told: a /vote
 with one of these is not posted. (A vote for a target it cannot take is posted and marked void,
@@ -342,11 +344,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 return
             voted = Seat(int(target))
         player = str(interaction.user.id)
+        # the window the vote channel was opened for: a post made now comes after that opening
+        opened = (await self.judge.runtime.service.info(game_id)).channels.get(VOTES_WINDOW)
 
         def refused(now: GameState) -> tuple[str, dict[str, Any]] | None:
             """Why a vote stamped now cannot count (nothing is posted for it), if it cannot."""
             at = self.judge.runtime.now_ms()
-            asked = PostVote(player=player, post_id="", target=voted, abstain=abstain, at=at)
+            asked = PostVote(
+                player=player, post_id="", target=voted, abstain=abstain, at=at, opened_for=opened
+            )
             refusal = vote_refusal(now, asked)
             if refusal is None and now.seat_of(player) is None:
                 return "actor.not_player", {}
@@ -364,9 +370,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
             """Under the game's lock: judged again on the state as it is now, then posted; the
             vote is stamped by its post and recorded before any other input (a lock) of the
             game comes in."""
-            nonlocal refusal
-            seat, refusal = now.seat_of(player), refused(now)
+            nonlocal refusal, opened
             info = await self.judge.runtime.service.info(game_id)
+            opened = info.channels.get(VOTES_WINDOW)  # as it is under the game's lock
+            seat, refusal = now.seat_of(player), refused(now)
             where = vote_channel_for(info.channels, now)
             if refusal is None and where is None:  # a forum day's 投票帖 still being opened
                 refusal = ("notice.try_again", {})
@@ -384,7 +391,12 @@ class PlayCog(commands.Cog, name="PlayCog"):
             posted.append(message)
             at = Instant(to_ms(message.created_at))
             vote = PostVote(
-                player=player, post_id=str(message.id), target=voted, abstain=abstain, at=at
+                player=player,
+                post_id=str(message.id),
+                target=voted,
+                abstain=abstain,
+                at=at,
+                opened_for=opened,
             )
             return vote, message.id
 
