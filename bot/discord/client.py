@@ -85,7 +85,10 @@ class FaguanBot(commands.Bot):
         if self._database is None:
             await upgrade(url)
             self._database = open_database(url)
-        service = GameService(Repository(self._database.sessions), self.runtime.clock)
+        # one clock for the bot: an effect's record time bounds a repeat's look for its own
+        # earlier send among the channel's messages (`DiscordEffects`)
+        repo = Repository(self._database.sessions, clock=self.runtime.clock.now)
+        service = GameService(repo, self.runtime.clock)
         service.set_performer(self.effects)
         self.runtime.start(service)
         for cog in (GameCog, PlayCog, ModeratorCog, ModMenusCog, SeasonCog):

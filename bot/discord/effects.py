@@ -2,8 +2,8 @@
 
 Each effect comes from the outbox with an idempotency key. Discord gives no way to make a send
 idempotent, so when an effect is performed again (a retry, or recovery after a crash between the
-send and marking it done), the performer first looks at the bot's recent messages in the target
-channel and skips the send if the same text is already there.
+send and marking it done), the performer first looks for its own earlier send among the bot's
+messages in the target channel (`bot.discord.resends`) and skips the send if it is there.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from bot.discord.answering import take
 from bot.discord.channels import channel_of
 from bot.discord.judge import judge_of
 from bot.discord.permission_refusals import tell_refused
+from bot.discord.resends import MAYBE_AGAIN, Attempt
 from bot.discord.start_effects import perform as perform_start
 from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
@@ -59,7 +60,6 @@ VOTES_FROM_BY = "votes_from_by"
 CANNOT_DM = 50007
 UNKNOWN_MEMBER = 10007
 """Discord's error code for a user who is not a member of the server (has left it)."""
-RECENT = 30
 
 
 class DiscordEffects:
@@ -85,25 +85,25 @@ class DiscordEffects:
         effect = codec.load(item.payload)
         game_id = item.game_id
         state = await self.judge.runtime.service.state(game_id)
-        again = self.recovering or item.attempts > 0
+        attempt = Attempt.of(item, self.recovering)
         match effect:
             case Announce() | ClockPost() | Bulletin():
                 ctx = await self.judge.runtime.contexts.context(game_id, state)
                 channel = await self._channel(game_id, "game")
                 for text in render_posts(ctx, effect):
-                    await self._send(channel, text, again)
+                    await self._send(channel, text, attempt)
             case Whisper():
-                await self._whisper(game_id, state, effect, again)
+                await self._whisper(game_id, state, effect, attempt)
             case TeamNotice():
                 ctx = await self.judge.runtime.contexts.context(game_id, state)
                 thread = await self._team_thread(game_id, effect.team)
-                await self._send(thread, render_private(ctx, effect), again)
+                await self._send(thread, render_private(ctx, effect), attempt)
             case ReplyToPost():
-                await self._reply(game_id, state, effect, again)
+                await self._reply(game_id, state, effect, attempt)
             case VoteChannelPost():  # the forum draws lots in the vote post
                 ctx = await self.judge.runtime.contexts.context(game_id, state)
                 channel = await self._channel(game_id, "vote")
-                await self._send(channel, render_vote_channel(ctx, effect), again)
+                await self._send(channel, render_vote_channel(ctx, effect), attempt)
             case SetChannelsOpen():
                 await self._set_open(item, effect)
             case SeatLeft():
@@ -121,7 +121,7 @@ class DiscordEffects:
             case ScheduleDeadline():
                 self.judge.runtime.deadlines.schedule_deadline(game_id, effect.deadline)
             case OverrideLogged():
-                await self._override_log(game_id, state, effect, again)
+                await self._override_log(game_id, state, effect, attempt)
             case UpdateStandings():
                 await self._standings(game_id, state)
             case ReleaseChannels():
@@ -155,10 +155,10 @@ class DiscordEffects:
         return channel
 
     async def _send(
-        self, channel: discord.abc.Messageable, content: str, again: bool, **kwargs: Any
+        self, channel: discord.abc.Messageable, content: str, attempt: Attempt, **kwargs: Any
     ) -> discord.Message:
-        if again:
-            async for message in channel.history(limit=RECENT):
+        if attempt.again:
+            async for message in attempt.earlier(channel):
                 if (
                     self.judge.client.user
                     and message.author.id == self.judge.client.user.id
@@ -227,16 +227,18 @@ class DiscordEffects:
             Team.GOOD_THIEVES: "义贼",
             Team.BAD_THIEVES: "恶贼",
         }
-        thread = await parent.create_thread(
-            name=f"第{game_id}局·{names.get(team, team.value)}",
-            type=discord.ChannelType.private_thread,
-            invitable=False,
+        name = f"第{game_id}局·{names.get(team, team.value)}"
+        # made before its id was stored (the database away, a crash): found, not made twice
+        thread = discord.utils.get(parent.threads, name=name) or await parent.create_thread(
+            name=name, type=discord.ChannelType.private_thread, invitable=False
         )
         await self.judge.runtime.service.set_channels(game_id, {key: str(thread.id)})
         return thread
 
     # -- private messages --------------------------------------------------------------------------
-    async def _whisper(self, game_id: int, state: GameState, effect: Whisper, again: bool) -> None:
+    async def _whisper(
+        self, game_id: int, state: GameState, effect: Whisper, attempt: Attempt
+    ) -> None:
         from bot.discord.views import views_for_whisper
 
         if take(game_id, state.seat(effect.seat).player, effect):
@@ -256,14 +258,20 @@ class DiscordEffects:
                 user_id
             )
             dm = user.dm_channel or await user.create_dm()
-            await self._send(dm, text, again, **extra)
+            await self._send(dm, text, attempt, **extra)
         except discord.Forbidden as exc:
             if exc.code != CANNOT_DM:
                 raise
-            await self._dm_blocked(game_id, state, effect.seat, dealt=effect.key == "role.dealt")
+            await self._dm_blocked(
+                game_id, state, effect.seat, attempt, dealt=effect.key == "role.dealt"
+            )
 
-    async def _dm_blocked(self, game_id: int, state: GameState, seat: Seat, *, dealt: bool) -> None:
-        """Record a player who does not accept DMs, and tell it once per seat.
+    async def _dm_blocked(
+        self, game_id: int, state: GameState, seat: Seat, attempt: Attempt, *, dealt: bool
+    ) -> None:
+        """Record a player who does not accept DMs, and tell it once per seat: the mark is
+        written once the notices are out (a notice that failed is sent again with the retry,
+        and one sent before a crash is found, not sent twice).
 
         Who is DMed when depends on roles (the police's result at dawn, the killers' menu at
         dusk), so a notice must not: only a failure at the deal, where every player gets a role
@@ -282,7 +290,6 @@ class DiscordEffects:
         marks: dict[str, Any] = {key: True}
         if not dealt:
             marks[f"{DM_UNSEEN}{player}"] = True
-        await self.judge.runtime.service.set_channels(game_id, marks)
         if dealt:  # the deal DMs everyone: its failure depends on no role
             log.warning("game %s: a player does not accept DMs", game_id)
         # later, who is DMed when depends on roles: not even the time of a failure at INFO
@@ -293,21 +300,25 @@ class DiscordEffects:
         told = 0
         for moderator in await moderators_of(self.judge, game_id):
             try:
-                await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
+                quiet = discord.AllowedMentions.none()
+                await self._send(moderator, notice, attempt, allowed_mentions=quiet)
                 told += 1
-            except discord.HTTPException:  # a moderator's closed DMs stop nothing
+            except discord.Forbidden:  # a moderator's closed DMs stop nothing
                 log.warning("game %s: a moderator does not accept DMs", game_id)
         if dealt:  # "moderators have been told" only when a moderator's DM went through
             channel = await self._channel(game_id, "game")
             pinged = discord.Object(int(player))  # pings that player only
             public = ctx.t("notice.dm_blocked", seat=ctx.seat(seat), mention=mention)
-            await channel.send(
+            await self._send(
+                channel,
                 public + (ctx.t("notice.dm_blocked_told") if told else ""),
+                attempt,
                 allowed_mentions=discord.AllowedMentions(users=[pinged]),
             )
+        await self.judge.runtime.service.set_channels(game_id, marks)
 
     async def _reply(
-        self, game_id: int, state: GameState, effect: ReplyToPost, again: bool
+        self, game_id: int, state: GameState, effect: ReplyToPost, attempt: Attempt
     ) -> None:
         ctx = await self.judge.runtime.contexts.context(game_id, state)
         info = await self.judge.runtime.service.info(game_id)
@@ -322,8 +333,8 @@ class DiscordEffects:
             if text is None:
                 await message.add_reaction("✅")
             else:
-                if again:
-                    async for old in channel.history(limit=RECENT):
+                if attempt.again:
+                    async for old in attempt.earlier(channel):
                         if (
                             old.content == text
                             and old.reference
@@ -336,10 +347,10 @@ class DiscordEffects:
 
     async def send_once(self, channel: discord.abc.Messageable, content: str) -> None:
         """Send unless the bot's recent messages there already hold this text (a resend)."""
-        await self._send(channel, content, True)
+        await self._send(channel, content, MAYBE_AGAIN)
 
     async def _override_log(
-        self, game_id: int, state: GameState, effect: OverrideLogged, again: bool
+        self, game_id: int, state: GameState, effect: OverrideLogged, attempt: Attempt
     ) -> None:
         """Who did what, when: a line in the server's override log channel, if one is set."""
         from bot.discord.override_log import log_channel, log_line
@@ -353,7 +364,7 @@ class DiscordEffects:
             await self._send(
                 channel,
                 log_line(ctx, game_id, effect),
-                again,
+                attempt,
                 allowed_mentions=discord.AllowedMentions.none(),
             )
         except discord.Forbidden:  # the log is a convenience: a closed channel stops no game

@@ -145,6 +145,7 @@ def _item(row: Outbox, *, done_at: datetime | None = None) -> OutboxItem:
         attempts=row.attempts,
         last_error=row.last_error,
         done_at=row.done_at or done_at,
+        created_at=row.created_at,
     )
 
 
@@ -215,12 +216,13 @@ def _recorded(
     outcome: JsonDict | None,
     outbox_ids: Sequence[int],
     payloads: Sequence[JsonDict],
+    at: datetime,
 ) -> RecordResult:
     """An input just recorded: its events' seqs and its outbox rows (all at ``seq``). Made for
     every input on the group commit's path: a list comprehension (a generator cost a fifth)."""
     items = [
         _outbox_item(id=i, game_id=game_id, seq=seq, payload=payload, attempts=0,
-                     last_error=None, done_at=None)
+                     last_error=None, done_at=None, created_at=at)
         for i, payload in zip(outbox_ids, payloads, strict=True)
     ]  # fmt: skip
     return _record_result(game_id=game_id, duplicate=False, first_seq=seqs[0], last_seq=seqs[1],
@@ -584,18 +586,20 @@ class Repository:
         if self._sqlite_process is None:
             return None
         plans = _plans(group)
+        now = self._clock()
         async with self._write_lock():
             written = await self._sqlite_process.commit(
-                stage, bool(plans), self._clock(), list(group.marks), plans, group.snapshots
+                stage, bool(plans), now, list(group.marks), plans, group.snapshots
             )
-        return await self._answered(group, written)
+        return await self._answered(group, written, now)
 
     async def _write_group_pg(
         self, bind: AsyncEngine, group: Group, plans: list[PlannedAppend], stage: Stage
     ) -> tuple[list[RecordResult | StoreError], set[int]]:
         """The group in one statement on the asyncpg connection (``pg_group``), committed with
         it; the rare answers that need a look-up (a duplicate, a refusal) are read after it."""
-        args = pg_group.arguments(self._clock(), list(group.marks), plans, group.snapshots)
+        now = self._clock()
+        args = pg_group.arguments(now, list(group.marks), plans, group.snapshots)
         async with bind.connect() as conn:
             raw = (await conn.get_raw_connection()).driver_connection
             stage.committing = True
@@ -607,19 +611,20 @@ class Repository:
                 else:
                     await conn.invalidate()
                 raise
-        return await self._answered(group, written)
+        return await self._answered(group, written, now)
 
     async def _answered(
-        self, group: Group, written: Written
+        self, group: Group, written: Written, at: datetime
     ) -> tuple[list[RecordResult | StoreError], set[int]]:
-        """``_answers`` of a group written and committed, with a session to read in if needed."""
+        """``_answers`` of a group written and committed (at ``at``), with a session to read
+        in if needed."""
         if all(isinstance(answer, tuple) for answer in written.appends):
-            return await self._answers(group, written, None), written.changed
+            return await self._answers(group, written, None, at), written.changed
         async with self._sessions() as s:
-            return await self._answers(group, written, s), written.changed
+            return await self._answers(group, written, s, at), written.changed
 
     async def _answers(
-        self, group: Group, written: Written, s: AsyncSession | None
+        self, group: Group, written: Written, s: AsyncSession | None, at: datetime
     ) -> list[RecordResult | StoreError]:
         """Each input's answer from what a one-call write wrote (``s`` reads a duplicate's first
         recording and why a refused input was refused)."""
@@ -641,7 +646,7 @@ class Repository:
                 payloads = [dict(effect) for effect in append.batch.effects]
                 results.append(
                     _recorded(
-                        append.game_id, last_seq, (first, last), outcome, outbox_ids, payloads
+                        append.game_id, last_seq, (first, last), outcome, outbox_ids, payloads, at
                     )
                 )
         return results
@@ -709,7 +714,7 @@ class Repository:
         for index, game_id, seq, first, last, outcome, count in made:
             payloads = [row["payload"] for row in outbox[at : at + count]]
             answers[index] = _recorded(
-                game_id, seq, (first, last), outcome, outbox_ids[at : at + count], payloads
+                game_id, seq, (first, last), outcome, outbox_ids[at : at + count], payloads, now
             )
             at += count
         assert all(answer is not None for answer in answers)
@@ -816,6 +821,7 @@ class Repository:
                     attempts=0,
                     last_error=None,
                     done_at=None,
+                    created_at=now,
                 )
                 for outbox_id, row in zip(ids, rows, strict=True)
             )

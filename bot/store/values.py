@@ -31,6 +31,9 @@ class OutboxItem:
     attempts: int
     last_error: str | None
     done_at: datetime | None
+    created_at: datetime | None = None
+    """When it was recorded (its input's commit, by the store's clock): a repeat looks for its
+    own earlier send from then on only (None: not known)."""
 
     @property
     def idempotency_key(self) -> str:
