@@ -294,7 +294,8 @@ async def reconcile(judge: Judge, game_id: int) -> None:
 async def release(judge: Judge, game_id: int, state: GameState) -> None:
     """The game is over: its players' overwrites follow whatever game holds the channels now
     (none: removed), and the players' role goes, with its overwrites, unless a game in play in
-    these channels uses it."""
+    these channels uses it. A channel a game in play holds now is left as that game set it (a
+    release retried late must not reopen the next game's forum to everyone)."""
     await sync_players(judge, game_id, state, players_of(state))
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
@@ -304,15 +305,17 @@ async def release(judge: Judge, game_id: int, state: GameState) -> None:
     role = guild.get_role(int(str(role_id)))
     if role is None:
         return  # deleted before (a repeat)
-    channels = game_channels(guild, info.channels)
-    for channel in channels:
+    held: list[Hosting] = []  # the channels no other game in play holds
+    for channel in game_channels(guild, info.channels):
         holder = judge.runtime.routes.channel_games.get(channel.id, game_id)
-        if holder != game_id and await judge.runtime.service.is_active(holder):
-            other = await judge.runtime.service.info(holder)
-            if str(other.channels.get("players_role")) == str(role_id):
-                return  # reused by the game now in play: it is that game's to release
+        if holder == game_id or not await judge.runtime.service.is_active(holder):
+            held.append(channel)
+            continue
+        other = await judge.runtime.service.info(holder)
+        if str(other.channels.get("players_role")) == str(role_id):
+            return  # reused by the game now in play: it is that game's to release
     try:
-        for channel in channels:
+        for channel in held:
             if _has_overwrite(channel, role.id):
                 await channel.set_permissions(role, overwrite=None)
             if isinstance(channel, discord.ForumChannel):  # its posts open to everyone again

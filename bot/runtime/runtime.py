@@ -193,8 +193,9 @@ class Runtime:
         return rules_for(state).team_of(state.seat(seat))
 
     async def resume_games(self) -> None:
-        """Recover every game, then make each ready to serve at once: its channels routed and its
-        deadline (and reminder) scheduled from its rebuilt state, every record read in one query.
+        """Route every game's channels (`_route_games`), recover every game, then make each ready
+        to serve at once: its channels routed (again, as recovery left them) and its deadline
+        (and reminder) scheduled from its rebuilt state, the records read in one query each time.
         The catch-up on its vote channel, the reconcile of its permissions and, after the
         catch-up, an overdue lock are queued (`catch_ups`, worked a few games at a time;
         `caught_up` waits for them). Raises if the database is away."""
@@ -205,6 +206,7 @@ class Runtime:
         log.info("resumed %s active games (shards: %s)", resumed, _shown(self.shards))
 
     async def _resume_games(self) -> int:
+        await self._route_games()
         self.port.recovering(True)
         try:
             stopped = await self.service.recover(self.shards)
@@ -227,6 +229,14 @@ class Runtime:
                     self.deadlines.schedule_deadline(info.id, state.deadline)
                 self.catch_ups.add(info.id)
         return len(infos)
+
+    async def _route_games(self) -> None:
+        """Route the games in play before recovery performs the outbox: an ended game's undone
+        release then leaves the channels the next game holds as that game set them
+        (`bot.discord.permissions.release`), not as if they were still its own."""
+        for info in await self.service.active_infos(self.shards):
+            if self.port.serves(info.server_id):
+                self.routes.register(info.id, info.channels)
 
     async def caught_up(self) -> None:
         """Until the start-up work `resume_games` queued is done."""

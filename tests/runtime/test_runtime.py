@@ -206,6 +206,30 @@ async def test_start_up_resumes_only_the_games_of_the_servers_it_serves(tmp_path
         await w.database.dispose()
 
 
+async def test_start_up_routes_the_games_before_recovery_performs_their_effects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outbox the recovery performs may hold an ended game's release: the channels the next
+    game holds must be routed to it by then (`bot.discord.permissions.release` leaves them)."""
+    w = await runtime_on(tmp_path)
+    try:
+        game_id = await new_game(w)
+        other = await w.restart()
+        recover = other.runtime.service.recover
+        routed: list[dict[int, int]] = []
+
+        async def seen_routed(shards: object = None) -> dict[int, str]:
+            routed.append(dict(other.runtime.routes.channel_games))
+            return await recover(shards)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(other.runtime.service, "recover", seen_routed)
+        await other.runtime.resume_games()
+        assert routed == [{GAME_CHANNEL + 1: game_id, VOTE_CHANNEL + 1: game_id}]
+        other.runtime.close()
+    finally:
+        await w.database.dispose()
+
+
 async def test_reminders_reach_pending_players_privately_once_per_window(tmp_path: Path) -> None:
     w = await runtime_on(tmp_path, reminder="30m")
     try:
