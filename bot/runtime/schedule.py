@@ -52,17 +52,21 @@ def next_deadline(rule: DeadlineRule, opened_at: dt.datetime, tz: ZoneInfo) -> d
     change a local difference of wall-clock times is an hour off (a rule `03:00` opened at 01:55
     on the spring-forward night is 5 minutes away, not 65). A daily time the clocks skip is read
     with the offset before the change (02:30 on that night is 03:30 after it); one they repeat
-    is its first occurrence."""
+    is its first occurrence, or its second if the first is too close (a window opening at the
+    second 01:00 closes at the second 01:30, not a day later)."""
     opened = opened_at.astimezone(dt.UTC)
     if isinstance(rule, WindowLength):
         return opened + rule.duration
     assert isinstance(rule, DailyAt)
     day = opened.astimezone(tz).date()
-    candidate = dt.datetime.combine(day, rule.time, tzinfo=tz).astimezone(dt.UTC)
-    while candidate - opened < MIN_WINDOW:
+    while True:
+        # fold=1: a repeated time's second occurrence (a skipped time's is earlier: never taken)
+        for fold in (0, 1):
+            local = dt.datetime.combine(day, rule.time.replace(fold=fold), tzinfo=tz)
+            candidate = local.astimezone(dt.UTC)
+            if candidate - opened >= MIN_WINDOW:
+                return candidate
         day += dt.timedelta(days=1)
-        candidate = dt.datetime.combine(day, rule.time, tzinfo=tz).astimezone(dt.UTC)
-    return candidate
 
 
 def to_ms(when: dt.datetime) -> int:

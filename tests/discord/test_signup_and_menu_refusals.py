@@ -291,3 +291,23 @@ async def test_remind_from_a_dm_by_someone_in_no_game(table: Table) -> None:
     answer = await t.outside.user.slash("remind", state="off")
     assert private(answer) == en("remind.no_server")
     assert REMIND_OFF not in await t.bot.runtime.service.repo.get_settings(t.guild.id)
+
+
+@pytest.mark.parametrize("forum_game", [True, False])
+@pytest.mark.parametrize("inside", ["forum post", "text channel's thread"])
+async def test_game_new_from_a_thread_is_refused(
+    table: Table, inside: str, forum_game: bool
+) -> None:
+    """The teams' private threads are made in the channel /game new is run from (a forum
+    game's too): a thread holds none (a forum post's parent is the forum, which holds none
+    either), so the sign-up is refused before anything is made."""
+    t = table
+    forum = t.guild.create_forum_channel("论坛")
+    parent = forum if inside == "forum post" else t.channel
+    made = t.env.backend.create_thread(parent.id, "闲聊", t.moderator.id)
+    (thread,) = [c for c in parent.threads if c.id == made.id]
+    options: dict[str, Any] = {"forum": forum} if forum_game else {}
+    refused = await t.moderator.slash(thread, "game new", ruleset="v2", **options)
+    assert private(refused) == en("notice.needs_text_channel")
+    assert [c.id for c in forum.threads] == ([made.id] if parent is forum else [])
+    assert await t.bot.runtime.service.repo.lobbies.newest(thread.id) is None

@@ -43,10 +43,38 @@ def test_fall_back_a_daily_time_an_hour_of_real_time_away_is_that_day() -> None:
     assert deadline - opened.astimezone(dt.UTC) == dt.timedelta(minutes=65)
 
 
-def test_fall_back_a_repeated_time_is_its_first_occurrence() -> None:
-    opened = local(2026, 11, 1, 1, 25)  # 01:25 EDT; 01:30 EDT is 5 minutes on: too close
-    deadline = next_deadline(DailyAt(dt.time(1, 30)), opened, NY)
-    assert deadline == local(2026, 11, 2, 1, 30).astimezone(dt.UTC) == utc(2026, 11, 2, 6, 30)
+@pytest.mark.parametrize(
+    ("opened", "expected"),
+    [
+        # 01:55 EST: the skipped 02:30 is read as 03:30 EDT (07:30 UTC), 35 minutes on
+        (local(2026, 3, 8, 1, 55), utc(2026, 3, 8, 7, 30)),
+        # 03:25 EDT: that is 5 minutes on; the next day's 02:30 EDT, never an earlier reading
+        (local(2026, 3, 8, 3, 25), utc(2026, 3, 9, 6, 30)),
+    ],
+)
+def test_spring_forward_a_skipped_time_is_read_with_the_offset_before(
+    opened: dt.datetime, expected: dt.datetime
+) -> None:
+    assert next_deadline(DailyAt(dt.time(2, 30)), opened, NY) == expected
+
+
+@pytest.mark.parametrize(
+    ("opened", "expected"),
+    [
+        # 01:00 EDT: the first 01:30 (EDT, 05:30 UTC) is 30 minutes on
+        (local(2026, 11, 1, 1, 0), utc(2026, 11, 1, 5, 30)),
+        # 01:25 EDT: 01:30 EDT is 5 minutes on, too close; 01:30 EST (06:30 UTC) is 65
+        (local(2026, 11, 1, 1, 25), utc(2026, 11, 1, 6, 30)),
+        # 01:00 EST, the second 1 o'clock: 01:30 EDT has passed; 01:30 EST is 30 minutes on
+        (local(2026, 11, 1, 1, 0, fold=1), utc(2026, 11, 1, 6, 30)),
+        # 01:25 EST: both 01:30s are too close or past; the next day's (EST, 06:30 UTC)
+        (local(2026, 11, 1, 1, 25, fold=1), utc(2026, 11, 2, 6, 30)),
+    ],
+)
+def test_fall_back_a_repeated_time_is_its_first_occurrence_far_enough_away(
+    opened: dt.datetime, expected: dt.datetime
+) -> None:
+    assert next_deadline(DailyAt(dt.time(1, 30)), opened, NY) == expected
 
 
 @pytest.mark.parametrize(

@@ -147,6 +147,13 @@ class GameCog(commands.Cog, name="GameCog"):
             await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
             return
         assert interaction.channel is not None
+        if not isinstance(interaction.channel, discord.TextChannel):
+            # the teams' private threads are made where this is run (a forum game too): a
+            # thread (a forum post) or a voice channel's chat holds none, and every team notice
+            # would fail
+            key = "notice.needs_text_channel"
+            await respond(interaction, text(self.judge, interaction, key))
+            return
         running = self.judge.runtime.routes.channel_games.get(interaction.channel.id)
         if running is not None and await self.judge.runtime.service.is_active(running):
             await respond(interaction, text(self.judge, interaction, "notice.game_running"))
