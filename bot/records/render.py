@@ -7,6 +7,7 @@ deadlines as Discord timestamps (`<t:…:F>（<t:…:R>）`) so every reader see
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,6 +26,17 @@ from engine.effects import (
 )
 
 ZONE_NAMES = {"Asia/Shanghai": {"zh-CN": "北京时间", "en": "Beijing time"}}
+
+
+_MARKDOWN = re.compile(r"([\\*_~|`>#\-\[\]()<:])")
+"""What Discord reads as Markdown (or a mention, an emoji, a link) in a line of text."""
+
+
+def plain(text: str) -> str:
+    """A person's display name as it reads, in a post of the judge's: every character Discord
+    would take for Markdown escaped (a name "~~" struck through the names after it in a 看表帖,
+    a name "[…](https://…)" made a link inside the judge's post)."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,11 +61,11 @@ class Context:
         return self.t("window.vote_at", channel=f"<#{self.vote_channel}>")
 
     def seat(self, seat: int | str | None) -> str:
-        """`5号 阿明` / `#5 Amin`."""
+        """`5号 阿明` / `#5 Amin`: the name as text, never as Markdown (`plain`)."""
         if seat is None or seat == "":
             return "—"
         n = int(seat)
-        name = self.names.get(n, "?")
+        name = plain(self.names.get(n, "?"))
         return f"{n}号 {name}" if self.locale == "zh-CN" else f"#{n} {name}"
 
     def seats(self, text: str | int | bool | None) -> str:

@@ -139,6 +139,24 @@ def test_clock_post_gives_the_exact_time_in_beijing_time() -> None:
     assert text.startswith("【看表】第2夜截止：2025-12-02 12:00:00（北京时间）")
 
 
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("~~", r"\~\~"),  # struck through every name after it
+        ("[第1天 投票帖](https://evil.example)", r"\[第1天 投票帖\]\(https\://evil.example\)"),
+        ("||剧透||", r"\|\|剧透\|\|"),
+        ("<@&123>", r"\<@&123\>"),
+        ("玩家_1*", r"玩家\_1\*"),
+        ("阿明", "阿明"),
+    ],
+)
+def test_a_name_in_the_judges_posts_is_text_never_markdown(name: str, shown: str) -> None:
+    """Display names are the players' own: in the judge's posts they read as written, and no
+    name formats the post (strikes the names after it out, makes a link, hides a spoiler)."""
+    ctx = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={2: name, 3: "小红"})
+    assert ctx.seats("2,3") == f"2号 {shown}、3号 小红"
+
+
 def test_moderator_notices_name_the_window_the_voter_and_the_vote() -> None:
     zh = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={2: "阿明", 5: "小红"})
     en = Context(locale="en", timezone=ZoneInfo("Asia/Shanghai"), names={2: "阿明", 5: "小红"})
