@@ -30,6 +30,7 @@ from bot.runtime.service import GameService
 from bot.runtime.timing import Clock, DeadlineScheduler
 from bot.runtime.vote_hints import VoteHints
 from bot.runtime.vote_posts import VotePosts
+from bot.runtime.wakes import Wakes
 from bot.store import LobbyInfo, Shards, resolve_url
 from bot.store.claims import shard_ids
 from engine.model import Instant, Seat, Team
@@ -100,6 +101,8 @@ class Runtime:
         """The /metrics endpoint's figures, when `[metrics] port` is set."""
         self.backups: AutoBackups | None = None
         """The database's own backups, when `[backup] folder` is set."""
+        self.wakes: Wakes | None = None
+        """Performing the inputs other shard processes record for our games (PostgreSQL)."""
         self.shards = shards_of(settings)
         """The shards this process runs (None: all of them, one process); it recovers, schedules
         and performs for the games of their servers only."""
@@ -109,6 +112,7 @@ class Runtime:
     def start(self, service: GameService) -> None:
         """Wire the parts around the game service (the store is open)."""
         self.service = service
+        service.shards = self.shards
         self.contexts = Contexts(service, self.port, self.settings.game.language)
         self.votes = VotePosts(service, self.contexts, self.port)
         self.hints = VoteHints(service, self.contexts)
@@ -147,8 +151,11 @@ class Runtime:
                 ) from exc
             service.metrics = self.metrics
             self.metrics.refresh_every(self._backlog)
+        url = resolve_url(self.settings.database.url)
+        if self.shards is not None and url.get_backend_name() == "postgresql":
+            self.wakes = Wakes(service, self.shards, url, self.scheduler)  # DMs: shard 0
+            self.wakes.start()
         if self.settings.backup.folder is not None:
-            url = resolve_url(self.settings.database.url)
             self.backups = AutoBackups(url, self.settings.backup, self.clock, self.metrics)
             self.backups.start()
 
@@ -164,12 +171,16 @@ class Runtime:
         self.close()
         if self.started:
             await self.service.finish_deliveries()
+        if self.wakes is not None:
+            await self.wakes.aclose()
         if self.metrics is not None:
             await self.metrics.aclose()
 
     def close(self) -> None:
         """Jobs still scheduled for this runtime find nothing to do."""
         _RUNTIMES.pop(self.key, None)
+        if self.wakes is not None:
+            self.wakes.close()
         if self.backups is not None:
             self.backups.close()
         if self.metrics is not None:

@@ -134,15 +134,40 @@ class GameService:
         """Where inputs and failed effects are counted (the /metrics endpoint), if it is on."""
         self.deliveries = Deliveries()
         """The deliveries under way: a clean stop ends them before the last done marks."""
+        self.shards: Shards | None = None
+        """The shards this process runs (None: every one). An input to a game of another
+        process's server (a DM: Discord sends them all to shard 0) is recorded here and
+        performed by its owner (``_submit``)."""
+        self._owned: dict[int, bool] = {}
+        """Per game, whether this process owns it (a game never changes server)."""
+        self._tell_owner: Callable[[int], Awaitable[None]] | None = None
 
     def set_performer(self, perform: Perform) -> None:
         """Who performs effects (the Discord shell; a recorder in tests)."""
         self._perform = perform
 
+    def on_foreign_input(self, tell: Callable[[int], Awaitable[None]]) -> None:
+        """Who tells a game's owner that an input to it was recorded here (PostgreSQL's
+        notices, ``bot.store.notices``)."""
+        self._tell_owner = tell
+
+    async def owns(self, game_id: int) -> bool:
+        """Whether this process performs the game's effects (its server is on our shards)."""
+        if self.shards is None:
+            return True
+        owned = self._owned.get(game_id)
+        if owned is None:
+            owned = self._owned[game_id] = self.shards.owns((await self.info(game_id)).server_id)
+        return owned
+
     # -- reading ---------------------------------------------------------------------------------
     async def state(self, game_id: int) -> GameState:
-        """The game's current state."""
-        return (await self._load(game_id)).state
+        """The game's current state (another process's game: read, never kept, as its owner
+        appends to it)."""
+        loaded = await self._load(game_id)
+        if self.shards is not None and not await self.owns(game_id):
+            self._loaded.pop(game_id, None)
+        return loaded.state
 
     async def info(self, game_id: int, *, refresh: bool = False) -> GameInfo:
         """The game's stored row (channels, schedule, status); cached. A read during which the
@@ -408,21 +433,42 @@ class GameService:
             # starts when its input leaves this lock).
             async with self._private_locks[game_id]:
                 pass
+        foreign = not await self.owns(game_id)
+        if foreign:
+            self._loaded.pop(game_id, None)  # its owner appends: read it as it is now
         for attempt in (1, 2):
             loaded = await self._load(game_id)
             try:
                 outcome, pending = await self._commit(game_id, loaded, command, message_id, name)
             except SeqConflict:
                 self._loaded.pop(game_id, None)  # someone else appended: rebuild and retry
+                self._in_order.discard(game_id)  # and recorded effects: read them back
                 if attempt == 2:
                     raise
                 continue
             if self.metrics is not None:
                 self.metrics.input(_outcome_name(outcome), time.perf_counter() - arrived)
-            if pending:
+            if foreign:
+                await self._recorded_for_owner(game_id, pending)
+            elif pending:
                 await self._deliver_in_order(game_id, pending)
             return outcome
         raise AssertionError("unreachable")
+
+    async def _recorded_for_owner(self, game_id: int, pending: Sequence[OutboxItem]) -> None:
+        """An input to another process's game is recorded: none of its effects is performed
+        here (the owner may be performing the game's earlier ones, or have performed them
+        without its done marks written), nothing of it is kept, and the owner is told. A notice
+        lost is an effect delayed, never lost: the owner's sweep finds it."""
+        self._loaded.pop(game_id, None)
+        self._info.pop(game_id, None)
+        self._in_order.discard(game_id)
+        if not pending or self._tell_owner is None:
+            return
+        try:
+            await self._tell_owner(game_id)
+        except Exception as exc:  # recorded all the same; the owner's sweep performs it
+            log.warning("game %s: owner not told (%s)", game_id, type(exc).__name__)
 
     async def _commit(
         self,
@@ -594,6 +640,14 @@ class GameService:
         """Perform the game's undone effects again, in order (after a failure: a private one's
         leaves the game's public effects in order, and is found by reading them all back)."""
         async with self._turn(game_id):
+            self._in_order.discard(game_id)
+            await self._deliver_in_order(game_id, ())
+
+    async def wake(self, game_id: int) -> None:
+        """Another process recorded an input to this game (a click in a DM): its state is read
+        again, and its undone effects performed in order, as a retry does."""
+        async with self._turn(game_id):
+            self._loaded.pop(game_id, None)
             self._in_order.discard(game_id)
             await self._deliver_in_order(game_id, ())
 

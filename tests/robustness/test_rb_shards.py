@@ -193,8 +193,9 @@ class Games:
 
     def lock(self, process: Process) -> None:
         fired = process.ask(do="lock")["fired"]
-        for job in fired:
-            self.steps[int(job.split(":")[1])].append({"do": "lock"})
+        for job in fired:  # the games' deadlines (not the process's own ticks: `wakes:…`)
+            if job.startswith("game:") and job.endswith(":deadline"):
+                self.steps[int(job.split(":")[1])].append({"do": "lock"})
 
     def replayed(self, game: int) -> dict[str, Any]:
         names = player_names(self.server[game])
