@@ -19,27 +19,32 @@ from engine.state import (
     LastActRecord,
     NightRecord,
     OverrideRecord,
+    SeatState,
     TieRecord,
     VotePost,
 )
 
 
-def seat_names(state: GameState) -> dict[Seat, str]:
-    """Each seat's name in records: the player dealt into it."""
-    return {s.seat: (s.former_players[0] if s.former_players else s.player) for s in state.seats}
+def holders(seat: SeatState) -> tuple[str, ...]:
+    """A seat's holders, oldest first: the player dealt into it, then each substitute."""
+    return (*seat.former_players, seat.player)
 
 
-def card_named(names: Mapping[Seat, str]) -> dict[Seat, str]:
-    """Seat names made unique where a player holds several seats (cards): `name#1`, `name#2`."""
-    held = Counter(names.values())
-    out: dict[Seat, str] = {}
-    seen: Counter[str] = Counter()
-    for seat in sorted(names):
-        name = names[seat]
-        if held[name] > 1:
-            seen[name] += 1
-            name = f"{name}#{seen[name]}"
-        out[seat] = name
+def unique_names(ids: list[str], names: Mapping[str, str]) -> dict[str, str]:
+    """Each player id's name (`names`, else the id), in order; a name an earlier player already
+    has becomes `name (2)`, `name (3)` …, never one another player is given. Unique names (a
+    replay's players) are kept as they are."""
+    given = {who: names.get(who, who) for who in ids}
+    taken = set(given.values())
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for who, name in given.items():
+        k = 1
+        while name in used or (k > 1 and name in taken):
+            k += 1
+            name = f"{given[who]} ({k})"
+        used.add(name)
+        out[who] = name
     return out
 
 
@@ -48,12 +53,22 @@ def record_of(
     *,
     rejected: list[dict[str, Any]] | None = None,
     overrides: list[dict[str, Any]] | None = None,
-    names: Mapping[Seat, str] | None = None,
+    player_names: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The record as a JSON-ready dict; names everywhere in seat order (by default each seat's
-    original player id; the bot passes display names)."""
-    players = list(dict.fromkeys((names or seat_names(state))[s.seat] for s in state.seats))
-    names = card_named(dict(names) if names is not None else seat_names(state))
+    """The record as a JSON-ready dict; names everywhere in seat order. A seat is named by its
+    original player (by default their id; the bot passes `player_names`: id → display name, for
+    every holder, substitutes too), `name#1`, `name#2` … where that player holds several cards."""
+    ids = [holders(s)[0] for s in state.seats] + [w for s in state.seats for w in holders(s)[1:]]
+    named_ids = unique_names(list(dict.fromkeys(ids)), player_names or {})
+    cards = Counter(holders(s)[0] for s in state.seats)
+    dealt: Counter[str] = Counter()
+    names: dict[Seat, str] = {}
+    for s in state.seats:
+        first = holders(s)[0]
+        dealt[first] += 1
+        suffix = f"#{dealt[first]}" if cards[first] > 1 else ""
+        names[s.seat] = named_ids[first] + suffix
+    players = [named_ids[who] for who in cards]
 
     def named(seats: tuple[Seat, ...]) -> list[str]:
         return [names[s] for s in sorted(seats)]
@@ -93,7 +108,9 @@ def record_of(
                 act["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
             phases.append(act)
     subs = {
-        names[s.seat]: [*s.former_players[1:], s.player] for s in state.seats if s.former_players
+        names[s.seat]: [named_ids[who] for who in holders(s)[1:]]
+        for s in state.seats
+        if s.former_players
     }
     record: dict[str, Any] = {
         "ruleset": state.ruleset,
@@ -122,7 +139,7 @@ def record_of(
             for d in state.lots
         ],
         "rejected": rejected or [],
-        "overrides": overrides if overrides is not None else _overrides(state, names),
+        "overrides": overrides if overrides is not None else _overrides(state, names, named_ids),
         "result": None,
     }
     if subs:
@@ -219,8 +236,13 @@ def _tie(tie: TieRecord | None, names: dict[Seat, str], named: Any) -> dict[str,
     return out
 
 
-def _overrides(state: GameState, names: dict[Seat, str]) -> list[dict[str, Any]]:
+def _overrides(
+    state: GameState, names: dict[Seat, str], named_ids: dict[str, str]
+) -> list[dict[str, Any]]:
+    """The moderators' commands from the game's log; a command on a seat also names its `target`
+    (a replace: the player replaced, and the substitute as `player`), as a replay's steps do."""
     out: list[dict[str, Any]] = []
+    replaced: Counter[str] = Counter()  # replacements so far, by the seat's original player
     for entry in state.history:
         if isinstance(entry, OverrideRecord):
             item: dict[str, Any] = {
@@ -228,6 +250,14 @@ def _overrides(state: GameState, names: dict[Seat, str]) -> list[dict[str, Any]]
                 "phase": entry.phase.label() if entry.phase else None,
             }
             item.update(dict(entry.details))
+            seat = Seat(int(item["seat"])) if str(item.get("seat", "")).isdigit() else None
+            if seat is not None and entry.command == "replace":
+                chain = holders(state.seat(seat))
+                k = replaced[chain[0]]
+                replaced[chain[0]] += 1
+                item["target"], item["player"] = named_ids[chain[k]], named_ids[chain[k + 1]]
+            elif seat is not None:
+                item["target"] = names[seat]
             if entry.at is not None:
                 item["at"] = iso_ms(entry.at)
             if entry.left:

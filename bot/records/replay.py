@@ -447,10 +447,16 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
         if step.get("do") == "mod":
             overrides.append({"step": number, **_mod_summary(step)})
     rejected.sort(key=lambda r: r["step"])
-    record = record_of(state, rejected=rejected, overrides=overrides)
-    if record["result"] is not None:
-        record["result"]["reason"] = render(locale, record["result"]["reason"])
+    record = with_reason_text(record_of(state, rejected=rejected, overrides=overrides), locale)
     return Replay(state=state, events=events, record=record)
+
+
+def with_reason_text(record: dict[str, Any], locale: str = "en") -> dict[str, Any]:
+    """The record with `result.reason` as text (`result.reason_key` keeps the key): a replay's,
+    and the bot's in English too, so the two compare field by field."""
+    if record["result"] is not None:
+        record["result"]["reason"] = render(locale, record["result"]["reason_key"])
+    return record
 
 
 def _late_posts(

@@ -9,6 +9,7 @@ from bot.records.render import Context
 from bot.runtime.hosting import is_forum
 from bot.runtime.port import ChatPort
 from bot.runtime.service import GameService
+from engine.record import holders
 from engine.state import GameState, SeatState
 
 
@@ -46,6 +47,24 @@ class Contexts:
         seated = self._seated.get(game_id)
         return seated[1] if seated is not None and seated[0] is state.seats else None
 
+    async def player_names(self, game_id: int, state: GameState) -> dict[str, str]:
+        """Every holder of every seat (original players and substitutes, by user id) → the name
+        recorded at sign-up or `/mod replace`, as `seat_names` names them: for the record."""
+        terms = await self.service.repo.seats(game_id)
+        recorded = {str(t.user_id): t.name for t in terms if t.user_id is not None}
+        server_id = (await self.service.info(game_id)).server_id
+        names: dict[str, str] = {}
+        for who in (w for s in state.seats for w in holders(s)):
+            name = recorded.get(who, "")
+            names[who] = name if name and name != who else self._cached_name(server_id, who, name)
+        return names
+
+    def _cached_name(self, server_id: int, who: str, recorded: str) -> str:
+        """A holder recorded without a name: from the member cache if there, else as recorded
+        (or their id)."""
+        cached = self.port.member_name(server_id, int(who)) if who.isdigit() else None
+        return cached or recorded or who
+
     async def seat_names(self, game_id: int, state: GameState) -> dict[int, str]:
         """Seat (card) → the name recorded for its present holder at sign-up or at `/mod
         replace` (the store's seat terms, read once per new holder and cached), so names never
@@ -69,8 +88,7 @@ class Contexts:
                 all_recorded = False
                 if server_id is None:
                     server_id = (await self.service.info(game_id)).server_id
-                cached = self.port.member_name(server_id, int(who)) if who.isdigit() else None
-                name = cached or name or who
+                name = self._cached_name(server_id, who, name)
             names[int(seat.seat)] = name
         if all_recorded:
             self._seated[game_id] = (state.seats, names)

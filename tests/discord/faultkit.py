@@ -10,8 +10,6 @@ from typing import Any
 from gamebot import Driver, Table, by_role, compare_with_replay
 
 from bot.records.replay import run
-from engine.model import Seat
-from engine.record import record_of
 from engine.state import DayRecord
 
 
@@ -82,6 +80,6 @@ async def play_through_a_fault(
     await drain(table)
     state = await service.state(d.game_id)
     assert state.over
-    faulty = record_of(state, names={Seat(i): n for i, n in enumerate(table.names, 1)})
+    faulty = d.record(state)
     assert_same_game(faulty, d, roles, seed)
     assert len([p for p in table.public() if p.startswith("【看表】第1夜")]) == 1  # never doubled

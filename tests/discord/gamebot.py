@@ -20,8 +20,7 @@ from bot.discord.required_permissions import REQUIRED_PERMISSIONS
 from bot.records.record_html import with_links
 from bot.runtime.hosting import vote_posts
 from bot.runtime.timing import DeadlineScheduler
-from engine.model import Seat
-from engine.record import record_of
+from engine.record import holders, record_of
 from engine.rulesets import get_ruleset
 from engine.setup import card_names
 from engine.state import GameState
@@ -273,8 +272,8 @@ class Driver:
 
     def record(self, state: GameState) -> dict[str, Any]:
         """The bot's record of the game, named as the replay names the players."""
-        names = {s.seat: self.table.names[(s.seat - 1) // self.cards] for s in state.seats}
-        return record_of(state, names={Seat(k): v for k, v in names.items()})
+        names = {holders(s)[0]: self.table.names[(s.seat - 1) // self.cards] for s in state.seats}
+        return record_of(state, player_names=names)
 
     async def start(self) -> dict[int, str]:
         t = self.table

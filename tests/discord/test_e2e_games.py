@@ -20,8 +20,6 @@ from gamebot import (
 )
 
 from bot.records.replay import run
-from engine.model import Seat
-from engine.record import record_of
 
 SEED = "e2e-seed"
 
@@ -83,7 +81,7 @@ async def test_mifei_12_whole_game(table12: Table) -> None:
 
     state = await t.bot.runtime.service.state(d.game_id)
     assert state.result is not None and state.result.winner.value == "good"
-    record = record_of(state, names={Seat(i): n for i, n in enumerate(t.names, 1)})
+    record = d.record(state)
     replayed = run(d.replay_input(roles, SEED)).record
     compare_with_replay(record, replayed)
     assert [p["left"] for p in replayed["phases"]][2] == [d.name(s) for s in sorted((p2, k2, c2))]
@@ -142,7 +140,7 @@ async def test_v3mt_12_whole_game_with_a_run_off(table12: Table) -> None:
     state = await t.bot.runtime.service.state(d.game_id)
     assert state.result is not None and state.result.winner.value == "good"
     compare_with_replay(
-        record_of(state, names={Seat(i): n for i, n in enumerate(t.names, 1)}),
+        d.record(state),
         run(d.replay_input(roles, SEED, {"tie": "revote"})).record,
     )
     await assert_vote_posts(t, d.game_id, days=2)  # the run-off voted in day 1's 投票帖

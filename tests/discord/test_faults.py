@@ -19,7 +19,6 @@ from simcord import Env
 
 from bot.records.i18n import render
 from engine.model import Seat
-from engine.record import record_of
 from engine.state import DayRecord
 
 SEED = "fault-seed"
@@ -78,7 +77,7 @@ async def play(d: Driver, roles: dict[int, str], between: Any = None) -> dict[st
         await d.post_vote(seat, f"投 {k2}", k2)
     await d.lock()
     state = await d.table.bot.runtime.service.state(d.game_id)
-    return record_of(state, names={Seat(i): n for i, n in enumerate(d.table.names, 1)})
+    return d.record(state)
 
 
 async def test_discord_5xx_and_429_are_retried_and_the_game_ends_the_same(table: Table) -> None:

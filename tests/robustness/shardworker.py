@@ -63,7 +63,6 @@ from bot.discord.client import FaguanBot, create_bot  # noqa: E402
 from bot.runtime.timing import DeadlineScheduler  # noqa: E402
 from bot.store import claims  # noqa: E402
 from bot.store.migrate import upgrade  # noqa: E402
-from engine.model import Seat  # noqa: E402
 from engine.record import record_of  # noqa: E402
 
 PLAYERS = 8
@@ -288,11 +287,11 @@ class Worker:
                 state = await bot.runtime.service.state(game)
                 info = await bot.runtime.service.info(game)
                 index = next(i for i, s in self.servers.items() if s.guild.id == info.server_id)
-                names = {Seat(k): v for k, v in enumerate(player_names(index), 1)}
+                names = {s.player: n for s, n in zip(state.seats, player_names(index), strict=True)}
                 games[game] = {
                     "status": info.status.value,
                     "phase": state.phase.label() if state.phase is not None else None,
-                    "record": record_of(state, names=names),
+                    "record": record_of(state, player_names=names),
                 }
             return {"games": games, "now": env.now().timestamp()}
         if what == "pause":

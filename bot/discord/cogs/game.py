@@ -25,6 +25,7 @@ from bot.discord.interactions import (
 from bot.discord.required_permissions import lacking_in
 from bot.records.record_html import record_page, with_links
 from bot.records.render import Context, deadline_text, duration_text, public_roster
+from bot.records.replay import with_reason_text
 from bot.runtime.game_options import (
     check_deal,
     check_options,
@@ -443,8 +444,9 @@ class GameCog(commands.Cog, name="GameCog"):
             return
         ctx = await self.judge.runtime.contexts.context(gid, state)
         info = await self.judge.runtime.service.info(gid)
+        names = await self.judge.runtime.contexts.player_names(gid, state)
         data = with_links(
-            record_of(state, names={Seat(k): v for k, v in ctx.names.items()}),
+            with_reason_text(record_of(state, player_names=names)),
             info.server_id,
             info.channels["vote"],
             vote_posts(info.channels),
