@@ -6,8 +6,9 @@ snapshot, read back, by the `pg_dump` on the bot's PATH. The bot goes on meanwhi
 by the time they were taken (`faguan-20261203T040000Z.db`, or `.dump` for PostgreSQL; UTC), so
 the next one is due `every` after the newest in the folder — a bot restarted more often than
 `every` still takes them — and all but the newest `keep` of those names are removed (nothing else
-in the folder is touched). A failure is logged and tried again `every` later; it never stops the
-bot. Log lines name files, counts and the database's or the tool's reason only.
+in the folder is touched). Each file is its owner's alone (mode 0600, whatever the umask: it holds
+the sealed seeds of the games in play). A failure is logged and tried again `every` later; it never
+stops the bot. Log lines name files, counts and the database's or the tool's reason only.
 """
 
 from __future__ import annotations

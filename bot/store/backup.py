@@ -9,10 +9,19 @@ file (no WAL of its own) and only then given its name, which it never takes from
 file: a failed or refused backup leaves nothing that looks like one.
 
 A restore needs the bot stopped: the caller holds the lock a running bot holds
-(`bot.store.claims`). The database it replaces is kept, renamed with its WAL and shared-memory
-files (SQLite pairs them by name, so the kept copy stays whole and the restored file is never
-given a stale WAL). Outbox ids are never reused (each is an effect's idempotency key): the
-restored file's outbox counter jumps past any id the replaced timeline may have used.
+(`bot.store.claims`). The bot's path names a whole database at every step, so a restore killed
+half-way leaves the old database or the new one there, never none (a bot started on none would
+begin a new, empty one): the WAL of the database being replaced is first folded into it (a
+checkpoint: what it holds is unchanged), the file is given its kept name as a second name, its
+WAL and shared-memory files (if any are left) go to the kept name too (SQLite pairs them by name:
+the kept copy stays whole and the restored file is never given a stale WAL), and the restored
+file then takes the bot's path in one rename. Outbox ids are never reused (each is an effect's
+idempotency key): the restored file's outbox counter jumps past any id the replaced timeline may
+have used.
+
+Every file written is its owner's alone (`PRIVATE`): the database holds the sealed seeds of the
+games in play, from which every hidden role follows. A restored database takes the mode of the
+one it replaces (the operator's choice for that path).
 
 PostgreSQL: `bot.store.pg_backup`, by its own tools, checked the same way.
 """
@@ -22,7 +31,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
 import sqlite3
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +44,12 @@ from sqlalchemy.engine import URL
 
 from bot.store.db import in_memory
 from bot.store.migrate import is_known_revision
+
+PRIVATE = 0o600
+"""The mode of every backup and scratch file: the owner's alone, whatever the umask and whatever
+the source file's mode (group or world bits there are for the live file, not for copies of its
+secrets that travel; a pg_dump archive has no source file). Read and write for the owner: a
+backup is read to restore it, and a scratch file is written while it is made."""
 
 OUTBOX_GAP = 1 << 32
 """How far a restore moves the outbox counter past the restored file's last id: more effects than
@@ -124,29 +141,43 @@ def restore(url: URL, backup_file: Path, now: datetime) -> tuple[Copy, Path | No
     target = database_file(url)
     if not backup_file.is_file():
         raise BackupRefused(Refusal.MISSING, f"no backup at {backup_file}")
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else PRIVATE
     with partial_beside(target, "restoring") as partial:
         _copy(backup_file, partial)
         checked = _check(partial, f"the backup {backup_file}")
         _move_outbox_counter(partial)
+        _sync(partial)
+        os.chmod(partial, mode)  # the replaced file's: whoever could open it, and no one else
+        _fold_wal(target)
         kept = _keep(target, now)
         try:
-            place(partial, target)
+            os.replace(partial, target)  # one step: the old database or the new one, never none
         except BaseException:
             if kept is not None:  # put the replaced database back as it was
-                _rename_with_sidecars(kept, target)
+                _unkeep(kept, target)
             raise
+        _sync_folder(target.parent)
     return dataclasses.replace(checked, path=target), kept
 
 
 @contextlib.contextmanager
 def partial_beside(beside: Path, what: str) -> Iterator[Path]:
-    """A scratch file in `beside`'s folder (so it can be renamed into place), removed unless it
-    was placed."""
+    """A scratch file in `beside`'s folder (so it can be renamed into place), new and empty, of
+    mode `PRIVATE` from its first byte on (SQLite and pg_dump write into it and keep its mode);
+    removed unless it was placed."""
     partial = beside.with_name(f".{beside.name}.{what}-{os.getpid()}")
+    scratch = (partial, *_sidecars(partial), partial.with_name(partial.name + "-journal"))
     try:
+        for leftover in scratch:  # of a killed process that had this process's id
+            leftover.unlink(missing_ok=True)
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE)
+        try:
+            os.fchmod(handle, PRIVATE)  # not less for a stricter umask: it is written to
+        finally:
+            os.close(handle)
         yield partial
     finally:
-        for leftover in (partial, *_sidecars(partial)):
+        for leftover in scratch:
             leftover.unlink(missing_ok=True)
 
 
@@ -215,29 +246,97 @@ def _move_outbox_counter(database: Path) -> None:
             )
 
 
+def _fold_wal(database: Path) -> None:
+    """Fold the database's WAL into its file (a checkpoint: what it holds is unchanged; SQLite
+    does the same when it next opens it), so that the file alone is the whole database while its
+    WAL moves to the kept name. A file SQLite cannot open is left as it is (its WAL still goes
+    with it to the kept name)."""
+    wal, _ = _sidecars(database)
+    if not wal.exists() or wal.stat().st_size == 0:
+        return
+    with (
+        contextlib.suppress(sqlite3.DatabaseError),
+        contextlib.closing(sqlite3.connect(database)) as conn,
+    ):
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
 def _keep(database: Path, now: datetime) -> Path | None:
-    """Rename the database being replaced, with its WAL and shared-memory files (so the kept
-    copy is whole and none of them is left for the restored file); None if there is none."""
+    """Give the database being replaced its kept name as a second name (it stays at its own until
+    the restored file takes that in one step) and move its WAL and shared-memory files, if any,
+    to the kept name (so the kept copy is whole and none of them is left for the restored file);
+    None if there is no database."""
     if not database.exists():
         return None
     stamp = f"{database.name}.before-restore-{now:%Y%m%dT%H%M%SZ}"
     kept, n = database.with_name(stamp), 1
-    while any(p.exists() for p in (kept, *_sidecars(kept))):  # two restores within a second
-        n += 1
+    while any(p.exists() for p in (kept, *_sidecars(kept))) or not _second_name(database, kept):
+        n += 1  # two restores within a second
         kept = database.with_name(f"{stamp}-{n}")
-    _rename_with_sidecars(database, kept)
+    try:
+        for old, new in zip(_sidecars(database), _sidecars(kept), strict=True):
+            if old.exists():
+                old.rename(new)
+    except BaseException:
+        _unkeep(kept, database)
+        raise
     return kept
 
 
-def _rename_with_sidecars(database: Path, to: Path) -> None:
-    for old, new in zip((database, *_sidecars(database)), (to, *_sidecars(to)), strict=True):
-        if old.exists():
-            old.rename(new)
+def _second_name(database: Path, kept: Path) -> bool:
+    """`kept` made a second name of `database` (a copy, of the same mode, where the file system
+    has no hard links); False if `kept` exists (never replaced)."""
+    try:
+        os.link(database, kept, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError:  # no hard links on this file system (some network or FAT mounts)
+        try:
+            handle = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE)
+        except FileExistsError:
+            return False
+        try:
+            with open(database, "rb") as source, open(handle, "wb", closefd=False) as copy:
+                shutil.copyfileobj(source, copy)
+                copy.flush()
+                os.fsync(handle)
+            os.fchmod(handle, stat.S_IMODE(database.stat().st_mode))
+        except BaseException:
+            kept.unlink(missing_ok=True)
+            raise
+        finally:
+            os.close(handle)
+    return True
+
+
+def _unkeep(kept: Path, database: Path) -> None:
+    """Undo `_keep` (the database still at its own name): its WAL and shared-memory files back,
+    the kept name removed."""
+    for new, old in zip(_sidecars(kept), _sidecars(database), strict=True):
+        if new.exists():
+            new.rename(old)
+    kept.unlink(missing_ok=True)
+
+
+def _sync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _sync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every file system syncs a folder
+        handle = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
 
 
 def place(partial: Path, dest: Path) -> None:
-    """Give the checked copy its name, durably, never over an existing file."""
+    """Give the checked copy its name, durably, never over an existing file; of mode `PRIVATE`
+    (whatever wrote it)."""
     with open(partial, "rb") as handle:
+        os.fchmod(handle.fileno(), PRIVATE)
         os.fsync(handle.fileno())
     try:
         os.link(partial, dest)  # fails if dest exists (a rename would replace it)
@@ -249,9 +348,4 @@ def place(partial: Path, dest: Path) -> None:
         partial.rename(dest)
     else:
         partial.unlink()
-    with contextlib.suppress(OSError):  # not every file system syncs a folder
-        folder = os.open(dest.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+    _sync_folder(dest.parent)

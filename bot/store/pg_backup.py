@@ -4,7 +4,8 @@ backup: ``pg_dump`` (its custom format) of one snapshot — exported by a read-o
 transaction of ours, in which the schema revision and the games the dump holds are read too —
 written beside the destination, read back whole (``pg_restore`` of every block, to nowhere), and
 only then given its name, never an existing file's (``bot.store.backup.place``). The bot goes on
-writing meanwhile.
+writing meanwhile. The file is its owner's alone (mode 0600, ``bot.store.backup.PRIVATE``) from
+before pg_dump writes its first byte: pg_dump writes into the file made for it and keeps its mode.
 
 restore: with every faguan process stopped, ``pg_restore`` into a new database on the same
 server, checked there (a faguan schema this faguan knows), its outbox counter moved on

@@ -6,9 +6,16 @@ nothing and says why."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import itertools
+import os
+import shutil
 import sqlite3
-from collections.abc import AsyncIterator
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,3 +249,155 @@ async def test_two_restores_within_a_second_keep_both_databases_they_replaced(
     assert kept_second.name == kept_first.name + "-2"
     assert (await loaded_games(sqlite_url(kept_first))).keys() == {first, later}
     assert (await loaded_games(sqlite_url(kept_second))).keys() == {first}
+
+
+@pytest.fixture
+def loose_umask() -> Iterator[None]:
+    """The umask most systems give (022): a file made under it is readable by every local user."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("database_mode", [0o600, 0o640])
+async def test_backups_are_the_owners_alone_and_a_restored_database_keeps_its_files_mode(
+    bot: Bot,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    loose_umask: None,
+    database_mode: int,
+) -> None:
+    # the database holds the sealed seeds of the games in play: every hidden role follows
+    await create_game(bot.service, 1)
+    bot.path.chmod(database_mode)
+    scratch_modes: list[int] = []
+    real_place = backup_module().place
+
+    def place(partial: Path, dest: Path) -> None:  # what the copy was while it was made
+        scratch_modes.append(mode(partial))
+        real_place(partial, dest)
+
+    monkeypatch.setattr("bot.store.backup.place", place)
+    file = tmp_path / "backup.db"
+    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
+    assert mode(file) == 0o600 and scratch_modes == [0o600]
+    await bot.service.flush()
+    await bot.bench.db.dispose()  # the bot stopped
+    assert await asyncio.to_thread(main, db_args("restore", bot, file)) == Exit.OK
+    assert mode(bot.path) == database_mode  # the replaced file's: the bot's user still opens it
+    (kept,) = [p for p in tmp_path.iterdir() if p.name.startswith("faguan.db.before-restore-")]
+    assert mode(kept) == database_mode
+    # restored where there was no database: the owner's alone
+    fresh = tmp_path / "fresh.db"
+    _, none_kept = await asyncio.to_thread(
+        restore, resolve_url(sqlite_url(fresh)), file, dt.datetime.now(dt.UTC)
+    )
+    assert none_kept is None and mode(fresh) == 0o600
+
+
+def backup_module() -> object:
+    import bot.store.backup as module
+
+    return module
+
+
+def kill_the_bot_mid_write(path: Path) -> None:
+    """A commit that only the WAL holds, as a bot killed (not stopped) leaves it."""
+    crash = (
+        "import os, sqlite3, sys; conn = sqlite3.connect(sys.argv[1]); "
+        "conn.execute('PRAGMA wal_autocheckpoint=0'); conn.execute('CREATE TABLE last_commit (x)'); "
+        "conn.commit(); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", crash, str(path)], check=True)
+    assert path.with_name(path.name + "-wal").stat().st_size > 0
+
+
+def opened_as_after_a_kill(path: Path, scratch: Path) -> tuple[set[int], bool]:
+    """The games of the database at `path` (with its WAL, as the next `faguan run` opens it, on
+    copies) and whether it has the commit only the WAL held; fails unless it is whole."""
+    scratch.mkdir()
+    for name in (path.name, path.name + "-wal"):
+        if (path.parent / name).exists():
+            shutil.copyfile(path.parent / name, scratch / name)
+    copy = scratch / path.name
+    assert copy.exists(), "no database at the bot's path"
+    with contextlib.closing(sqlite3.connect(copy)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        games = {int(g) for (g,) in conn.execute("SELECT id FROM games")}
+        names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
+    return games, "last_commit" in names
+
+
+def every_step(monkeypatch: pytest.MonkeyPatch, folder: Path, check: Callable[[str], None]) -> None:
+    """`check` before each change of a name in `folder` (where a kill would leave things)."""
+    for name in ("link", "rename", "replace", "unlink"):
+        real = getattr(os, name)
+
+        def step(
+            *args: object, _real: Callable[..., object] = real, _name: str = name, **kw: object
+        ) -> object:
+            if any(str(a).startswith(str(folder)) for a in args[:2]):
+                check(f"{_name}{tuple(str(a) for a in args[:2])}")
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(os, name, step)
+
+
+async def test_a_restore_killed_at_any_step_leaves_the_old_or_the_new_database_at_the_bots_path(
+    bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = await create_game(bot.service, 1)
+    file = tmp_path / "backup.db"
+    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
+    later = await create_game(bot.service, 2)
+    await bot.service.flush()
+    await bot.bench.db.dispose()
+    kill_the_bot_mid_write(bot.path)
+    old, new = ({first, later}, True), ({first}, False)
+    scratch = tmp_path / "as-killed"
+    scratch.mkdir()
+    steps: list[str] = []
+    kills = itertools.count()
+
+    def whole(step: str) -> None:
+        found = opened_as_after_a_kill(bot.path, scratch / str(next(kills)))
+        assert found in (old, new), f"before {step}: {found}"
+        steps.append(step)
+
+    with monkeypatch.context() as patched:
+        every_step(patched, tmp_path, whole)
+        _, kept = restore(resolve_url(bot.url), file, dt.datetime(2026, 12, 3, 4, 0, tzinfo=dt.UTC))
+    assert len(steps) >= 2, steps  # the old database renamed or linked, the new one put in place
+    assert opened_as_after_a_kill(bot.path, scratch / "end") == new
+    assert kept is not None and opened_as_after_a_kill(kept, scratch / "kept") == old
+
+
+async def test_a_restore_that_fails_as_it_puts_the_file_in_place_leaves_the_old_database(
+    bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = await create_game(bot.service, 1)
+    file = tmp_path / "backup.db"
+    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
+    later = await create_game(bot.service, 2)
+    await bot.service.flush()
+    await bot.bench.db.dispose()
+    kill_the_bot_mid_write(bot.path)
+    real_replace = os.replace
+
+    def fails(src: object, dst: object) -> None:
+        if Path(str(dst)) == bot.path:
+            raise OSError(5, "Input/output error", str(dst))
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", fails)
+    with pytest.raises(OSError, match="Input/output"):
+        restore(resolve_url(bot.url), file, dt.datetime(2026, 12, 3, 4, 0, tzinfo=dt.UTC))
+    monkeypatch.undo()
+    assert opened_as_after_a_kill(bot.path, tmp_path / "after") == ({first, later}, True)
+    assert [p.name for p in tmp_path.iterdir() if "restor" in p.name] == []

@@ -14,6 +14,7 @@ import asyncio
 import datetime as dt
 import logging
 import os
+import stat
 import subprocess
 import uuid
 from collections.abc import AsyncIterator
@@ -238,6 +239,32 @@ async def test_the_bots_own_backups_are_pg_dump_archives_named_by_their_time(
     await bot.stop()
     assert await asyncio.to_thread(main, bot.args("restore", folder / names[-1])) == Exit.OK
     assert len(await loaded_games(bot.url)) == 1
+
+
+async def test_dumps_are_the_owners_alone_from_their_first_byte(
+    bot: PgBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a dump holds the sealed seeds of the games in play: every hidden role follows
+    await create_game(bot.bench.service, 1)
+    written: list[int] = []
+    real_place = pg_backup.place
+
+    def place(partial: Path, dest: Path) -> None:  # what pg_dump's file was as it wrote it
+        written.append(stat.S_IMODE(partial.stat().st_mode))
+        real_place(partial, dest)
+
+    monkeypatch.setattr(pg_backup, "place", place)
+    old = os.umask(0o022)  # the usual one: what it makes, every local user reads
+    try:
+        file = tmp_path / "copy.dump"
+        assert await asyncio.to_thread(main, bot.args("backup", file)) == Exit.OK
+        settings = BackupSettings(folder=str(tmp_path / "backups"))
+        taken = await AutoBackups(make_url(bot.url), settings, FakeClock(START)).take()
+    finally:
+        os.umask(old)
+    assert taken is not None
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (file, taken)] == [0o600, 0o600]
+    assert written == [0o600, 0o600]
 
 
 async def test_a_bots_backup_the_server_refuses_is_logged_not_raised(

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,18 @@ async def test_a_backup_is_a_checked_copy_named_by_its_time_and_the_oldest_go(
     with sqlite3.connect(folder / names[1]) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert conn.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
+
+
+async def test_a_backup_is_the_owners_alone_whatever_the_umask(tmp_path: Path) -> None:
+    path = await database(tmp_path)  # it holds the sealed seeds of the games in play
+    path.chmod(0o600)
+    auto = backups_of(path, tmp_path / "backups", FakeClock(START))
+    old = os.umask(0o022)  # the usual one: what it makes, every local user reads
+    try:
+        taken = await auto.take()
+    finally:
+        os.umask(old)
+    assert taken is not None and stat.S_IMODE(taken.stat().st_mode) == 0o600
 
 
 async def test_the_next_backup_is_due_every_after_the_newest_in_the_folder(
