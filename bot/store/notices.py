@@ -30,7 +30,6 @@ PING_SECONDS = 10.0
 """How long a check of the listening connection waits for its answer."""
 
 
-
 class GameNotices:
     """One process's notices: ``notify`` after recording an input to a game it does not own;
     ``on_game(game_id)`` for every notice heard, ``on_connect()`` after each (re)connect (the
