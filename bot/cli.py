@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import sys
@@ -36,7 +37,7 @@ from bot.store.backup import (
     os_reason,
     restore,
 )
-from bot.store.claims import Claimed, claim, claim_patiently
+from bot.store.claims import Claim, Claimed, ClaimLost, claim, claim_patiently
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
@@ -147,7 +148,7 @@ def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int
             except Exception as exc:
                 raise _DatabaseFailed from exc
             async with create_bot(settings) as bot:  # SIGTERM, like Ctrl-C, closes it cleanly
-                await until_terminated(connect(bot, token))
+                await until_terminated(while_claimed(held, connect(bot, token)))
         finally:
             await held.release()
 
@@ -155,6 +156,9 @@ def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int
         asyncio.run(serve())
     except KeyboardInterrupt:
         return Exit.OK
+    except ClaimLost as lost:  # its PostgreSQL session ended: a supervisor starts it again
+        print(f"faguan run: {lost}", file=sys.stderr)
+        return Exit.DATABASE_UNREACHABLE
     except ConfigError as exc:  # found only once the bot starts (the metrics port in use)
         print(f"faguan run: {exc}", file=sys.stderr)
         return Exit.CONFIG
@@ -166,6 +170,28 @@ def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int
         failure = discord_error(exc) or database_error(exc, url)
         return _fail("faguan run", failure, exc, verbose=args.verbose)
     return Exit.OK
+
+
+async def while_claimed(held: Claim, work: Awaitable[None]) -> None:
+    """Run `work` while `held` lasts. If the claim is lost (its PostgreSQL session ended, and
+    another process may run these shards now), `work` is cancelled as SIGTERM cancels it — the
+    caller's `async with` closes the bot: no effect starts after — and `ClaimLost` is raised."""
+    task = asyncio.ensure_future(work)
+    if held.lost.is_set():
+        task.cancel()  # lost before the bot started: it never starts
+    watch = asyncio.ensure_future(held.lost.wait())
+    try:
+        await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not task.done():  # the claim lost, or this cancelled (SIGTERM, Ctrl-C): stop the work
+            task.cancel()
+            await asyncio.wait({task})
+    if held.lost.is_set():
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            task.result()  # the work's end, whatever it was, is not the story: the lost claim is
+        raise held.lost_error()
+    task.result()
 
 
 class _DatabaseFailed(Exception):
@@ -316,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
             "status: 2 configuration, 3 token rejected, 4 privileged intents not enabled, "
             "5 Discord unreachable, 6 database unreachable, 7 not a database, 8 database "
             "schema newer than this faguan, 9 another process runs this SQLite file (SQLite is "
-            "for one process)."
+            "for one process). Once running, a process that loses its PostgreSQL shard claim "
+            "(the database restarted, the connection dropped) stops with status 6."
         ),
     )
     run.add_argument("--config", help="the configuration file (default: config.toml if present)")

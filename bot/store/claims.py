@@ -14,6 +14,14 @@ whole life:
   is refused; the caller may wait and try again (a restart overlapping the old process's drain).
   PostgreSQL releases a session's locks when its connection ends, so a killed process frees its
   shards at once.
+
+The session can also end while the process lives (a PostgreSQL restart or failover, a NAT or
+firewall dropping the idle TCP connection, `idle_session_timeout`, `pg_terminate_backend`): the
+server then releases its locks and a waiting process takes the shards. So the claim is watched
+(`WATCH_SECONDS`): when its connection closes or stops answering, `Claim.lost` is set and an
+ERROR names the shards; `faguan run` stops its bot and exits non-zero for its supervisor to
+start it again, which claims the shards anew once they are free. The locks are never quietly
+taken again: another process may hold them already.
 """
 
 from __future__ import annotations
@@ -42,6 +50,16 @@ log = logging.getLogger(__name__)
 RETRY_SECONDS = 5.0
 """How often a process whose shards are held tries again (the other may be draining)."""
 
+WATCH_SECONDS = 5.0
+"""How often a process checks the connection that holds its PostgreSQL shard locks (`SELECT 1`).
+The server releases the locks when that session ends, and a waiting process may take the shards
+within its own `RETRY_SECONDS`; a connection that closes is seen at once (asyncpg's termination
+callback), one that silently stops answering (a dropped TCP connection) within this interval plus
+`WATCH_TIMEOUT`."""
+WATCH_TIMEOUT = 10.0
+"""How long a check waits for its answer before the claim counts as lost: a connection that no
+longer answers may hold no session, hence no locks, any more."""
+
 SHARD_KEYS = 0x46A60001
 """Advisory lock class of a shard: (SHARD_KEYS, shard_count × 65536 + shard id)."""
 LAYOUT_KEYS = 0x46A60002
@@ -52,23 +70,92 @@ class Claimed(Exception):
     """Another process holds what this one would run; the message says which, in one line."""
 
 
+class ClaimLost(Exception):
+    """The claim ended while the process ran (its PostgreSQL session is gone, and the shard locks
+    with it); the message says which shards and why, in one line."""
+
+
 @dataclass
 class Claim:
     """What this process holds; `release()` at shutdown (the OS or the server also drop it when
-    the process or its connection ends)."""
+    the process or its connection ends). On PostgreSQL, `lost` is set if the claim's session
+    ends before that (see `WATCH_SECONDS`); `lost_error()` then says so."""
 
     shards: tuple[int, ...]
     shard_count: int
     _file: IO[bytes] | None = None
     _engine: AsyncEngine | None = None
     _connection: AsyncConnection | None = field(default=None, repr=False)
+    lost: asyncio.Event = field(default_factory=asyncio.Event, repr=False, compare=False)
+    """Set once the claim is lost: stop, performing nothing more (never set on SQLite, whose lock
+    lasts as long as the process)."""
+    lost_reason: str | None = None
+    _driver: Any = field(default=None, repr=False)
+    _watch: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    def lost_error(self) -> ClaimLost:
+        """The error to stop with once `lost` is set: one line for the operator."""
+        return ClaimLost(
+            f"lost the claim on shards {list(self.shards)} of {self.shard_count} "
+            f"({self.lost_reason or 'its PostgreSQL session ended'}): PostgreSQL released their "
+            "locks, so another process may run them now; stopped to run nothing twice. Start "
+            "faguan again (a supervisor's restart does): it claims them once they are free."
+        )
+
+    def _watch_connection(self, driver: Any, every: float, timeout: float) -> None:
+        """Watch the session holding the locks: its closing, and a `SELECT 1` every `every`
+        seconds answered within `timeout`."""
+        self._driver = driver
+        with contextlib.suppress(AttributeError):  # a driver without the callback: checks only
+            driver.add_termination_listener(self._terminated)
+        self._watch = asyncio.create_task(self._check(driver, every, timeout))
+
+    def _terminated(self, _connection: object) -> None:
+        self._lose("its PostgreSQL connection closed")
+
+    async def _check(self, driver: Any, every: float, timeout: float) -> None:
+        while not self.lost.is_set():
+            await asyncio.sleep(every)
+            try:
+                await asyncio.wait_for(driver.fetchval("SELECT 1"), timeout)
+            except TimeoutError:
+                self._lose(f"its PostgreSQL connection did not answer within {timeout:g} s")
+            except Exception as exc:
+                self._lose(f"its PostgreSQL connection failed: {type(exc).__name__}")
+
+    def _lose(self, reason: str) -> None:
+        if self.lost.is_set() or self._driver is None:  # told already, or released
+            return
+        self.lost_reason = reason
+        log.error(
+            "lost the claim on shards %s of %s (%s); stopping: another process may run them now",
+            list(self.shards),
+            self.shard_count,
+            reason,
+        )
+        self.lost.set()
 
     async def release(self) -> None:
+        driver, self._driver = self._driver, None  # from here on, a closing is no loss
+        if driver is not None:
+            with contextlib.suppress(AttributeError):
+                driver.remove_termination_listener(self._terminated)
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._watch
+            self._watch = None
         if self._file is not None:
             with contextlib.suppress(OSError):
                 self._file.close()  # closing the descriptor drops the flock
             self._file = None
         if self._connection is not None:
+            if self.lost.is_set() and driver is not None:
+                # A connection that stopped answering would hang a polite close: drop it.
+                with contextlib.suppress(Exception):
+                    driver.terminate()
+                with contextlib.suppress(Exception):
+                    await self._connection.invalidate()
             with contextlib.suppress(Exception):
                 await self._connection.close()  # the session ends: its advisory locks go
             self._connection = None
@@ -84,9 +171,17 @@ def shard_ids(shard_count: int | None, ids: Sequence[int] | None) -> tuple[int, 
     return tuple(ids) if ids is not None else tuple(range(shard_count))
 
 
-async def claim(url: str | URL | None, shard_count: int | None, ids: Sequence[int] | None) -> Claim:
+async def claim(
+    url: str | URL | None,
+    shard_count: int | None,
+    ids: Sequence[int] | None,
+    *,
+    watch_seconds: float | None = None,
+    watch_timeout: float | None = None,
+) -> Claim:
     """Claim the database (SQLite) or the shards (PostgreSQL) for this process, or raise
-    `Claimed`."""
+    `Claimed`. A PostgreSQL claim is watched every `watch_seconds` (`WATCH_SECONDS`), each check
+    answered within `watch_timeout` (`WATCH_TIMEOUT`), until `Claim.release()`."""
     resolved = resolve_url(url)
     shards = shard_ids(shard_count, ids)
     count = shard_count or 1
@@ -96,22 +191,36 @@ async def claim(url: str | URL | None, shard_count: int | None, ids: Sequence[in
     connection = await engine.connect()
     try:
         await _lock_shards(connection, count, shards)
+        driver = (await connection.get_raw_connection()).driver_connection
     except BaseException:
         await connection.close()
         await engine.dispose()
         raise
-    return Claim(shards, count, _engine=engine, _connection=connection)
+    held = Claim(shards, count, _engine=engine, _connection=connection)
+    held._watch_connection(
+        driver,
+        WATCH_SECONDS if watch_seconds is None else watch_seconds,
+        WATCH_TIMEOUT if watch_timeout is None else watch_timeout,
+    )
+    return held
 
 
 async def claim_patiently(
-    url: str | URL | None, shard_count: int | None, ids: Sequence[int] | None
+    url: str | URL | None,
+    shard_count: int | None,
+    ids: Sequence[int] | None,
+    *,
+    watch_seconds: float | None = None,
+    watch_timeout: float | None = None,
 ) -> Claim:
     """`claim`, waiting on PostgreSQL while another process holds the shards (a restart that
     overlaps the old process's drain); on SQLite a taken file is refused at once."""
     told = False
     while True:
         try:
-            held = await claim(url, shard_count, ids)
+            held = await claim(
+                url, shard_count, ids, watch_seconds=watch_seconds, watch_timeout=watch_timeout
+            )
         except Claimed as refused:
             if resolve_url(url).get_backend_name() == "sqlite":
                 raise

@@ -8,6 +8,7 @@ with code 4014 (privileged intents not enabled) — discord.py turns each into i
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import socket
@@ -15,14 +16,18 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+import asyncpg
 import pytest
+from pgserver import PgServer
+from sqlalchemy.engine import make_url
 
 from bot.operator_errors import Exit
-from bot.store.claims import claim
+from bot.store.claims import SHARD_KEYS, claim
 
 LOG_RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[A-Z]+) \S+: ")
 TOKEN = "MTIz.fake.token"
@@ -347,3 +352,73 @@ def test_reconnect_logs_are_one_line() -> None:
 def test_db_upgrade_refuses_a_url_that_is_not_one(tmp_path: Path, url: str, said: str) -> None:
     line = one_line(faguan(tmp_path, "db", "upgrade", "--database-url", url), Exit.CONFIG)
     assert line.startswith(f"faguan db upgrade: --database-url: {said}")
+
+
+# ------------------------------------------------------- faguan run: its shard claim lost running
+
+
+async def test_run_stops_when_its_shard_claim_is_lost(tmp_path: Path, pg_server: PgServer) -> None:
+    """The real `faguan run` (simcord for Discord) on PostgreSQL, running shard 0 of 2: its
+    claim's session is ended from outside (as a PostgreSQL restart, a failover or a dropped
+    connection ends it). It stops as on SIGTERM and exits with status 6 and one line, for its
+    supervisor to start it again; it does not run on without the shard's lock."""
+    name = f"claimlost_{uuid.uuid4().hex[:12]}"
+    await pg_server.create_database(name)
+    url = pg_server.url(name)
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[discord]\nshard_count = 2\nshard_ids = [0]\n[database]\nurl = "{url}"\n', "utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "FAGUAN_DATABASE_URL"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(ON_SIMCORD),
+        "run",
+        "--config",
+        str(path),
+        cwd=tmp_path,
+        env={**env, "DISCORD_TOKEN": TOKEN},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    try:
+        before: list[str] = []
+        while not any("resumed 0 active games (shards: [0] of 2)" in line for line in before):
+            line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
+            assert line, "".join(before)  # it ended before serving
+            before.append(line)
+        admin = await asyncpg.connect(dsn)
+        try:
+            pid = await admin.fetchval(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 "
+                "AND objid = $2 AND objsubid = 2 AND granted",
+                SHARD_KEYS,
+                2 * 65536 + 0,
+            )
+            assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid) is True
+        finally:
+            await admin.close()
+        rest = (await asyncio.wait_for(process.stderr.read(), 30)).decode()
+        code = await asyncio.wait_for(process.wait(), 30)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await pg_server.drop_database(name)
+    assert code == Exit.DATABASE_UNREACHABLE, rest
+    assert "Traceback" not in rest
+    records = [LOG_RECORD.match(line) for line in rest.splitlines()]
+    errors = [
+        line
+        for line, r in zip(rest.splitlines(), records, strict=True)
+        if r and r["level"] == "ERROR"
+    ]
+    assert (
+        len(errors) == 1 and " bot.store.claims: lost the claim on shards [0] of 2 (" in errors[0]
+    )
+    lines = [line for line, record in zip(rest.splitlines(), records, strict=True) if not record]
+    assert len(lines) == 1, rest
+    assert lines[0].startswith("faguan run: lost the claim on shards [0] of 2 (its PostgreSQL")
+    assert "another process may run them now" in lines[0] and "Start faguan again" in lines[0]
