@@ -58,6 +58,19 @@ def check_options(rules: Ruleset, tie: str, options: Mapping[str, object]) -> No
     read_options({"tie": tie, **options}, rules)
 
 
+def check_composition(rules: Ruleset, options: Mapping[str, object], low: int, high: int) -> None:
+    """Raise the engine's `SetupError` for a `composition` no player count of the sign-up
+    (`low`..`high`) offers: else the sign-up opens, everyone joins, and only the start refuses."""
+    wanted = options.get("composition")
+    if not isinstance(wanted, int) or isinstance(wanted, bool):
+        return  # not given, or refused by `check_options` already
+    most = max(len(rules.compositions(n)) for n in range(low, high + 1))
+    if wanted > most:
+        allowed = ", ".join(str(i) for i in range(1, most + 1))
+        raise SetupError("setup.bad_option", option="composition", value=str(wanted),
+                         allowed=allowed)  # fmt: skip
+
+
 def engine_options(lobby: Mapping[str, Any]) -> dict[str, object]:
     """The options a lobby starts its game with."""
     return {"tie": lobby["tie"], **lobby.get("options", {})}

@@ -70,6 +70,29 @@ async def test_bad_options_are_named_and_open_no_lobby(table: Table) -> None:
     assert not [p for p in table.public() if "v2_mine" in p]  # no lobby was announced
 
 
+async def test_a_composition_or_player_count_no_sign_up_can_have_is_refused(table: Table) -> None:
+    """A `composition` no player count of the sign-up offers (v2 has one table), and a player
+    count of 0 (not "the default"), are refused before a sign-up opens; one a count offers
+    opens it (basic, 8 players: two tables)."""
+    mod = table.moderator
+    refused = {
+        ("v2", "composition=2", None): "Option “composition” cannot be “2”; allowed: 1.",
+        ("basic", "composition=3", None): "Option “composition” cannot be “3”; allowed: 1, 2.",
+        ("v2", None, 0): "player",
+    }
+    for (ruleset, options, low), expected in refused.items():
+        extra: dict[str, object] = {} if low is None else {"min_players": low}
+        if options is not None:
+            extra["options"] = options
+        r = await mod.slash(table.channel, "game new", ruleset=ruleset, **extra)
+        assert r.ephemeral and expected in r.response.content, (ruleset, r.response.content)
+    assert table.bot.runtime.routes.channel_games.get(table.channel.id) is None
+    opened = await mod.slash(
+        table.channel, "game new", ruleset="basic", options="composition=2", max_players=8
+    )
+    assert not opened.ephemeral
+
+
 async def test_a_game_that_cannot_be_dealt_is_refused_before_anything_happens(
     tmp_path: Path,
 ) -> None:

@@ -27,6 +27,7 @@ from bot.records.record_html import record_page, with_links
 from bot.records.render import Context, deadline_text, duration_text, public_roster
 from bot.records.replay import with_reason_text
 from bot.runtime.game_options import (
+    check_composition,
     check_deal,
     check_options,
     clipped,
@@ -164,8 +165,8 @@ class GameCog(commands.Cog, name="GameCog"):
         except EngineError as err:
             await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
-        low = min_players or rules.min_players
-        high = max_players or rules.max_players
+        low = rules.min_players if min_players is None else min_players  # 0 is no default
+        high = rules.max_players if max_players is None else max_players
         if not rules.min_players <= low <= high <= rules.max_players:
             await respond(
                 interaction,
@@ -183,6 +184,7 @@ class GameCog(commands.Cog, name="GameCog"):
         try:
             chosen = parse_options(options)
             check_options(rules, tie, chosen)
+            check_composition(rules, chosen, low, high)
         except EngineError as err:
             await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
