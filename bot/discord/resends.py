@@ -45,7 +45,5 @@ class Attempt:
         return channel.history(limit=SINCE_LIMIT, after=after, oldest_first=True)
 
 
-FIRST = Attempt(again=False)
-"""A first attempt: nothing to look for."""
 MAYBE_AGAIN = Attempt(again=True)
 """An attempt that may repeat one whose record time is not known."""

@@ -176,8 +176,8 @@ async def claim(
     shard_count: int | None,
     ids: Sequence[int] | None,
     *,
-    watch_seconds: float | None = None,
-    watch_timeout: float | None = None,
+    watch_seconds: float = WATCH_SECONDS,
+    watch_timeout: float = WATCH_TIMEOUT,
 ) -> Claim:
     """Claim the database (SQLite) or the shards (PostgreSQL) for this process, or raise
     `Claimed`. A PostgreSQL claim is watched every `watch_seconds` (`WATCH_SECONDS`), each check
@@ -197,11 +197,7 @@ async def claim(
         await engine.dispose()
         raise
     held = Claim(shards, count, _engine=engine, _connection=connection)
-    held._watch_connection(
-        driver,
-        WATCH_SECONDS if watch_seconds is None else watch_seconds,
-        WATCH_TIMEOUT if watch_timeout is None else watch_timeout,
-    )
+    held._watch_connection(driver, watch_seconds, watch_timeout)
     return held
 
 
@@ -210,8 +206,8 @@ async def claim_patiently(
     shard_count: int | None,
     ids: Sequence[int] | None,
     *,
-    watch_seconds: float | None = None,
-    watch_timeout: float | None = None,
+    watch_seconds: float = WATCH_SECONDS,
+    watch_timeout: float = WATCH_TIMEOUT,
 ) -> Claim:
     """`claim`, waiting on PostgreSQL while another process holds the shards (a restart that
     overlaps the old process's drain); on SQLite a taken file is refused at once."""

@@ -349,9 +349,9 @@ def every_step(monkeypatch: pytest.MonkeyPatch, folder: Path, check: Callable[[s
         monkeypatch.setattr(os, name, step)
 
 
-async def test_a_restore_killed_at_any_step_leaves_the_old_or_the_new_database_at_the_bots_path(
-    bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def backed_up_then_killed(bot: Bot, tmp_path: Path) -> tuple[int, int, Path]:
+    """A game, a backup of it, a later game, and the bot killed with its last commit only in
+    the WAL: (the first game, the later one, the backup file)."""
     first = await create_game(bot.service, 1)
     file = tmp_path / "backup.db"
     assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
@@ -359,6 +359,13 @@ async def test_a_restore_killed_at_any_step_leaves_the_old_or_the_new_database_a
     await bot.service.flush()
     await bot.bench.db.dispose()
     kill_the_bot_mid_write(bot.path)
+    return first, later, file
+
+
+async def test_a_restore_killed_at_any_step_leaves_the_old_or_the_new_database_at_the_bots_path(
+    bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, later, file = await backed_up_then_killed(bot, tmp_path)
     old, new = ({first, later}, True), ({first}, False)
     scratch = tmp_path / "as-killed"
     scratch.mkdir()
@@ -381,13 +388,7 @@ async def test_a_restore_killed_at_any_step_leaves_the_old_or_the_new_database_a
 async def test_a_restore_that_fails_as_it_puts_the_file_in_place_leaves_the_old_database(
     bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = await create_game(bot.service, 1)
-    file = tmp_path / "backup.db"
-    assert await asyncio.to_thread(main, db_args("backup", bot, file)) == Exit.OK
-    later = await create_game(bot.service, 2)
-    await bot.service.flush()
-    await bot.bench.db.dispose()
-    kill_the_bot_mid_write(bot.path)
+    first, later, file = await backed_up_then_killed(bot, tmp_path)
     real_replace = os.replace
 
     def fails(src: object, dst: object) -> None:
