@@ -173,13 +173,16 @@ class GameService:
         """The game's stored row (channels, schedule, status); cached. A read during which the
         row was written (``set_channels``) may have the row from before: it is read again, so
         no row older than a write is cached after it (a team thread remembered, then made again
-        because a stale row did not name it)."""
+        because a stale row did not name it). Another process's game is read every time: its
+        owner writes the row, and nothing here would know."""
         cached = self._info.get(game_id)
         if cached is not None and not refresh:
             return cached
         while True:
             writes = self._info_writes[game_id]
             info = await self.repo.get_game(game_id)
+            if self.shards is not None and not self.shards.owns(info.server_id):
+                return info
             if self._info_writes[game_id] == writes:
                 self._info[game_id] = info
                 return info

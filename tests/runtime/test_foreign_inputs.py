@@ -187,3 +187,27 @@ async def test_a_lost_notice_is_caught_by_the_owners_sweep(pg_url: str) -> None:
         await wakes_b.aclose()
         await dba.dispose()
         await dbb.dispose()
+
+
+async def test_another_process_game_row_is_read_as_it_is_now(pg_url: str) -> None:
+    """A reads B's game's row (a DM command finding its game); B then changes it (a thread
+    made, the game ended): A's next read sees the change. A keeps nothing of B's game, its row
+    no more than its state."""
+    clock = FakeClock()
+    dba, dbb = open_database(pg_url), open_database(pg_url)
+    ledger = Ledger()
+    ledger.hold.set()
+    a, b = service_on(dba, clock, A_SHARDS), service_on(dbb, clock, B_SHARDS)
+    a.set_performer(ledger.performer("A", False))
+    b.set_performer(ledger.performer("B", True))
+    try:
+        game_id = await (await start_game(b))
+        assert (await a.info(game_id)).channels.get("killer_thread") is None
+        await b.set_channels(game_id, {"killer_thread": "77"})
+        assert (await a.info(game_id)).channels.get("killer_thread") == "77"
+        assert await a.is_active(game_id)
+        await b.repo.finish_game(game_id)
+        assert not await a.is_active(game_id)
+    finally:
+        await dba.dispose()
+        await dbb.dispose()
