@@ -2,9 +2,11 @@
 external resources), in zh-CN or en.
 
 Input is the JSON record (`bot.records.game_record`: `faguan replay`'s record plus a message
-link for every vote post), so the page shows exactly what the JSON says: the players and their
-roles, the timeline night by night and day by day, each day's votes as a table and as a picture
-of who voted whom, the overrides, the lots, the scores, and the seed with how to verify it.
+link for every vote post), so the page shows exactly what the JSON says: the seats and their
+roles (a row a seat: a 5.0 player holding two cards has one for each card, `A#1` and `A#2`, as
+the record's `roles` and the text record name them), the timeline night by night and day by
+day, each day's votes as a table and as a picture of who voted whom, the overrides, the lots,
+the scores, and the seed with how to verify it.
 """
 
 from __future__ import annotations
@@ -69,8 +71,11 @@ def vote_svg(
     *,
     size: int = 340,
 ) -> str:
-    """Who voted whom: the players on a circle, an arrow from each voter to their choice."""
+    """Who voted whom: the players (seats: a 5.0 player's cards each) on a circle, an arrow from
+    each voter to their choice; the picture grows where the seats would not fit around it."""
     n = max(len(players), 1)
+    node = 17.0
+    size = max(size, math.ceil(2 * (n * (2 * node + 10) / (2 * math.pi) + 42)))
     centre = size / 2
     radius = size / 2 - 42
     where: dict[str, tuple[float, float]] = {}
@@ -84,7 +89,6 @@ def vote_svg(
         'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
         'fill="#d90"/></marker></defs>',
     ]
-    node = 17.0
     for voter, target in votes.items():
         if voter not in where or target not in where or voter == target:
             continue
@@ -127,13 +131,14 @@ def _night(locale: str, phase: Mapping[str, Any]) -> list[str]:
 
 
 def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    """A day: its votes (by seat, `players` in seat order), the tally, who left."""
     out: list[str] = []
     if phase.get("confess"):
         out.append(f"<p>{_e(_t(locale, 'record.confess', name=phase['confess']))}</p>")
     posts: list[Mapping[str, Any]] = list(phase.get("posts", []))
     votes: dict[str, str] = dict(phase.get("votes", {}))
     rows = []
-    for voter in players:
+    for voter in [*players, *(v for v in votes if v not in players)]:
         if voter not in votes:
             continue
         target = votes[voter]
@@ -220,14 +225,16 @@ def record_page(record: Mapping[str, Any], locale: str, *, title: str = "") -> s
     else:
         body.append(f"<p class=result>{_e(_t(locale, 'record.unfinished'))}</p>")
 
-    # players, roles revealed, scores
+    # the seats (a 5.0 player's cards each, named `A#1`, `A#2` as in `roles`, `scores` and the
+    # text record), roles revealed, scores; `players` names each player once, not each card
+    seats: list[str] = list(roles) or players
     subs: Mapping[str, list[str]] = record.get("substitutes", {})
     body.append(f"<h2>{_e(_t(locale, 'html.roles'))}</h2><table>")
     body.append(
         f"<tr><th>#</th><th>{_e(_t(locale, 'html.player'))}</th>"
         f"<th>{_e(_t(locale, 'html.role'))}</th><th>{_e(_t(locale, 'html.score'))}</th></tr>"
     )
-    for i, name in enumerate(players, 1):
+    for i, name in enumerate(seats, 1):
         shown = _e(name)
         if name in subs:
             shown += f" → {_names(subs[name])}"
@@ -243,7 +250,7 @@ def record_page(record: Mapping[str, Any], locale: str, *, title: str = "") -> s
     for phase in record.get("phases", []):
         kind = "night" if phase["phase"] == "night" else "day"
         body.append(f'<section class="phase {kind}"><h3>{_e(_phase_title(locale, phase))}</h3>')
-        body += _night(locale, phase) if kind == "night" else _day(locale, phase, players)
+        body += _night(locale, phase) if kind == "night" else _day(locale, phase, seats)
         if phase.get("revealed"):
             items = ("；" if locale == "zh-CN" else "; ").join(
                 f"{_e(k)} {_e(_role(locale, v))}" for k, v in phase["revealed"].items()

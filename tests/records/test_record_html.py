@@ -1,0 +1,119 @@
+"""The HTML record's roles table and vote tables name seats as the JSON record does: in 5.0
+(v5) a player holds two cards, each a seat of its own (`A#1`, `A#2` in `roles` and `scores`),
+so the page has a row for each card with its role, as the text record (`forum_text`) has a line
+for each; a substitute is shown on the seat they took over."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.records.forum_text import forum_text
+from bot.records.i18n import LOCALES, render
+from bot.records.record_html import record_page, with_links
+from bot.records.replay import load_file, run
+
+GAMES = Path(__file__).resolve().parents[1] / "games"
+V5 = GAMES / "v5" / "v5_01_hug_weights_evil_doctor_good.toml"
+V2 = GAMES / "v2" / "example_whole_game.toml"
+
+ROW = re.compile(r"<tr><td>(\d+)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>")
+"""A row of the roles table (the vote tables have three columns, not four)."""
+
+
+def roles_table(page: str) -> list[tuple[int, str, str, str]]:
+    """The roles table's rows: number, player (with any substitutes), role, score."""
+    return [
+        (int(n), unescape(who), unescape(role), score) for n, who, role, score in ROW.findall(page)
+    ]
+
+
+def vote_rows(page: str) -> list[tuple[str, str]]:
+    """Every vote table's rows: voter, vote."""
+    return re.findall(
+        r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>(?:<a [^>]*>[^<]*</a>)?</td></tr>", page
+    )
+
+
+def played(path: Path, *steps: dict[str, Any]) -> dict[str, Any]:
+    data = load_file(path)
+    data["steps"] = [*steps, *data["steps"]]
+    return run(data).record
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_a_two_card_player_has_a_row_for_each_card_with_its_role(locale: str) -> None:
+    # Before: one row a player ("A"), looked up in `roles` and `scores`, which name cards
+    # ("A#1", "A#2"): every role and score of a 5.0 game was shown as "—".
+    record = run(load_file(V5)).record
+    assert len(record["roles"]) == 2 * len(record["players"])
+    page = record_page(with_links(record, 1, 2), locale)
+    rows = roles_table(page)
+
+    assert all("—" not in (role, score) for _, _, role, score in rows)
+    assert [(n, who) for n, who, _, _ in rows] == list(enumerate(record["roles"], 1))
+    assert [role for _, _, role, _ in rows] == [
+        render(locale, f"role.{role}", {}) for role in record["roles"].values()
+    ]
+    assert [score for _, _, _, score in rows] == [
+        str(v) for v in record["result"]["scores"].values()
+    ]
+    by_card = {who: role for _, who, role, _ in rows}
+    assert (by_card["A#1"], by_card["A#2"]) == (
+        render(locale, "role.killer", {}),
+        render(locale, "role.doctor", {}),
+    )
+    # the text record has a line for each card, with the same role and score
+    text = forum_text(record, locale)
+    for _, who, role, score in rows:
+        line = render(locale, "record.score_line", {"name": who, "role": role, "points": score})
+        assert line in text
+
+
+def test_a_two_card_players_votes_are_in_the_day_tables_and_pictures() -> None:
+    # Before: the vote tables looked voters up by player name too, and were empty in 5.0.
+    record = run(load_file(V5)).record
+    page = record_page(record, "en")
+    days = [p for p in record["phases"] if p["phase"] == "day"]
+    wanted = [
+        (voter, "abstain" if to == "abstain" else to)
+        for day in days
+        for voter, to in day["votes"].items()
+    ]
+    shown = [
+        (voter, "abstain" if to == render("en", "notice.abstain", {}) else to)
+        for voter, to in vote_rows(page)
+    ]
+    assert sorted(shown) == sorted(wanted)
+    arrows = sum(to != "abstain" for day in days for to in day["votes"].values())
+    assert page.count("<line ") == arrows
+
+
+def test_a_substitute_for_a_two_card_player_is_shown_on_both_cards() -> None:
+    record = played(V5, {"do": "mod", "command": "replace", "target": "C#2", "player": "Sub"})
+    assert record["substitutes"] == {"C#1": ["Sub"], "C#2": ["Sub"]}
+    rows = {who: role for _, who, role, _ in roles_table(record_page(record, "en"))}
+
+    assert rows["C#1 → Sub"] == render("en", "role.butterfly", {})
+    assert rows["C#2 → Sub"] == render("en", "role.civilian", {})
+    assert len(rows) == len(record["roles"])
+
+
+def test_a_substitute_in_a_one_card_game_keeps_the_row_of_the_seat() -> None:
+    data = load_file(V2)
+    first = data["players"][4]
+    record = played(V2, {"do": "mod", "command": "replace", "target": first, "player": "Sub"})
+    assert record["substitutes"] == {first: ["Sub"]}
+    rows = roles_table(record_page(record, "zh-CN"))
+
+    assert [(n, who) for n, who, _, _ in rows] == [
+        (n, f"{p} → Sub" if p == first else p) for n, p in enumerate(record["players"], 1)
+    ]
+    assert [role for _, _, role, _ in rows] == [
+        render("zh-CN", f"role.{record['roles'][p]}", {}) for p in record["players"]
+    ]
+    assert all(role != "—" for _, _, role, _ in rows)
