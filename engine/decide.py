@@ -119,6 +119,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
             _need_named_window(state, command.window)
             if state.paused:
                 raise PhaseError("phase.paused")
+            _need_deadline_ahead(state, command.at)
             _need_not_past(command.deadline, command.at)
             return [
                 DeadlineSet(
@@ -138,6 +139,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
                 raise PhaseError("phase.paused")
             if state.deadline is None:
                 raise ModeratorError("mod.no_deadline")
+            _need_deadline_ahead(state, command.at)
             name = "extend" if command.delta_ms >= 0 else "shorten"
             moved = Instant(state.deadline + command.delta_ms)
             _need_not_past(moved, command.at)
@@ -183,7 +185,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
         case VoidPost():
             return _void(state, command)
         case Penalize():
-            return _penalize(state, command)
+            return _penalize(state, rules, command)
         case EndGame():
             _need_not_over(state)
             if command.winner not in rules.camps:
@@ -235,6 +237,17 @@ def _need_named_window(state: GameState, named: int | None) -> Window:
             raise PhaseError("phase.window_not_open", window=named, open=state.window_index)
         raise PhaseError("phase.window_locked", window=named)
     return _need_window(state)
+
+
+def _need_deadline_ahead(state: GameState, now: Instant | None) -> None:
+    """A deadline may be moved only before it passes. Once it has (`now` at or after it), the
+    lock is due — its catch-up or a retry is under way — and moving the deadline then would
+    judge the late posts by arrival order: one made after the old deadline would be void as
+    late if read before the move, and count if read after. A pause is refused alike
+    (`mod.pause_after_deadline`). A command without its moment (older replay files) is not
+    checked."""
+    if now is not None and state.deadline is not None and now >= state.deadline:
+        raise ModeratorError("mod.deadline_passed", deadline=state.deadline)
 
 
 def _need_not_past(deadline: Instant, now: Instant | None) -> None:
@@ -520,10 +533,10 @@ def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
     return events
 
 
-def _penalize(state: GameState, cmd: Penalize) -> list[Event]:
+def _penalize(state: GameState, rules: Ruleset, cmd: Penalize) -> list[Event]:
     """A penalty: the team's (or seat's) night power does not act on the next night."""
     night = next_night(state)
-    check_penalty(state, cmd.seat, cmd.team is not None)
+    check_penalty(state, rules, cmd.seat, cmd.team, cmd.power)
     suspension = Suspension(
         night=night, team=cmd.team, seat=cmd.seat, power=cmd.power, reason=cmd.reason
     )

@@ -59,17 +59,21 @@ class NightOutcome:
     """Private news for teams."""
 
 
+def valid_submissions(state: GameState, cutoff: Instant | None) -> list[Submission]:
+    """The submissions that count, in the order made: by living seats, none stamped after the
+    cutoff (docs/rules.md §1, the lock post: those are void)."""
+    return [
+        sub
+        for sub in state.submissions
+        if (cutoff is None or sub.at is None or sub.at <= cutoff) and state.seat(sub.seat).alive
+    ]
+
+
 def counted_submissions(
     state: GameState, cutoff: Instant | None
 ) -> dict[tuple[Seat, Power], Submission]:
     """Each living seat's latest submission per power, ignoring those stamped after the cutoff."""
-    latest: dict[tuple[Seat, Power], Submission] = {}
-    for sub in state.submissions:
-        if cutoff is not None and sub.at is not None and sub.at > cutoff:
-            continue
-        if state.seat(sub.seat).alive:
-            latest[(sub.seat, sub.power)] = sub
-    return latest
+    return {(sub.seat, sub.power): sub for sub in valid_submissions(state, cutoff)}
 
 
 Option = tuple[Power, Seat | None] | None
@@ -139,8 +143,8 @@ def gather_actions(
 ) -> tuple[list[Action], list[LotDraw]]:
     """Tonight's actions: team choices first, then every individual power, in seat order."""
     night = state.window.number if state.window else 0
-    subs = counted_submissions(state, cutoff)
-    ordered = [s for s in state.submissions if subs.get((s.seat, s.power)) is not None]
+    ordered = valid_submissions(state, cutoff)
+    subs = {(sub.seat, sub.power): sub for sub in ordered}
     actions: list[Action] = []
     draws: list[LotDraw] = []
     for team in Team:

@@ -9,7 +9,7 @@ reminders, exactly as if the seat did not hold it that night.
 from __future__ import annotations
 
 from engine.errors import ModeratorError, PhaseError
-from engine.model import Power, Seat
+from engine.model import Power, Seat, Team
 from engine.rulesets import Ruleset
 from engine.state import GameState, SeatState, Suspension
 
@@ -48,11 +48,31 @@ def usable_night_powers(state: GameState, rules: Ruleset, seat: SeatState) -> tu
     )
 
 
-def check_penalty(state: GameState, seat: Seat | None, team_given: bool) -> None:
-    """Refuse a penalty that names no one, both a team and a seat, or a seat not in play."""
-    if (seat is None) == (not team_given):
+def check_penalty(
+    state: GameState, rules: Ruleset, seat: Seat | None, team: Team | None, power: Power | None
+) -> None:
+    """Refuse a penalty that names no one, both a team and a seat, a seat not in play, or a
+    team without the power it names (or without any night power) in this ruleset."""
+    if (seat is None) == (team is None):
         raise ModeratorError("mod.penalty_target")
+    if team is not None:
+        # Which powers a team has is in the rules, which everyone knows: a penalty that could
+        # stop nothing is refused, naming the team's powers, instead of doing nothing unseen.
+        held = rules.team_night_powers(team)
+        if not held:
+            raise ModeratorError("mod.penalty_team_no_powers", team=team.value)
+        if power is not None and power not in held:
+            raise ModeratorError(
+                "mod.penalty_team_lacks_power",
+                team=team.value,
+                power=power.value,
+                powers=",".join(p.value for p in Power if p in held),
+            )
     if seat is not None:
+        # No check of the seat's powers, on purpose: which powers a seat holds is its hidden
+        # role, and a refusal ("seat 5 has no kill") would tell it to whoever gives the penalty.
+        # A seat penalty is taken and announced the same whether or not the seat holds the
+        # power (docs/moderators.md); on a seat without it, it stops nothing.
         if not 1 <= seat <= len(state.seats):
             raise ModeratorError("mod.no_such_seat", seat=seat)
         if not state.seat(seat).alive:

@@ -474,12 +474,23 @@ def cards_text(ctx: Context, cards: object) -> str:
 
 
 def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
-    """An engine refusal in words: a power named by its id is shown by its name, the moments
-    `now` and `deadline` (epoch ms) as the game's local time with its zone (`zone`)."""
+    """An engine refusal in words: a power named by its id is shown by its name (a list of them,
+    `powers`, comma-separated ids, too), a team (`team`) by its name, the moments `now` and
+    `deadline` (epoch ms) as the game's local time with its zone (`zone`)."""
     shown = dict(values)
+    names = catalog(ctx.locale)
     power = shown.get("power")
-    if isinstance(power, str) and f"power.{power}" in catalog(ctx.locale):
+    if isinstance(power, str) and f"power.{power}" in names:
         shown["power"] = _power(ctx, power)
+    powers = shown.get("powers")
+    if isinstance(powers, str):
+        sep = "、" if ctx.locale == "zh-CN" else ", "
+        shown["powers"] = sep.join(
+            _power(ctx, p) if f"power.{p}" in names else p for p in powers.split(",") if p
+        )
+    team = shown.get("team")
+    if isinstance(team, str) and f"team_name.{team}" in names:
+        shown["team"] = ctx.t(f"team_name.{team}")
     for name in ("now", "deadline"):
         moment = shown.get(name)
         if isinstance(moment, int) and not isinstance(moment, bool):

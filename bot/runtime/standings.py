@@ -2,7 +2,9 @@
 
 Each seat scores by its original role and the result (the ruleset's table, already in the
 result); the points go to the player holding the seat at the end (a substitute who finished the
-game for a replaced player). A win is counted for the seats of the winning camp.
+game for a replaced player). A player holding several cards (5.0) gets the sum over their cards
+(the ruleset scores them once, on one card). A win is counted once a player, for the players of
+the winning camp (the ruleset's `player_camp`).
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ async def apply_game(repo: Repository, game_id: int, server_id: int, state: Game
         if not seat.player.isdigit():
             continue
         user = int(seat.player)
-        scores[user] = points.get(seat.seat, 0)
-        if rules.camp_of(seat) == result.winner:
+        first = user not in scores
+        scores[user] = scores.get(user, 0) + points.get(seat.seat, 0)
+        if first and rules.player_camp(state, seat.player) == result.winner:
             winners.append(user)
     season = await current_season(repo, server_id)
     return await repo.apply_scores(game_id, season=season, scores=scores, winners=winners)

@@ -220,6 +220,18 @@ class Ruleset:
         `team_power` names for it; 天下无贼's police either check or guard 傻根)."""
         return frozenset(p for p in Power if self.team_power(p) is team)
 
+    def team_night_powers(self, team: Team) -> frozenset[Power]:
+        """Every night power a role acting with `team` holds in this ruleset (`role_powers` of
+        the roles `team_of` puts in it), whoever holds them in a game: what a penalty on the
+        team can stop. The rules are public, so this tells nothing hidden."""
+        return frozenset(
+            power
+            for role, powers in self.role_powers.items()
+            if self.team_of(SeatState(seat=Seat(0), player="", original_role=role, role=role))
+            is team
+            for power in powers
+        )
+
     def passable(self, state: GameState, seat: SeatState, power: Power) -> bool:
         """Whether the power may be explicitly passed (天下无贼: the bad thieves must kill once 傻根
         is dead)."""
@@ -375,6 +387,12 @@ class Ruleset:
             Role.SNIPER, Role.MOLE,
         )  # fmt: skip
         return Camp.KILLERS if seat.original_role in killers else Camp.GOOD
+
+    def player_camp(self, state: GameState, player: str) -> Camp | None:
+        """The side a player plays for (a season's winners): their seat's `camp_of`; None if
+        they hold no seat. A ruleset dealing several cards a player says how they combine."""
+        seats = state.seats_of(player)
+        return self.camp_of(state.seat(seats[0])) if seats else None
 
     def win(self, state: GameState) -> WinClause | None:
         """The first win condition that holds, in the ruleset's order, or None."""

@@ -62,6 +62,7 @@ class V4Butterfly(Ruleset):
     name_zh = "4.0 花蝴蝶版"
     min_players = 11
     max_players = 17
+    third_tie = "none"
     one_shot: ClassVar[frozenset[Power]] = frozenset()
     self_target_forbidden: ClassVar[frozenset[Power]] = frozenset({Power.CHECK, Power.HUG})
     role_powers: ClassVar[Mapping[Role, tuple[Power, ...]]] = {
@@ -135,6 +136,10 @@ class V4Butterfly(Ruleset):
     def needle_kills(self, seat: SeatState, night: int) -> bool:
         """Two empty needles in all kill anyone, the doctor too ("如某人累计两针空针，则死亡")."""
         return len(seat.needles) >= 1
+
+    def camp_of(self, seat: SeatState) -> Camp | None:
+        """The killers play for the killers; everyone else, the sniper too, for the good side."""
+        return Camp.KILLERS if seat.original_role in KILLERS else Camp.GOOD
 
     def win(self, state: GameState) -> WinClause | None:
         """Killers and specials out together → draw; killers out → good; specials out →

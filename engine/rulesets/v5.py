@@ -167,6 +167,14 @@ class V5(Ruleset):
             return "killers"
         return "civilian" if all(role is Role.CIVILIAN for role in cards) else "special"
 
+    def player_camp(self, state: GameState, player: str) -> Camp | None:
+        """A player holding a killer or the mole plays for the killers, anyone else for the
+        good (docs/rulesets/v5.md, Scores)."""
+        seats = state.seats_of(player)
+        if not seats:
+            return None
+        return Camp.KILLERS if self.side(state, state.seat(seats[0])) == "killers" else Camp.GOOD
+
     def seat_score(self, state: GameState, seat: SeatState, winner: Camp) -> int:
         """A player scores once, by side, on their first card."""
         if state.seats_of(seat.player)[0] != seat.seat:

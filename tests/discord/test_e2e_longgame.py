@@ -11,13 +11,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import discord
+import pytest
 import pytest_asyncio
 from chromium import ink, screenshot
 from envclock import EnvClock
-from gamebot import GUILD_ID, Driver, Table, build_table, make_bot, settings_for
+from gamebot import GUILD_ID, Driver, Table, build_table, make_bot, running_table, settings_for
 from simcord import Env
 
 from bot.discord.client import FaguanBot, create_bot
+from bot.records.i18n import render
+from bot.records.render import MESSAGE_LIMIT
 from bot.runtime.timing import DeadlineScheduler
 from engine.model import Camp
 from engine.rulesets import rules_for
@@ -246,6 +250,17 @@ async def test_penalty_pending_modkill_and_void(table: Table) -> None:
     assert f"#{k1} " not in unconfirmed and f"#{k2} " in unconfirmed
     assert "kill" not in text and f"#{civ[0]} " in unconfirmed  # never what was submitted
 
+    # a team penalty on a power the team does not have (the rules are public) would stop
+    # nothing: refused, to the moderator alone, naming the team's powers; nothing announced
+    refused = await t.moderator.slash(
+        t.channel, "mod penalty", team="police", power="kill", reason="诈尸"
+    )
+    assert refused.ephemeral
+    assert refused.response.content == (
+        "In this game's rules the police (警察) have no kill (杀人) power, so this penalty would "
+        "stop nothing; their night powers: check (验人). Nothing changed."
+    )
+    assert overrides(t) == []
     # 诈尸: the killers lose their kill for night 2
     await t.moderator.slash(t.channel, "mod penalty", team="killers", reason="诈尸")
     await d.lock()
@@ -375,6 +390,43 @@ async def test_standings_over_three_games(table: Table) -> None:
     assert len(old.response.content.splitlines()) == 10
 
 
+async def test_standings_with_long_names_fit_in_one_message(tmp_path: Path) -> None:
+    """32 players of two 16-player games, each with a display name of Discord's longest (32
+    characters), and an English server: 30 rows would pass Discord's 2,000 characters. The
+    table is one message within the limit: the top rows in rank order, whole, then a line
+    saying how many players are not listed."""
+    async with running_table(tmp_path / "g.db", 0, EnvClock(), SEED, language="en") as t:
+        members = [
+            t.guild.add_member(
+                t.env.create_user(f"long{i}"),
+                nick=(f"P{i:02d} " + "Very Long Display Name" * 2)[:32],
+            )
+            for i in range(1, 33)
+        ]
+        for i in range(2):
+            t.players = members[16 * i : 16 * (i + 1)]
+            if i:
+                t.channel = t.guild.create_text_channel("game-2")
+            await Driver(t, "v2").start()
+            await t.moderator.slash(t.channel, "mod end", winner="killers" if i else "good")
+        names = {m.id: m.member.display_name for m in members}
+        assert {len(name) for name in names.values()} == {32}
+        r = await t.players[0].slash(t.channel, "standings")
+        assert not r.ephemeral and r.followups == []
+        text = r.response.content
+        assert len(text) <= MESSAGE_LIMIT
+        title, header, *rows, more = text.splitlines()
+        assert title == "[Standings] Season 1" and header.startswith("Rank. Player")
+        stored = await t.bot.runtime.service.repo.standings(GUILD_ID, "1")
+        assert len(stored) == 32 and 20 < len(rows) < 30  # cut before SHOWN (30) by length
+        assert rows == [
+            f"{rank}. {names[row.user_id]} — {row.games} games · {row.wins} wins · "
+            f"{row.points} points"
+            for rank, row in enumerate(stored[: len(rows)], 1)
+        ]
+        assert more == render("en", "standings.more", {"count": 32 - len(rows)})
+
+
 async def test_game_record_json_links_and_html_page_render_in_chromium(
     table: Table, tmp_path: Path
 ) -> None:
@@ -429,3 +481,34 @@ def test_the_chromium_check_catches_errors_and_blank_pages(tmp_path: Path) -> No
     blank.write_text("<!DOCTYPE html><title>blank</title>")
     shot = screenshot(blank, width=400, height=300)
     assert shot.console == [] and ink(shot.png) == (0.0, 1)
+
+
+async def test_standings_show_names_as_they_read_and_wait_for_members_who_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A display name's Markdown ("~~", "*") is shown as typed, not as formatting of the table;
+    a player who has left the server is looked up of Discord after a "thinking…" answer (one
+    request per such player: more than a few would pass Discord's 3 s for a first answer), and
+    the table comes as its follow-up."""
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
+        marked = t.guild.add_member(t.env.create_user("marked"), nick="~~星~~*号*")
+        t.players[0] = marked
+        d = Driver(t, "v2")
+        await d.start()
+        await t.moderator.slash(t.channel, "mod end", winner="good")
+        gone = t.players[1]
+        t.guild.remove_member(gone)
+        await t.env.settle()
+        deferred = []
+        defer = discord.InteractionResponse.defer
+
+        async def counted(self: Any, **kwargs: Any) -> Any:
+            deferred.append(kwargs)
+            return await defer(self, **kwargs)
+
+        monkeypatch.setattr(discord.InteractionResponse, "defer", counted)
+        r = await t.players[2].slash(t.channel, "standings")
+        assert deferred == [{"thinking": True}] and not r.ephemeral
+        table = r.response.content
+        assert "\\~\\~星\\~\\~\\*号\\*" in table and "~~星~~" not in table.replace("\\~", "")
+        assert f"{gone.user.id}" in table or gone.user.name in table

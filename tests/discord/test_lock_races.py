@@ -23,6 +23,7 @@ from pgserver import PgServer
 from simcord import Env, MemberActor
 
 from bot.discord.client import FaguanBot, create_bot
+from bot.records.i18n import render
 from bot.runtime.deadlines import fire_deadline
 from bot.runtime.timing import DeadlineScheduler
 from engine.model import PhaseKind
@@ -256,3 +257,43 @@ async def test_a_deadline_moved_into_the_past_is_refused_and_the_votes_count(
     assert dict(day.votes) == {civilians[0]: civilians[1], civilians[2]: civilians[1]}
     assert not day.void_posts
     assert day.left == (civilians[1],)
+
+
+async def test_a_deadline_moved_once_it_has_passed_is_refused_and_the_late_vote_stays_void(
+    table: Table,
+) -> None:
+    """The deadline has passed and its lock is due (the job not yet run, as in a catch-up or a
+    retry): `/mod extend`, `/mod shorten` and `/mod set-deadline` are refused to the moderator
+    alone, saying so, and change nothing — a vote posted after the deadline stays void, as it
+    would be whenever the lock reads it."""
+    d = Driver(table, "v2")
+    roles, state = await day_one(d)
+    civilians = by_role(roles, "civilian")
+    assert state.deadline is not None
+    await table.env.advance_time((state.deadline - table.env.now().timestamp() * 1000) / 1000 + 60)
+    await d.post_vote(civilians[0], f"投 {civilians[1]}号", civilians[1])  # a minute late
+    before = await table.bot.runtime.service.state(d.game_id)
+    beijing = dt.timezone(dt.timedelta(hours=8))
+    later = (table.env.now() + dt.timedelta(hours=1)).astimezone(beijing)
+    deadline = dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC).astimezone(beijing)
+    expected = render(
+        "en",
+        "mod.deadline_passed",
+        {"deadline": deadline.strftime("%Y-%m-%d %H:%M:%S"), "zone": "Beijing time"},
+    )
+    for name, options in [
+        ("mod extend", {"minutes": 30}),
+        ("mod shorten", {"minutes": 1}),
+        ("mod set-deadline", {"time": later.strftime("%Y-%m-%d %H:%M")}),
+    ]:
+        refused = await table.moderator.slash(table.channel, name, **options)
+        assert refused.ephemeral, name
+        assert answer(refused) == expected, name
+    after = await table.bot.runtime.service.state(d.game_id)
+    assert after.deadline == before.deadline and after.history == before.history  # unchanged
+    assert not [p for p in table.public() if p.startswith("【管理】")]
+    await table.run_deadline()  # the lock that was due, cut at the deadline
+    state = await table.bot.runtime.service.state(d.game_id)
+    day = next(r for r in state.history if isinstance(r, DayRecord))
+    assert dict(day.votes) == {} and day.left == ()
+    assert [p.void_reason for p in day.void_posts] == ["vote.after_deadline"]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from gamekit import Game
 
 from engine.commands import (
+    Command,
     EndGame,
     ExtendDeadline,
     GiveLastWords,
@@ -211,19 +214,49 @@ def test_mod_advance_locks_before_the_deadline() -> None:
 
 
 @pytest.mark.parametrize("late_ms", [0, 60_000])
-def test_a_pause_once_the_deadline_has_passed_is_refused(late_ms: int) -> None:
+@pytest.mark.parametrize(
+    ("move", "key"),
+    [
+        (lambda at: Pause(at=at), "mod.pause_after_deadline"),
+        (lambda at: ExtendDeadline(delta_ms=30 * 60_000, by="mod", at=at), "mod.deadline_passed"),
+        (lambda at: ExtendDeadline(delta_ms=-60_000, by="mod", at=at), "mod.deadline_passed"),
+        (
+            lambda at: SetDeadline(deadline=Instant(at + 30 * 60_000), by="mod", at=at),
+            "mod.deadline_passed",
+        ),
+    ],
+    ids=["pause", "extend", "shorten", "set-deadline"],
+)
+def test_a_deadline_paused_or_moved_once_it_has_passed_is_refused(
+    late_ms: int, move: Callable[[Instant], Command], key: str
+) -> None:
     """The lock is due (its catch-up, or a retry, under way): a pause with nothing left would
-    refuse that lock, and the window resumed would take votes posted after its deadline."""
+    refuse that lock and the window resumed would take votes posted after its deadline; a
+    deadline moved now would judge the late posts by arrival order (a post made after the old
+    deadline, read before the move, void as late; read after it, counted)."""
     game = Game("v2", V2)
     game.lock()
     game.do(SetDeadline(deadline=Instant(1_000_000)))
     game.vote(3, 5, at=1_000_000 + late_ms + 1)  # late: void
     before = game.state
     with pytest.raises(ModeratorError) as refused:
-        game.do(Pause(at=Instant(1_000_000 + late_ms)))
-    assert refused.value.key == "mod.pause_after_deadline" and game.state == before
-    game.do(Lock(at=Instant(1_000_000)))  # the lock goes ahead, cut at the deadline
+        game.do(move(Instant(1_000_000 + late_ms)))
+    assert refused.value.key == key and game.state == before
+    if key == "mod.deadline_passed":  # the answer names the deadline that passed
+        assert dict(refused.value.params) == {"deadline": 1_000_000}
+    game.do(Lock(at=Instant(1_000_000)))  # the lock goes ahead, cut at the old deadline
+    day = next(r for r in reversed(game.state.history) if isinstance(r, DayRecord))
+    assert dict(day.votes) == {} and len(day.void_posts) == 1 and day.left == ()
     assert game.state.phase is not None and game.state.phase.label() == "night 2"
+
+
+def test_a_deadline_moved_just_before_it_passes_applies() -> None:
+    game = Game("v2", V2)
+    game.do(SetDeadline(deadline=Instant(1_000_000)))
+    game.do(ExtendDeadline(delta_ms=60_000, by="mod", at=Instant(999_999)))
+    assert game.state.deadline == 1_060_000
+    game.do(SetDeadline(deadline=Instant(2_000_000), by="mod", at=Instant(1_059_999)))
+    assert game.state.deadline == 2_000_000
 
 
 def test_mod_replace_keeps_seat_role_and_state() -> None:

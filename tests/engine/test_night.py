@@ -206,6 +206,43 @@ def test_submission_stamped_after_the_lock_is_void() -> None:
     assert game.state.history[-1].left == ()  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("late_first", [False, True])
+def test_a_team_members_late_submission_leaves_their_valid_one_standing(late_first: bool) -> None:
+    """docs/rules.md §1 (the lock post): a submission stamped after the deadline is void, for a
+    team power as for one used alone — it does not replace the member's earlier valid choice.
+    `late_first`: the late posts are recorded before the valid ones (a delivery out of order)."""
+    game = Game("v2", V2)  # killers 1-2, police 3-4
+    valid = [(1, "kill", 5, 1_000), (2, "kill", 5, 1_000), (3, "check", 1, 1_000)]
+    late = [(1, "kill", 6, 9_000), (2, "kill", 6, 9_000), (3, "check", 5, 9_000)]
+    late += [(4, "check", 5, 9_000)]
+    for seat, power, target, at in late + valid if late_first else valid + late:
+        game.power(seat, power, target, at=at)
+    game.lock(at=5_000)
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord)
+    assert record.left == (5,)
+    assert [(c.target, c.result.value) for c in record.checks] == [(1, "killer")]
+
+
+def test_a_late_choice_of_a_teams_other_power_does_not_revive_an_earlier_one() -> None:
+    """天下无贼's police (check or guard, docs/rulings.md "A team with several powers"): each
+    member's latest *valid* choice counts; a check stamped after the deadline neither counts nor
+    undoes the guard chosen since the member's valid check."""
+    from engine.commands import SubmitPower
+    from engine.model import Instant, Power
+
+    tx = [P, P, P, "good_thief", "good_thief", "good_thief"] + ["bad_thief"] * 3 + [C, C, C]
+    game = Game("tianxia", tx, seed="tx")
+    for seat in (1, 2, 3):
+        game.power(seat, "check", 8, at=500)
+        game.do(SubmitPower(player=f"p{seat}", power=Power.GUARD, at=Instant(1_000)))
+        game.power(seat, "check", 7, at=9_000)
+    game.lock(at=5_000)
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord)
+    assert record.checks == ()
+
+
 @pytest.mark.parametrize(
     ("ruleset", "roles", "seat", "power", "target", "error", "key"),
     [

@@ -16,7 +16,7 @@ from engine.commands import (
     PostVote,
     SubmitPower,
 )
-from engine.errors import ActorError, PhaseError
+from engine.errors import ActorError, ModeratorError, PhaseError
 from engine.events import PowerSuspended
 from engine.game import decide, new_game, replay_events
 from engine.model import Camp, Power, Seat, Team
@@ -115,3 +115,60 @@ def test_a_penalty_naming_one_power_leaves_the_teams_other_power() -> None:
     game.lock()
     assert game.state.window is not None and game.state.window.number == 2
     assert not game.state.seat(Seat(10)).alive
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "roles", "team", "power", "powers"),
+    [
+        ("v2", V2, Team.POLICE, Power.KILL, "check"),
+        ("v2", V2, Team.KILLERS, Power.CHECK, "kill"),
+        ("tianxia", TIANXIA, Team.POLICE, Power.KILL, "check,guard"),
+        ("tianxia", TIANXIA, Team.GOOD_THIEVES, Power.ROB, "kill,guard"),
+        ("tianxia", TIANXIA, Team.BAD_THIEVES, Power.GUARD, "kill,rob"),
+    ],
+)
+def test_a_team_penalty_on_a_power_the_team_lacks_is_refused(
+    ruleset: str, roles: list[str], team: Team, power: Power, powers: str
+) -> None:
+    """Which powers a team has is in the rules, which everyone knows: a penalty naming a power
+    none of the team's roles holds would stop nothing, so it is refused, naming the team's."""
+    game = Game(ruleset, roles)
+    before = game.state
+    with pytest.raises(ModeratorError) as refused:
+        game.do(Penalize(team=team, power=power, reason="诈尸", by="mod"))
+    assert refused.value.key == "mod.penalty_team_lacks_power"
+    assert dict(refused.value.params) == {
+        "team": team.value,
+        "power": power.value,
+        "powers": powers,
+    }
+    assert game.state == before
+    for held in powers.split(","):  # each of the team's own powers is taken
+        game.do(Penalize(team=team, power=Power(held), reason="诈尸", by="mod"))
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "roles", "team"),
+    [("v2", V2, Team.GOOD_THIEVES), ("tianxia", TIANXIA, Team.KILLERS)],
+)
+def test_a_team_penalty_on_a_team_without_night_powers_is_refused(
+    ruleset: str, roles: list[str], team: Team
+) -> None:
+    game = Game(ruleset, roles)
+    before = game.state
+    for power in (None, Power.KILL):
+        with pytest.raises(ModeratorError) as refused:
+            game.do(Penalize(team=team, power=power, reason="诈尸", by="mod"))
+        assert refused.value.key == "mod.penalty_team_no_powers"
+        assert dict(refused.value.params) == {"team": team.value}
+        assert game.state == before
+
+
+def test_a_seat_penalty_is_never_checked_against_the_seats_powers() -> None:
+    """A seat's powers are its hidden role: a penalty on a civilian's `kill` is taken exactly as
+    on a killer's, so the one giving it learns nothing."""
+    game = Game("v2", V2)
+    for seat in (1, 5):  # a killer, a civilian
+        for power in (Power.KILL, Power.CHECK):
+            events = game.do(Penalize(seat=Seat(seat), power=power, reason="x", by="mod"))
+            assert isinstance(events[0], PowerSuspended)

@@ -266,6 +266,39 @@ def test_v4_butterfly_day_reveal_is_the_camp_and_killers_voted_out_have_no_last_
     assert record.revealed == ((2, "good"),) and record.last_words == (2,)  # type: ignore[union-attr]
 
 
+def test_v4_butterfly_a_third_tie_under_revote_means_nobody_leaves() -> None:
+    """docs/rulesets/v4_butterfly.md, "Votes and ties": the seed's "如票数最多的人为2人或2人以上，则
+    本轮白天不死人" — under `revote` a third tie means nobody leaves, not a drawn game."""
+    game = Game("v4_butterfly", V4B, options={"tie": "revote"})
+    game.night((6, "kill", 9))
+    game.day({1: 6, 2: 6, 6: 1, 7: 1})
+    game.day({2: 6, 3: 6, 7: 1, 8: 1})
+    window = game.state.window
+    assert window is not None and window.revote == 2 and window.barred_voters == (1, 6)
+    game.day({2: 6, 3: 6, 7: 1, 8: 1})
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tie is not None
+    assert record.tie.then == "none" and record.left == () and game.state.result is None
+    assert game.state.window is not None and game.state.window.kind is PhaseKind.NIGHT
+    assert game.alive == [1, 2, 3, 4, 5, 6, 7, 8, 10, 11]
+
+
+def test_v4_butterfly_sides_the_killers_and_everyone_else_good_the_sniper_too() -> None:
+    """docs/rulesets/v4_butterfly.md, "Sides": the sniper is one of the five specials whose death
+    the killers need (unlike `basic`'s sniper, a killer); he scores as the good side."""
+    game = Game("v4_butterfly", V4B)
+    rules = RULESETS["v4_butterfly"]
+    camps = {seat.original_role.value: rules.camp_of(seat) for seat in game.state.seats}
+    assert camps == {
+        BF: Camp.GOOD, SN: Camp.GOOD, D: Camp.GOOD, P: Camp.GOOD, EL: Camp.GOOD,
+        K: Camp.KILLERS, C: Camp.GOOD,
+    }  # fmt: skip
+    assert rules.score(Role.SNIPER, Camp.GOOD) == 30
+    basic = RULESETS["basic"]
+    sniper = next(s for s in game.state.seats if s.original_role is Role.SNIPER)
+    assert basic.camp_of(sniper) is Camp.KILLERS
+
+
 # -- basic: the advanced roles (seed 003, part two) ---------------------------------------------
 SNP, SHF, CVP = "sniper", "sheriff", "covert_police"
 ALL_ON = {"sniper": "yes", "doctor": "yes", "butterfly": "yes", "police_special": "sheriff"}

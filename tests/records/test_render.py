@@ -11,6 +11,7 @@ from bot.records.i18n import LOCALES, catalog
 from bot.records.render import (
     Context,
     duration_text,
+    error_text,
     render_private,
     render_public,
     render_reply,
@@ -129,6 +130,7 @@ def test_english_keeps_the_game_terms_in_chinese() -> None:
         ("lastwords_msg.prompt", "遗言"),
         ("tie.lots", "抽签"),
         ("actor.out_of_game", "出局"),
+        ("mod.deadline_passed", "看表"),
     ]:
         assert term in en[key]
 
@@ -183,6 +185,32 @@ def test_moderator_notices_name_the_window_the_voter_and_the_vote() -> None:
     kill = Announce(key="mod.modkill", params=(("seat", 5), ("reason", "挂机")))
     assert render_public(zh, kill) == "【管理】5号 小红 因不活跃被移出游戏。理由：挂机"
     assert render_public(zh, Announce(key="mod.modkill", params=(("seat", 5),))).endswith("游戏。")
+
+
+def test_moderator_refusals_name_the_deadline_the_team_and_its_powers() -> None:
+    """What a moderator is told privately when the engine refuses: the moment in the game's
+    time, a team and its powers by their names (`error_text`)."""
+    zh = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={})
+    en = Context(locale="en", timezone=ZoneInfo("Asia/Shanghai"), names={})
+    passed = {"deadline": 1_764_648_000_000}
+    assert error_text(zh, "mod.deadline_passed", passed) == (
+        "截止时间（2025-12-02 12:00:00，北京时间）已过，正在看表：现在不能再更改截止时间。"
+        "未作任何更改。"
+    )
+    assert error_text(en, "mod.deadline_passed", passed).startswith(
+        "The deadline (2025-12-02 12:00:00, Beijing time) has passed"
+    )
+    lacks = {"team": "police", "power": "kill", "powers": "check,guard"}
+    assert error_text(zh, "mod.penalty_team_lacks_power", lacks) == (
+        "按本局规则，警察没有杀人权利，这项处罚不会起作用；警察的夜间权利：验人、保护傻根。"
+        "未作任何更改。"
+    )
+    assert error_text(en, "mod.penalty_team_lacks_power", lacks) == (
+        "In this game's rules the police (警察) have no kill (杀人) power, so this penalty would "
+        "stop nothing; their night powers: check (验人), guard 傻根 (保护傻根). Nothing changed."
+    )
+    none = error_text(en, "mod.penalty_team_no_powers", {"team": "good_thieves"})
+    assert none.startswith("In this game's rules the good thieves (义贼) have no night power")
 
 
 def test_durations_read_as_people_say_them() -> None:

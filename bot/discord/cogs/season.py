@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -10,6 +11,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.discord.interactions import public_locale, respond, say, text
+from bot.records.render import MESSAGE_LIMIT, plain
 from bot.runtime.reminders import REMIND_OFF
 from bot.runtime.standings import SEASON_LIMIT, current_season
 
@@ -18,7 +20,29 @@ if TYPE_CHECKING:
 
 
 SHOWN = 30
-"""Rows shown by /standings (a Discord message holds 2000 characters)."""
+"""Rows shown by /standings at most: fewer when long names would pass the 2,000 characters of
+one Discord message (`fitted`)."""
+
+
+def fitted(head: list[str], rows: list[str], total: int, more: Callable[[int], str]) -> str:
+    """The season table as one message of at most MESSAGE_LIMIT characters: `head`, then as
+    many of `rows` as fit, in rank order and each whole, then `more(n)` for the `n` of the
+    `total` players not listed (those past SHOWN too).
+
+    One message, cut, rather than the table split over several: /standings answers one
+    command in a channel where games are played, and a community reads a 积分榜 for its top;
+    a run of posts would flood the channel (another post could even land between them), while
+    the line saying how many are left out keeps anyone from taking the list for complete."""
+    shown = len(rows)
+    while True:
+        lines = head + rows[:shown]
+        if shown < total:
+            lines.append(more(total - shown))
+        message = "\n".join(lines)
+        # Discord counts code points, as len() does; the head and that line alone are short
+        if len(message) <= MESSAGE_LIMIT or shown == 0:
+            return message
+        shown -= 1
 
 
 class SeasonCog(commands.Cog, name="SeasonCog"):
@@ -46,18 +70,24 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
         name = season or await current_season(repo, guild.id)
         rows = await repo.standings(guild.id, name)
         locale = public_locale(self.judge)  # a public post
-        lines = [say(locale, "standings.title", season=name)]
+        head = [say(locale, "standings.title", season=name)]
         if not rows:
-            lines.append(say(locale, "standings.empty"))
-        lines.append(say(locale, "standings.header"))
+            head.append(say(locale, "standings.empty"))
+        head.append(say(locale, "standings.header"))
+        lines: list[str] = []
         for rank, row in enumerate(rows[:SHOWN], 1):
             member = guild.get_member(row.user_id)
             if member is None:
+                if not interaction.response.is_done():
+                    # a member not in the cache (left the server) is asked of Discord, one
+                    # request each: answered "thinking…" first, or 3 s would not do for many
+                    await interaction.response.defer(thinking=True)
                 try:
                     member = await guild.fetch_member(row.user_id)
                 except discord.HTTPException:
                     member = None
-            player = member.display_name if member else str(row.user_id)
+            # a name is shown as it reads: "~~" or a link in one must not reshape the table
+            player = plain(member.display_name) if member else str(row.user_id)
             lines.append(
                 say(
                     locale,
@@ -69,9 +99,15 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
                     points=row.points,
                 )
             )
-        await interaction.response.send_message(
-            "\n".join(lines), allowed_mentions=discord.AllowedMentions.none()
+        table = fitted(
+            head, lines, len(rows), lambda count: say(locale, "standings.more", count=count)
         )
+        if interaction.response.is_done():
+            await interaction.followup.send(table, allowed_mentions=discord.AllowedMentions.none())
+        else:
+            await interaction.response.send_message(
+                table, allowed_mentions=discord.AllowedMentions.none()
+            )
 
     @app_commands.command(
         name="remind", description=_("Turn your private deadline reminders on or off")
