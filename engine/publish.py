@@ -59,7 +59,7 @@ from engine.events import (
 from engine.evolve import evolve, initial_state
 from engine.model import PhaseKind, Power, Seat, Team
 from engine.penalties import usable_night_powers
-from engine.rulesets import rules_for
+from engine.rulesets import Ruleset, rules_for
 from engine.speech import channels_open, last_silenced, out_of_game
 from engine.state import (
     GameState,
@@ -111,12 +111,11 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
     gone: set[str] = set()
     for seat in after.seats:
         old = before.seat(seat.seat) if before is not None else None
-        if old is not None and old.alive and not seat.alive:
+        if before is not None and old is not None and old.alive and not seat.alive:
             player = seat.player  # a player holding several cards leaves with the last one
-            if player not in gone and out_of_game(after, player):
+            if player not in gone:
                 gone.add(player)
-                out.append(SeatLeft(seat=seat.seat))
-                out.append(LeaveTeamThreads(player=player))
+                out.extend(_leaving(rules, before, after, player, seat.seat))
         team = rules.team_of(seat)
         if team is not None and seat.alive and (old is None or rules.team_of(old) != team):
             joins.append(TeamJoin(team=team, seat=seat.seat))
@@ -126,6 +125,29 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
     joins.sort(key=lambda join: (order.index(join.team), int(join.seat)))
     out.extend(joins)
     return out
+
+
+def _leaving(
+    rules: Ruleset, before: GameState, after: GameState, player: str, seat: Seat
+) -> list[Effect]:
+    """A card of `player` (`seat`) is out: with their last card the player leaves the game and
+    every team thread; while another card plays on (5.0 双身份), they leave the thread of each
+    team none of their living cards is in any more, as a dead killer leaves the killers'
+    (docs/rulings.md). Only the first is public."""
+    if out_of_game(after, player):
+        return [SeatLeft(seat=seat), LeaveTeamThreads(player=player)]
+    held = _teams_held(rules, after, player)
+    return [
+        LeaveTeamThreads(player=player, team=team)
+        for team in _teams_held(rules, before, player)
+        if team not in held
+    ]
+
+
+def _teams_held(rules: Ruleset, state: GameState, player: str) -> list[Team]:
+    """The teams of `player`'s living cards, in `Team` order (the threads they may read)."""
+    teams = {rules.team_of(state.seat(s)) for s in state.seats_of(player) if state.seat(s).alive}
+    return [team for team in Team if team in teams]
 
 
 def _override_log(event: Event) -> list[Effect]:
@@ -269,29 +291,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 ScheduleDeadline(deadline=event.deadline),
             ]
         case PlayerReplaced():
-            assert before is not None
-            old_player = before.seat(event.seat).player
-            team = rules_for(after).team_of(after.seat(event.seat))
-            threads: list[Effect] = (
-                [
-                    LeaveTeamThreads(player=old_player, team=team),
-                    TeamJoin(team=team, seat=event.seat),
-                ]
-                if team is not None
-                else []
-            )
-            return [
-                Announce(
-                    key="mod.replaced",
-                    params=params(seat=int(event.seat), **_reason_of(event.record)),
-                ),
-                SeatHandover(seat=event.seat, old_player=old_player, new_player=event.new_player),
-                # the role DM first, as at the deal: its failure is told publicly ("cannot DM
-                # seat N"), and a team seat's thread calls before it would delay that notice
-                role_message(after, event.seat),
-                *threads,
-                *_powers_whisper(after, after.seat(event.seat)),
-            ]
+            return _replaced(_need(before), event, after)
         case PlayerRemoved():
             return [
                 Announce(
@@ -350,6 +350,39 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 UpdateStandings(),
             ]
     return []
+
+
+def _replaced(before: GameState, event: PlayerReplaced, after: GameState) -> list[Effect]:
+    """A substitute takes every card of the replaced player (`engine.evolve`), whichever card
+    the moderator named: the old player leaves the thread of each team their cards were in, the
+    substitute joins those of the living cards, and gets a role DM and the night's power menu
+    for each living card. With one card a player, that is the named seat's alone. Public: the
+    named seat and the handover, as the moderator gave them; the rest is private."""
+    rules = rules_for(after)
+    old_player = before.seat(event.seat).player
+    cards = [after.seat(s) for s in after.seats_of(event.new_player)]
+    living = [card for card in cards if card.alive]  # the named card is one: it is in the game
+    # the role DMs first, as at the deal (the named card's first, then by seat): a failure is
+    # told publicly ("cannot DM seat N"), and a team's thread calls before it would delay that
+    # notice by the player's roles
+    dealt = sorted(living, key=lambda card: (card.seat != event.seat, card.seat))
+    threads: list[Effect] = []
+    teams = {rules.team_of(card) for card in cards}  # a dead card's thread too: left
+    for team in (t for t in Team if t in teams):
+        threads.append(LeaveTeamThreads(player=old_player, team=team))
+        threads.extend(
+            TeamJoin(team=team, seat=card.seat) for card in living if rules.team_of(card) is team
+        )
+    return [
+        Announce(
+            key="mod.replaced",
+            params=params(seat=int(event.seat), **_reason_of(event.record)),
+        ),
+        SeatHandover(seat=event.seat, old_player=old_player, new_player=event.new_player),
+        *(role_message(after, card.seat) for card in dealt),
+        *threads,
+        *(whisper for card in living for whisper in _powers_whisper(after, card)),
+    ]
 
 
 def _reason_of(record: OverrideRecord) -> dict[str, Param]:
