@@ -16,6 +16,10 @@ class ChannelRoutes:
         self.vote_channels: set[int] = set()
         self.open_vote_posts: dict[int, int] = {}
         """A forum game → its newest day's vote post (the only one whose posts are votes)."""
+        self.team_channels: dict[int, set[int]] = {}
+        """A text channel holding forum games' team threads → those games (`teams_users`). Not
+        a game channel (several forum games may keep their team threads in one), but no text
+        game may use it: its overwrites for a player out of that game would reach the threads."""
 
     def register(self, game_id: int, channels: dict[str, Any]) -> None:
         """Route posts and commands in a game's channels to it (in a forum game, its main post
@@ -25,6 +29,8 @@ class ChannelRoutes:
         if not is_forum(channels):
             self.vote_channels.add(int(channels["vote"]))
             return
+        if channels.get("teams"):
+            self.team_channels.setdefault(int(channels["teams"]), set()).add(game_id)
         for day, thread in vote_posts(channels).items():
             self.add_vote_post(game_id, day, thread)
 
@@ -34,6 +40,11 @@ class ChannelRoutes:
         newest = self.open_vote_posts.get(game_id)
         if newest is None or thread_id >= newest:
             self.open_vote_posts[game_id] = thread_id
+
+    def teams_users(self, channel_id: int) -> set[int]:
+        """The forum games (in play or not: the caller asks) keeping their team threads in this
+        text channel."""
+        return set(self.team_channels.get(channel_id, ()))
 
     def game_of(self, channel_id: int) -> int | None:
         """The game played in this channel, if any."""

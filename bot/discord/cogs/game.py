@@ -118,6 +118,54 @@ class GameCog(commands.Cog, name="GameCog"):
             lobby=f"<#{held.lobby_channel_id}>",
         )
 
+    async def _teams_held(self, channel_ids: Sequence[int]) -> tuple[int, int] | None:
+        """(channel, game) if one of these text channels keeps the team threads of a forum game
+        in play. A text game may not use it: its overwrites for a player out of it (no post in
+        threads, `bot.discord.permissions.OUT`) would reach those threads too, muting a living
+        player of the forum game in their team's thread. (Several forum games may share one:
+        none of them mutes there a player another one has in play.)"""
+        for channel_id in channel_ids:
+            for game_id in sorted(self.judge.runtime.routes.teams_users(channel_id)):
+                if await self.judge.runtime.service.is_active(game_id):
+                    return channel_id, game_id
+        return None
+
+    async def _start_refusal(self, lobby: LobbyInfo) -> tuple[str, dict[str, Any]] | None:
+        """Why this sign-up may not start now, as to channels: a forum game and a text game
+        opened meanwhile must not share the text channel holding the forum game's team threads
+        (`_teams_held`), whichever started first."""
+        routes = self.judge.runtime.routes
+        if not lobby.settings.get("hosting"):
+            held = await self._teams_held([lobby.channel_id, lobby.vote_channel_id])
+            if held is None:
+                return None
+            return "notice.teams_channel_held_start", {"channel": f"<#{held[0]}>", "game": held[1]}
+        teams = teams_channel_id(lobby)
+        running = routes.channel_games.get(teams)
+        if running is not None and await self.judge.runtime.service.is_active(running):
+            return "notice.teams_channel_in_text_game", {"channel": f"<#{teams}>", "game": running}
+        return None
+
+    async def _thread_readers(
+        self, guild: discord.Guild, lobby: LobbyInfo, user_ids: Sequence[int]
+    ) -> list[int]:
+        """Those of these members who may read every private thread of the channel the game's
+        team threads are made in (`sees_private_threads`)."""
+        channel = guild.get_channel(teams_channel_id(lobby))
+        if channel is None:
+            return []
+        readers = []
+        for user_id in user_ids:
+            member = guild.get_member(user_id)
+            if member is None:
+                try:
+                    member = await guild.fetch_member(user_id)
+                except discord.HTTPException:  # left the server, or Discord away: not warned
+                    continue
+            if sees_private_threads(channel, member):
+                readers.append(user_id)
+        return readers
+
     @game.command(
         name="new", description=_("Open sign-up for a new game in this channel (moderators)")
     )
@@ -160,6 +208,22 @@ class GameCog(commands.Cog, name="GameCog"):
         if running is not None and await self.judge.runtime.service.is_active(running):
             await respond(interaction, text(self.judge, interaction, "notice.game_running"))
             return
+        if forum is None:  # a text game: not where a forum game keeps its team threads
+            used_ids = [interaction.channel.id] + ([vote_channel.id] if vote_channel else [])
+            teams = await self._teams_held(used_ids)
+            if teams is not None:
+                channel_held, forum_game = teams
+                await respond(
+                    interaction,
+                    text(
+                        self.judge,
+                        interaction,
+                        "notice.teams_channel_held",
+                        channel=f"<#{channel_held}>",
+                        game=forum_game,
+                    ),
+                )
+                return
         try:
             rules = get_ruleset(ruleset)
         except EngineError as err:
@@ -310,6 +374,20 @@ class GameCog(commands.Cog, name="GameCog"):
                 max=joined.max_players,
             )
         )
+        # Discord shows every private thread of a channel to whoever has Manage Threads (or
+        # Administrator) there, the teams' threads too: such a player reads the killers' plans.
+        # Warned, not refused: docs/moderators.md lets a moderator play, and in many servers the
+        # moderator role carries Manage Threads; the bot cannot take the permission away, nor
+        # tell an honest player from one who would look. So they are told privately (and the
+        # moderator at `/game start`) to play without it. Asked of everyone who joins, by the
+        # permission alone: no role is dealt yet, and none would be asked about.
+        assert interaction.guild is not None
+        if await self._thread_readers(interaction.guild, lobby, [interaction.user.id]):
+            channel = f"<#{teams_channel_id(lobby)}>"
+            await respond(
+                interaction,
+                text(self.judge, interaction, "notice.sees_private_threads", channel=channel),
+            )
 
     @game.command(name="leave", description=_("Leave the sign-up"))
     async def leave(self, interaction: discord.Interaction[Any]) -> None:
@@ -359,6 +437,11 @@ class GameCog(commands.Cog, name="GameCog"):
         except EngineError as err:
             await respond(interaction, text(self.judge, interaction, err.key, **err.params))
             return
+        refusal = await self._start_refusal(lobby)
+        if refusal is not None:
+            key, params = refusal
+            await respond(interaction, text(self.judge, interaction, key, **params))
+            return
 
         async def recorded(_game_id: int) -> None:  # dealt: the role DMs take a while
             await interaction.response.defer(ephemeral=True, thinking=True)
@@ -373,6 +456,24 @@ class GameCog(commands.Cog, name="GameCog"):
             return
         # to the moderator alone: the channel reads the deal notice (【开局】) the game posts
         await respond(interaction, text(self.judge, interaction, "notice.started", game=game_id))
+        # players who may read every team's private thread (`join`), checked again: they may
+        # have got the permission since they joined. Every player is asked, whatever their role.
+        assert interaction.guild is not None
+        readers = await self._thread_readers(
+            interaction.guild, lobby, [p.user_id for p in lobby.players]
+        )
+        if readers:
+            await respond(
+                interaction,
+                text(
+                    self.judge,
+                    interaction,
+                    "notice.players_see_private_threads",
+                    channel=f"<#{teams_channel_id(lobby)}>",
+                    players=", ".join(f"<@{user_id}>" for user_id in readers),
+                ),
+                allowed_mentions=discord.AllowedMentions.none(),
+            )
         if isinstance(interaction.channel, discord.Thread) and lobby.settings.get("hosting"):
             shown = (
                 f"{lobby.settings['ruleset']} {get_ruleset(str(lobby.settings['ruleset'])).name_zh}"
@@ -462,6 +563,20 @@ class GameCog(commands.Cog, name="GameCog"):
                 discord.File(io.BytesIO(page), filename=f"faguan-game-{gid}.html"),
             ],
         )
+
+
+def teams_channel_id(lobby: LobbyInfo) -> int:
+    """The text channel the sign-up's team threads will be made in: its own channel, or the
+    one a forum game's sign-up was opened from."""
+    teams = lobby.settings.get("teams") if lobby.settings.get("hosting") else None
+    return int(teams) if teams else lobby.channel_id
+
+
+def sees_private_threads(channel: discord.abc.GuildChannel, member: discord.Member) -> bool:
+    """Whether Discord shows `member` every private thread of `channel` (Manage Threads there,
+    or Administrator, which no channel overwrite takes away)."""
+    perms = channel.permissions_for(member)
+    return perms.view_channel and perms.manage_threads
 
 
 def your_vote(ctx: Context, state: GameState, cards: Sequence[Seat]) -> str:

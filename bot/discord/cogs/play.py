@@ -38,7 +38,7 @@ from engine.events import VotePosted
 from engine.game import decide
 from engine.model import Instant, Power, Seat
 from engine.rulesets import rules_for
-from engine.speech import out_of_game
+from engine.speech import channels_open, out_of_game, silenced
 from engine.state import GameState
 from engine.view import PlayerView, view_for
 
@@ -122,9 +122,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if message.author.bot or message.guild is None:
             return
         game_id = self.judge.runtime.routes.channel_games.get(message.channel.id)
-        if game_id is None:
-            return
         author = str(message.author.id)
+        if game_id is None:
+            thread = await self._discussion_thread(message.channel)
+            if thread is not None:
+                game_id, discussion = thread
+                found = await self._kept_silent(game_id, discussion, author, shut=True)
+                if found is not None:
+                    await self._took_down_post(game_id, message, found, in_thread=True)
+            return
         if self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
             # the overwrites keep who may not post out of it, unless Discord refused them
             if game_id in self.judge.refused_permissions:
@@ -138,7 +144,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await self._hint(game_id, message)
 
     async def _took_down_post(
-        self, game_id: int, message: discord.Message, found: GameState
+        self, game_id: int, message: discord.Message, found: GameState, *, in_thread: bool = False
     ) -> bool:
         """Take down a post by a player `found` keeps from speaking in this channel now (out of
         the game; silenced, in the discussion) and tell its author privately why; whether it is
@@ -146,13 +152,19 @@ class PlayCog(commands.Cog, name="PlayCog"):
         forum game's main post under a silence (one overwrite governs it and the day's 投票帖,
         where a silenced player's votes still count), a channel whose overwrites Discord refused
         to set (`bot.discord.permission_refusals`; in the vote channel, the bot's busiest, this
-        is looked at only then), a player an Administrator permission lets past. A vote post
-        Discord would not take down is counted as the rules say, as a catch-up would read it."""
+        is looked at only then), a player an Administrator permission lets past, and a public
+        thread of the discussion channel (`_discussion_thread`; `in_thread`: there a living
+        player may also not post while the discussion is shut). A vote post Discord would not
+        take down is counted as the rules say, as a catch-up would read it."""
         if not await self._take_down(message.delete()):
             return False  # still there: no notice saying otherwise
         info = await self.judge.runtime.service.info(game_id)
-        if out_of_game(found, str(message.author.id)):
+        player = str(message.author.id)
+        if out_of_game(found, player):
             key = "notice.post_removed_out"
+        elif in_thread:
+            why = "silenced" if is_silenced(found, player) else "shut"
+            key = f"notice.thread_post_removed_{why}"
         elif is_forum(info.channels):
             key = "notice.silenced_post_removed"
         else:
@@ -178,7 +190,12 @@ class PlayCog(commands.Cog, name="PlayCog"):
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         game_id = self.judge.runtime.routes.channel_games.get(payload.channel_id)
-        if game_id is None or await self._took_down_edit(game_id, payload):
+        if game_id is None:  # in a public thread of the discussion: as in the discussion
+            thread = await self._discussion_thread(self._cached(payload.channel_id))
+            if thread is not None:
+                await self._took_down_edit(thread[0], payload, thread[1])
+            return
+        if await self._took_down_edit(game_id, payload, payload.channel_id):
             return
         if "content" not in payload.data or payload.message_id in self._edited:
             return
@@ -193,16 +210,19 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 ctx.t("vote.edited"), mention_author=False
             )
 
-    async def _took_down_edit(self, game_id: int, payload: discord.RawMessageUpdateEvent) -> bool:
+    async def _took_down_edit(
+        self, game_id: int, payload: discord.RawMessageUpdateEvent, channel_id: int
+    ) -> bool:
         """An edit by a player the game keeps from speaking in this channel now (out of the game;
         silenced, in the discussion): Discord lets anyone edit their own posts without Send
         Messages, so the overwrites cannot stop it. The post is taken down and the author told
-        privately why; a vote it cast stays as the engine recorded it (nothing reads deletes)."""
+        privately why; a vote it cast stays as the engine recorded it (nothing reads deletes).
+        `channel_id`: the game's channel the edit counts in (a public thread's: the discussion)."""
         author = payload.data.get("author")
         if not author or author.get("bot") or not payload.data.get("edited_timestamp"):
             return False  # no author given, a bot's post, or no edit of theirs (a link preview)
         player = str(author["id"])
-        found = await self._kept_silent(game_id, payload.channel_id, player)
+        found = await self._kept_silent(game_id, channel_id, player)
         if found is None:
             return False
         if not await self._take_down(payload.message.delete()):
@@ -219,25 +239,64 @@ class PlayCog(commands.Cog, name="PlayCog"):
         for Add Reactions only for a new emoji, so joining one already there gets past the
         overwrites. It is removed, without a notice (a reaction says little; a DM per click
         would say more than the click)."""
-        game_id = self.judge.runtime.routes.channel_games.get(payload.channel_id)
-        if game_id is None or payload.member is None or payload.member.bot:
+        if payload.member is None or payload.member.bot:
             return
+        game_id = self.judge.runtime.routes.channel_games.get(payload.channel_id)
+        where = payload.channel_id
+        if game_id is None:  # in a public thread of the discussion: as in the discussion
+            thread = await self._discussion_thread(self._cached(payload.channel_id))
+            if thread is None:
+                return
+            game_id, where = thread
         player = discord.Object(payload.user_id)
-        if await self._kept_silent(game_id, payload.channel_id, str(player.id)) is None:
+        if await self._kept_silent(game_id, where, str(player.id)) is None:
             return
         channel = await channel_if_there(self.judge.client, payload.channel_id)
         if isinstance(channel, discord.TextChannel | discord.Thread):
             message = channel.get_partial_message(payload.message_id)
             await self._take_down(message.remove_reaction(payload.emoji, player))
 
-    async def _kept_silent(self, game_id: int, channel_id: int, player: str) -> GameState | None:
+    async def _kept_silent(
+        self, game_id: int, channel_id: int, player: str, *, shut: bool = False
+    ) -> GameState | None:
         """The game's state if it denies `player` anything in this channel now (out of the game;
-        silenced, in the discussion). The state is read last, after the other awaits: the answer
-        is about now."""
+        silenced, in the discussion; `shut`: a player of the game while the discussion is shut,
+        which the players' role overwrite keeps in the channel itself but not in its public
+        threads). The state is read last, after the other awaits: the answer is about now."""
         info = await self.judge.runtime.service.info(game_id)
         kinds = channel_kinds(info.channels, channel_id)
         state = await self.judge.runtime.service.state(game_id)
-        return state if permissions.denied(state, player, kinds) else None
+        if permissions.denied(state, player, kinds):
+            return state
+        return state if shut and "game" in kinds and shut_to(state, player) else None
+
+    def _cached(self, channel_id: int) -> object:
+        """The channel as the client holds it (a thread the bot can see is held from its
+        creation on), without a request: most edits and reactions are in no game at all."""
+        return self.judge.client.get_channel(channel_id)
+
+    async def _discussion_thread(self, channel: object) -> tuple[int, int] | None:
+        """(the game, its discussion channel) if `channel` is a public thread of a text game's
+        discussion channel: a post there is a post in the discussion, under the same rules (a
+        silenced player, or anyone while it is shut, could otherwise talk in a thread they open
+        there, where the overwrites do not reach). The game's team threads are private threads
+        of that channel, where the team talks at night and a silenced player too: never one.
+        Every fact the takedown then rests on is public (who is in the game, out of it, silenced
+        — announced at dawn — and when the discussion is shut), so a takedown seen by all
+        discloses nothing. A forum game's main post is a thread itself: it has none."""
+        if not isinstance(channel, discord.Thread) or channel.is_private():
+            return None
+        parent = channel.parent_id
+        game_id = self.judge.runtime.routes.channel_games.get(parent)
+        if game_id is None:
+            return None
+        info = await self.judge.runtime.service.info(game_id)
+        if is_forum(info.channels) or int(str(info.channels["game"])) != parent:
+            return None  # a thread of the vote channel alone, or of a forum
+        teams = {str(v) for k, v in info.channels.items() if k.startswith("thread_")}
+        if str(channel.id) in teams:
+            return None
+        return game_id, parent
 
     async def _take_down(self, request: Awaitable[object]) -> bool:
         """Delete a post or remove a reaction: whether it is gone (it may be already). Discord
@@ -598,6 +657,19 @@ def channel_kinds(channels: Mapping[str, Any], channel_id: int) -> frozenset[str
     if is_forum(channels):
         return frozenset({"game" if channel_id == int(str(channels["game"])) else "vote"})
     return frozenset(n for n in permissions.CHANNELS if int(str(channels[n])) == channel_id)
+
+
+def is_silenced(state: GameState, player: str) -> bool:
+    """Whether one of `player`'s cards is under 森林老人's silence now."""
+    return any(s in silenced(state) for s in state.seats_of(player))
+
+
+def shut_to(state: GameState, player: str) -> bool:
+    """Whether the discussion is shut to `player` now: they play in the game and it is between
+    a 看表帖 and the next window, or waiting for a victim's choice or a last act
+    (`engine.speech.channels_open`: what the players' role overwrite says in the channel)."""
+    now = channels_open(state)
+    return now is not None and not now.game and bool(state.seats_of(player))
 
 
 def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
