@@ -20,6 +20,7 @@ from bot.discord.judge import judge_of
 from bot.discord.permission_refusals import tell_refused
 from bot.discord.resends import MAYBE_AGAIN, Attempt
 from bot.discord.start_effects import perform as perform_start
+from bot.discord.team_threads import tell_threads_refused, thread_member
 from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
 from bot.runtime.hosting import is_forum, vote_channel_id, vote_channel_of, vote_post_step
@@ -130,14 +131,20 @@ class DiscordEffects:
                 log.warning("game %s: no performer for %s", game_id, type(effect).__name__)
 
     async def _team_join(self, game_id: int, state: GameState, effect: TeamJoin) -> None:
-        """The seat's holder joins the team's thread. One who has left the server cannot
-        (Discord: Unknown Member): skipped for good, as the start skips giving them the
-        players' role; retried, it would hold every later private effect of the game, and so
-        tell the team's other members and the log that the one who left holds a team role.
-        Logged at DEBUG only: who joins a team thread is hidden."""
+        """The seat's holder joins the team's thread (unarchived first if Discord archived it:
+        `thread_member`). One who has left the server cannot (Discord: Unknown Member): skipped
+        for good, as the start skips giving them the players' role; retried, it would hold every
+        later private effect of the game, and so tell the team's other members and the log that
+        the one who left holds a team role. One Discord will not add (403: the bot lacks Manage
+        Threads) is skipped too, the game's moderators told privately
+        (`tell_threads_refused`). Logged at DEBUG only: who joins a team thread is hidden."""
         thread = await self._team_thread(game_id, effect.team)
         try:
-            await thread.add_user(discord.Object(int(state.seat(effect.seat).player)))
+            user = discord.Object(int(state.seat(effect.seat).player))
+            await thread_member(thread, user, add=True)
+        except discord.Forbidden:
+            log.debug("game %s: seat %s not added to its team thread", game_id, effect.seat)
+            await tell_threads_refused(self.judge, game_id, thread)
         except discord.NotFound as exc:
             if exc.code != UNKNOWN_MEMBER:
                 raise
@@ -168,6 +175,13 @@ class DiscordEffects:
         return await channel.send(content, **kwargs)
 
     async def _set_open(self, item: OutboxItem, effect: SetChannelsOpen) -> None:
+        """A window opens (the game's first too, at its start): the players' role let into the
+        channels as the effect says. Before that, every player's overwrites are brought in line
+        with the state (`permissions.sync_players`; no request where they are), so a deny an
+        earlier game in these channels left behind (one who had left the server then) does not
+        mute a living player; and a forum game's bot keeps its own overwrite on the teams
+        channel (`permissions.keep_bot_in_teams`). A role an admin deleted is not made again:
+        the game's moderators are told (`permissions.players_role`)."""
         game_id = item.game_id
         service = self.judge.runtime.service
         if effect.vote_open and await self._votes_from_unset(item):
@@ -178,10 +192,13 @@ class DiscordEffects:
             await service.set_channels(game_id, marks)
         info = await service.info(game_id)
         guild = self.judge.client.get_guild(info.server_id)
-        role_id = info.channels.get("players_role")
-        if guild is None or role_id is None:
+        if guild is None:
             return
-        role = guild.get_role(int(role_id))
+        state = await service.state(game_id)
+        players = permissions.players_of(state)
+        await permissions.sync_players(self.judge, game_id, state, players, threads=False)
+        await permissions.keep_bot_in_teams(self.judge, game_id, guild, info.channels)
+        role = await permissions.players_role(self.judge, game_id, guild, state)
         if role is None:
             return
         opened = permissions.open_by_channel(info.channels, effect.open, effect.vote_open)
@@ -216,9 +233,9 @@ class DiscordEffects:
         info = await self.judge.runtime.service.info(game_id)
         key = f"thread_{team.value}"
         if key in info.channels:
-            thread = await channel_of(self.judge.client, int(info.channels[key]))
-            assert isinstance(thread, discord.Thread)
-            return thread
+            stored = await channel_of(self.judge.client, int(info.channels[key]))
+            assert isinstance(stored, discord.Thread)
+            return stored
         parent = await self._channel(game_id, "teams" if is_forum(info.channels) else "game")
         assert isinstance(parent, discord.TextChannel)
         names = {
@@ -228,10 +245,22 @@ class DiscordEffects:
             Team.BAD_THIEVES: "恶贼",
         }
         name = f"第{game_id}局·{names.get(team, team.value)}"
-        # made before its id was stored (the database away, a crash): found, not made twice
-        thread = discord.utils.get(parent.threads, name=name) or await parent.create_thread(
-            name=name, type=discord.ChannelType.private_thread, invitable=False
-        )
+        # made before its id was stored (the database away, a crash): found, not made twice;
+        # archived since, it is not among the cached active threads
+        thread = discord.utils.get(parent.threads, name=name)
+        if thread is None:
+            async for archived in parent.archived_threads(private=True, joined=True, limit=None):
+                if archived.name == name:
+                    thread = archived
+                    break
+        if thread is None:  # archived after a week without a message (Discord's longest; its
+            # default is a day): it still takes messages, but no member change (`thread_member`)
+            thread = await parent.create_thread(
+                name=name,
+                type=discord.ChannelType.private_thread,
+                invitable=False,
+                auto_archive_duration=10080,
+            )
         await self.judge.runtime.service.set_channels(game_id, {key: str(thread.id)})
         return thread
 
@@ -387,17 +416,27 @@ class DiscordEffects:
             return
         role_id = info.channels.get("players_role")
         old, new = int(effect.old_player), int(effect.new_player)
-        if role_id is not None:
-            role = guild.get_role(int(role_id))
-            if role is not None:
+        role = guild.get_role(int(role_id)) if role_id is not None else None
+        refused = False
+        if role is not None:
+            for player, give in ((old, False), (new, True)):
                 try:
-                    old_member = guild.get_member(old)
-                    if old_member is not None:
-                        await old_member.remove_roles(role)
-                    new_member = guild.get_member(new) or await guild.fetch_member(new)
-                    await new_member.add_roles(role)
+                    member = guild.get_member(player)
+                    if member is None and give:
+                        member = await guild.fetch_member(player)
+                    if member is not None:
+                        await (member.add_roles(role) if give else member.remove_roles(role))
                 except discord.Forbidden:  # the game goes on: see bot.discord.permission_refusals
-                    await tell_refused(self.judge, game_id)
+                    refused = True
+                except discord.NotFound as exc:
+                    # left the server since /mod replace (the substitute) or since the cache
+                    # saw them: no role to move (retried, it would hold every later public
+                    # effect of the game); their overwrites wait for them, as in `_team_join`
+                    if exc.code != UNKNOWN_MEMBER:
+                        raise
+                    log.info("game %s: a player of a handover left the server", game_id)
+        if refused:
+            await tell_refused(self.judge, game_id)
         # the seat's standing (森林老人's silence) goes with it; the old player keeps none
         await permissions.sync_players(
             self.judge, game_id, state, [str(old), str(new)], threads=False

@@ -12,6 +12,9 @@ in the vote channel, a post Discord would not take down is counted as the rules 
 Moderators are told once per game per process: a warning in the log and, if the server has
 one, a line in its override log channel. Neither names a player: whose overwrite it was would
 say nothing hidden (deaths and silences are announced), but the line need not.
+
+A players' role an admin deleted mid-game (`tell_role_gone`) is told the same way, and to the
+game's moderators by DM as well, once per game (the mark is kept with the game).
 """
 
 from __future__ import annotations
@@ -21,10 +24,16 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from bot.runtime.hosting import is_forum
+
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
 
 log = logging.getLogger(__name__)
+
+ROLE_GONE = "players_role_gone"
+"""Game-row key: the id of the players' role whose deletion the game's moderators were told of
+(the windows after, and a restart's reconcile, tell nothing again)."""
 
 
 async def tell_refused(judge: Judge, game_id: int) -> None:
@@ -56,3 +65,49 @@ async def tell_refused(judge: Judge, game_id: int) -> None:
             game_id,
             type(exc).__name__,
         )
+
+
+async def tell_role_gone(judge: Judge, game_id: int) -> None:
+    """Say, once per game, that its players' role was deleted while it is in play (an admin
+    tidying the server's roles): in a forum game its players can no longer post in its posts (the
+    forum denies everyone, the role let them in), and a text game's channels are never shut
+    again. A warning in the log, a line in the override log channel if the server has one, and
+    a DM to each moderator of the game (never one who plays in it): the log channel is optional,
+    and a forum game no one can post in needs someone now. Nothing names a player; when it is
+    noticed (a window's opening, a restart) depends on no role.
+
+    The role is not made again: an admin took it away, and the bot does not undo what a server's
+    admins do to it (made again, it could be deleted again, and the players' posting would come
+    and go with it; made mid-game, it needs every player added again). The moderators choose:
+    an admin can let the players post again, or the game can be ended (/mod end); the end opens
+    the forum to everyone again all the same (`bot.discord.permissions.release`)."""
+    info = await judge.runtime.service.info(game_id)
+    role_id = str(info.channels.get("players_role"))
+    if info.channels.get(ROLE_GONE) == role_id:
+        return
+    log.warning(
+        "game %s: the players' role was deleted from the server while the game is in play; "
+        "the game's moderators are told",
+        game_id,
+    )
+    from bot.discord.interactions import moderators_of
+    from bot.discord.override_log import log_channel
+
+    ctx = await judge.runtime.contexts.context(game_id)
+    key = "log.players_role_gone_forum" if is_forum(info.channels) else "log.players_role_gone"
+    text = ctx.t(key, game=game_id)
+    quiet = discord.AllowedMentions.none()
+    try:
+        channel = await log_channel(judge, info.server_id)
+        if channel is not None:
+            await channel.send(text, allowed_mentions=quiet)
+    except discord.HTTPException as exc:  # the log is a convenience: the DMs and the log line
+        log.warning(
+            "game %s: could not write to the override log (%s)", game_id, type(exc).__name__
+        )
+    for moderator in await moderators_of(judge, game_id):
+        try:
+            await moderator.send(text, allowed_mentions=quiet)
+        except discord.HTTPException:  # a moderator's closed DMs stop nothing
+            log.warning("game %s: a moderator does not accept DMs", game_id)
+    await judge.runtime.service.set_channels(game_id, {ROLE_GONE: role_id})

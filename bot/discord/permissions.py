@@ -11,7 +11,17 @@ no player out of the game posting and no living player silenced.
 A channel may see several games one after the other: a member's overwrite in a channel follows
 the game that holds the channel now (`FaguanBot.channel_games`), so a late effect of an ended game
 never lifts what the next game set. Only the fields in `OUT` are touched on a member's overwrite:
-anything else a server's admins set there stays.
+anything else a server's admins set there stays. Discord keeps a member's overwrites when they
+leave the server: one the game no longer needs is lifted all the same (by their id), or it would
+mute them when they come back, in the next game there too; and each window's opening brings
+every player's overwrites in line (`bot.discord.effects`), so a deny an earlier game left behind
+never mutes a living player of this one.
+
+A forum game keeps its team threads in the text channel it was opened from (`teams`), a channel
+of the server otherwise: there a player out of the game is denied only posting in threads
+(`TEAMS_OUT`), so they no longer post in a team thread they have not left yet, as a text game's
+overwrite on its game channel denies it in the threads it holds. Every player out of the game is
+denied it, whatever their role. The bot keeps its own allow there too (`keep_bot_in_teams`).
 
 At the end (`release`) the players' role is deleted, not kept for a next game: each game makes its
 own (`bot.start_effects`), and a role left behind would be one more thing for a server to tidy.
@@ -23,11 +33,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import discord
 
-from bot.discord.permission_refusals import tell_refused
+from bot.discord.permission_refusals import tell_refused, tell_role_gone
 from bot.runtime.hosting import is_forum
 from engine.model import Team
 from engine.speech import channels_open, out_of_game, silenced
@@ -52,6 +62,21 @@ silent."""
 SILENCED = ("send_messages",)
 """森林老人's silence (docs/rules.md §1.6): no post in the discussion channel for the day; a vote
 post in a separate vote channel, /vote and the team thread stay open."""
+
+TEAMS_OUT = ("send_messages_in_threads",)
+"""What a player out of a forum game is denied in its teams channel (`teams`: the text channel
+holding its team threads, a channel of the server otherwise, where nothing else is touched)."""
+
+TEAMS_BOT = (
+    "read_messages",
+    "create_private_threads",
+    "send_messages_in_threads",
+    "manage_threads",
+)
+"""What the bot's own overwrite on a forum game's teams channel allows: making the team threads,
+posting in them and adding or taking out their members (the threads are private and not
+invitable: Manage Threads), whatever the server's roles say later, as its overwrite on a text
+game's channel does (`bot.discord.start_effects.BOT_ALLOW`)."""
 
 CHANNELS = ("game", "vote")
 
@@ -96,25 +121,61 @@ def players_of(state: GameState) -> list[str]:
 # -- Discord -------------------------------------------------------------------------------------
 
 
-async def set_member(channel: Hosting, player: str, deny: Iterable[str]) -> bool:
-    """Make the player's overwrite in `channel` deny exactly `deny` among `OUT` (other fields
-    kept; an overwrite left empty is deleted). No request (not even for the member) when it
-    already is so; none for a member who left the server (their overwrite can wait). False:
-    Discord refused the edit (`bot.discord.permission_refusals`)."""
-    user = discord.Object(int(player))
-    current = channel.overwrites_for(user)
-    wanted = channel.overwrites_for(user)
-    wanted.update(**{name: (False if name in deny else None) for name in OUT})
-    if wanted == current and (not wanted.is_empty() or not _has_overwrite(channel, user.id)):
+async def set_member(
+    client: discord.Client,
+    channel: Hosting,
+    player: str,
+    deny: Iterable[str],
+    fields: Iterable[str] = OUT,
+) -> bool:
+    """Make the player's overwrite in `channel` deny exactly `deny` among `fields` (`OUT`; a
+    forum game's teams channel: `TEAMS_OUT`), other fields kept; an overwrite left empty is
+    deleted. No request (not even for the member) when it already is so. For a member who left
+    the server a new deny waits for them (none is set), but a deny lifted is lifted all the same,
+    by their id: Discord keeps a member's overwrites when they leave, and one left behind would
+    mute them when they come back. False: Discord refused the edit
+    (`bot.discord.permission_refusals`)."""
+    fields = tuple(fields)
+    user_id = int(player)
+    current = channel.overwrites_for(discord.Object(user_id))
+    wanted = channel.overwrites_for(discord.Object(user_id))
+    wanted.update(**{name: (False if name in deny else None) for name in fields})
+    if wanted == current and (not wanted.is_empty() or not _has_overwrite(channel, user_id)):
         return True
     member = await _member(channel.guild, player)
-    if member is None:
-        return True
+    denies = any(getattr(wanted, f) is False and getattr(current, f) is not False for f in fields)
     try:
-        await channel.set_permissions(member, overwrite=None if wanted.is_empty() else wanted)
+        if member is not None:
+            await channel.set_permissions(member, overwrite=None if wanted.is_empty() else wanted)
+        elif not denies:  # they left: a new deny waits for them, a lifted one goes now
+            await _set_by_id(client, channel, user_id, wanted)
     except discord.Forbidden:
         return False
     return True
+
+
+MEMBER_OVERWRITE: Literal[1] = 1
+"""Discord's overwrite type for a member (0: a role)."""
+
+
+async def _set_by_id(
+    client: discord.Client,
+    channel: Hosting,
+    user_id: int,
+    wanted: discord.PermissionOverwrite,
+) -> None:
+    """A member overwrite set (None: deleted) by the member's id, for one who left the server:
+    discord.py's `set_permissions` takes a member or a user object, neither of which the bot
+    has for them; the request is the one it would make. Gone already (Unknown Overwrite), or
+    Discord refusing an overwrite for one who is no member: nothing to do, it waits for them."""
+    with contextlib.suppress(discord.NotFound):
+        if wanted.is_empty():
+            await client.http.delete_channel_permissions(channel.id, user_id)
+        else:
+            allow, deny = wanted.pair()
+            await client.http.edit_channel_permissions(
+                channel.id, user_id, str(allow.value), str(deny.value), MEMBER_OVERWRITE
+            )
 
 
 def _has_overwrite(channel: Hosting, target_id: int) -> bool:
@@ -123,7 +184,7 @@ def _has_overwrite(channel: Hosting, target_id: int) -> bool:
 
 
 async def _member(guild: discord.Guild, player: str) -> discord.Member | None:
-    """The member, or None when they left the server (their overwrite can wait for them)."""
+    """The member, or None when they left the server."""
     member = guild.get_member(int(player))
     if member is not None:
         return member
@@ -142,6 +203,45 @@ def game_channels(guild: discord.Guild, channels: dict[str, object]) -> list[Hos
         if isinstance(channel, discord.TextChannel | discord.ForumChannel):
             out[channel.id] = channel
     return list(out.values())
+
+
+def teams_channel(
+    guild: discord.Guild, channels: Mapping[str, object]
+) -> discord.TextChannel | None:
+    """A forum game's teams channel (the text channel holding its team threads), if it is
+    there; None for a text game (its team threads are in its game channel)."""
+    if not is_forum(channels) or not channels.get("teams"):
+        return None
+    channel = guild.get_channel(int(str(channels["teams"])))
+    return channel if isinstance(channel, discord.TextChannel) else None
+
+
+def teams_denied(states: Iterable[GameState], player: str) -> frozenset[str]:
+    """What the forum games in play keeping their team threads in one teams channel (`states`)
+    deny `player` there: posting in threads, when one of them has the player out of the game and
+    none has them in it (a living player of another of them posts in that game's thread: the
+    dead player is taken out of this one's all the same, `LeaveTeamThreads`)."""
+    playing = [s for s in states if not s.over and s.seats_of(player)]
+    if playing and all(out_of_game(s, player) for s in playing):
+        return frozenset(TEAMS_OUT)
+    return frozenset()
+
+
+async def _teams_states(
+    judge: Judge, channel_id: int, game_id: int, state: GameState
+) -> list[GameState] | None:
+    """The states of the forum games keeping their team threads in this channel (this one's,
+    `state`, and those in play of the others); None when a text game in play is played in the
+    channel: its overwrites there are that game's (they deny its players out of it the threads
+    too)."""
+    holder = judge.runtime.routes.channel_games.get(channel_id)
+    if holder is not None and holder != game_id and await judge.runtime.service.is_active(holder):
+        return None
+    states = [state]
+    for other in sorted(judge.runtime.routes.teams_users(channel_id) - {game_id}):
+        if await judge.runtime.service.is_active(other):
+            states.append(await judge.runtime.service.state(other))
+    return states
 
 
 async def _holder(
@@ -181,7 +281,13 @@ async def sync_players(
         holding, kinds = await _holder(judge, channel.id, game_id, state)
         for player in players:
             deny = denied(holding, player, kinds) if holding is not None else ()
-            refused |= not await set_member(channel, player, deny)
+            refused |= not await set_member(judge.client, channel, player, deny)
+    teams = teams_channel(guild, info.channels)
+    users = None if teams is None else await _teams_states(judge, teams.id, game_id, state)
+    if teams is not None and users is not None:
+        for player in players:
+            deny = teams_denied(users, player)
+            refused |= not await set_member(judge.client, teams, player, deny, TEAMS_OUT)
     if refused:
         await tell_refused(judge, game_id)
     out = [p for p in players if not state.over and out_of_game(state, p)]
@@ -204,7 +310,12 @@ async def leave_team_threads(
 
 async def _leave_threads(judge: Judge, channels: dict[str, object], players: list[str]) -> None:
     """The players leave the team threads among `channels` (no longer reading the team's
-    plans)."""
+    plans); a thread Discord archived is unarchived first (`bot.discord.team_threads`). A
+    removal Discord refuses (403: the bot lacks Manage Threads) is skipped, and the game's
+    moderators are told privately: retried, it would hold every later private effect of the
+    game; `reconcile` (on resume) takes the players out once Discord lets it."""
+    from bot.discord.team_threads import tell_threads_refused, thread_member
+
     for key, value in channels.items():
         if not key.startswith("thread_"):
             continue
@@ -218,9 +329,17 @@ async def _leave_threads(judge: Judge, channels: dict[str, object], players: lis
             continue
         present = {m.id for m in await thread.fetch_members()}
         for player in players:
-            if int(player) in present:
+            if int(player) not in present:
+                continue
+            try:
                 with contextlib.suppress(discord.NotFound):
-                    await thread.remove_user(discord.Object(int(player)))
+                    await thread_member(thread, discord.Object(int(player)), add=False)
+            except discord.Forbidden:
+                log.debug("a player not taken out of team thread %s (refused)", thread.id)
+                infos = await judge.runtime.service.active_infos()
+                held = (i.id for i in infos if str(i.channels.get(key)) == str(value))
+                if (game_id := next(held, None)) is not None:
+                    await tell_threads_refused(judge, game_id, thread)
 
 
 async def set_role_open(channel: Hosting, role: discord.Role, open_: bool) -> bool:
@@ -269,17 +388,64 @@ async def set_everyone(forum: discord.ForumChannel, *, closed: bool) -> None:
         await forum.set_permissions(everyone, overwrite=None if wanted.is_empty() else wanted)
 
 
+async def keep_bot_in_teams(
+    judge: Judge, game_id: int, guild: discord.Guild, channels: Mapping[str, object]
+) -> None:
+    """The bot's own allow overwrite on a forum game's teams channel (`TEAMS_BOT`), added to
+    what its overwrite there allows already (a text game played there set more): it keeps
+    making the team threads and taking the players out of the game out of them if the server's
+    roles stop granting that, as in a text game's channel. No request when it is there."""
+    teams = teams_channel(guild, channels)
+    if teams is None or guild.me is None:
+        return
+    wanted = teams.overwrites_for(guild.me)
+    wanted.update(**dict.fromkeys(TEAMS_BOT, True))
+    if wanted == teams.overwrites_for(guild.me):
+        return
+    try:
+        await teams.set_permissions(guild.me, overwrite=wanted)
+    except discord.Forbidden:  # no Manage Roles there: the game goes on
+        await tell_refused(judge, game_id)
+
+
+async def players_role(
+    judge: Judge, game_id: int, guild: discord.Guild, state: GameState
+) -> discord.Role | None:
+    """The game's players' role; None when there is none: never made (the bot lacked Manage
+    Roles: told at the start), or deleted since, by an admin tidying the server's roles. Then
+    its players are shut out of a forum game's posts for good, and the channels of a text game
+    are never shut again: the game's moderators are told (`tell_role_gone`; not once the game
+    is over). The role is not made again: an admin deleted it, and the bot does not undo what
+    a server's admins do to it (see `tell_role_gone` for why)."""
+    role_id = (await judge.runtime.service.info(game_id)).channels.get("players_role")
+    if not role_id:
+        return None
+    role = guild.get_role(int(str(role_id)))
+    if role is not None:
+        return role
+    # the cache may not hold a role made a moment ago (its gateway event late): Discord says
+    if any(r.id == int(str(role_id)) for r in await guild.fetch_roles()):
+        return None
+    if not state.over:
+        await tell_role_gone(judge, game_id)
+    return None
+
+
 async def reconcile(judge: Judge, game_id: int) -> None:
     """Set every permission of a game in play from its state (on resume): each player's
-    overwrites and team threads, and the players' role open or closed as the window says."""
+    overwrites and team threads, the bot's own on a forum game's teams channel, and the
+    players' role open or closed as the window says (deleted by an admin: the moderators are
+    told, `players_role`)."""
     state = await judge.runtime.service.state(game_id)
     await sync_players(judge, game_id, state, players_of(state))
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
-    role_id = info.channels.get("players_role")
-    role = guild.get_role(int(str(role_id))) if guild is not None and role_id else None
+    if guild is None:
+        return
+    await keep_bot_in_teams(judge, game_id, guild, info.channels)
+    role = await players_role(judge, game_id, guild, state)
     now = channels_open(state)
-    if guild is None or role is None or now is None:
+    if role is None or now is None:
         return
     held = [  # those another game holds now are left to it
         channel
@@ -294,17 +460,17 @@ async def reconcile(judge: Judge, game_id: int) -> None:
 async def release(judge: Judge, game_id: int, state: GameState) -> None:
     """The game is over: its players' overwrites follow whatever game holds the channels now
     (none: removed), and the players' role goes, with its overwrites, unless a game in play in
-    these channels uses it. A channel a game in play holds now is left as that game set it (a
-    release retried late must not reopen the next game's forum to everyone)."""
+    these channels uses it. A forum is opened to everyone again, the role gone or not (deleted
+    by an admin mid-game, or by this release performed before): what the start closed, the end
+    opens. A channel a game in play holds now is left as that game set it (a release retried
+    late must not reopen the next game's forum to everyone)."""
     await sync_players(judge, game_id, state, players_of(state))
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
-    role_id = info.channels.get("players_role")
-    if guild is None or not role_id:
+    if guild is None:
         return
-    role = guild.get_role(int(str(role_id)))
-    if role is None:
-        return  # deleted before (a repeat)
+    role_id = info.channels.get("players_role")
+    role = guild.get_role(int(str(role_id))) if role_id else None  # None: deleted before
     held: list[Hosting] = []  # the channels no other game in play holds
     for channel in game_channels(guild, info.channels):
         holder = judge.runtime.routes.channel_games.get(channel.id, game_id)
@@ -312,15 +478,16 @@ async def release(judge: Judge, game_id: int, state: GameState) -> None:
             held.append(channel)
             continue
         other = await judge.runtime.service.info(holder)
-        if str(other.channels.get("players_role")) == str(role_id):
+        if role_id and str(other.channels.get("players_role")) == str(role_id):
             return  # reused by the game now in play: it is that game's to release
     try:
         for channel in held:
-            if _has_overwrite(channel, role.id):
+            if role is not None and _has_overwrite(channel, role.id):
                 await channel.set_permissions(role, overwrite=None)
             if isinstance(channel, discord.ForumChannel):  # its posts open to everyone again
                 await set_everyone(channel, closed=False)
-        await role.delete(reason=f"faguan: game {game_id} is over")
+        if role is not None:
+            await role.delete(reason=f"faguan: game {game_id} is over")
     except discord.NotFound:
         log.info("game %s: the players' role was already gone", game_id)
     except discord.Forbidden:  # left for the server's admins; the game is over all the same

@@ -1,0 +1,84 @@
+"""Changing who is in a team thread (the killers', the police's, the thieves'), when Discord
+will not: the thread archived, or the bot without what it needs there.
+
+Discord archives a thread after its auto-archive duration without a message (the team threads
+are made with the longest, a week: `bot.discord.effects`) and then neither adds a member to it
+nor takes one out (400, 50083) until it is unarchived. A change it refuses outright (403: the
+bot lacks Manage Threads) is skipped, not retried: a game's private effects are delivered in
+order, so a retried one would hold every later one (the night's power menus, the check results)
+until someone fixes the server. Its moderators are told privately instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+
+from bot.discord.interactions import moderators_of
+from bot.discord.required_permissions import REQUIRED_PERMISSIONS
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
+
+THREAD_ARCHIVED = 50083
+"""Discord's error code for a change to an archived thread (adding or removing a member)."""
+THREADS_REFUSED = "threads_refused:"
+"""Game-row key prefix: the game's moderators were told that Discord refused a change to its
+team threads' members, for this cause (what the bot lacks there): once per game and cause."""
+THREAD_PERMISSIONS = ("view_channel", "send_messages_in_threads", "manage_threads")
+"""What adding a member to a team thread or taking one out needs (Manage Threads: the threads
+are private and not invitable), by discord.py's names."""
+
+
+async def thread_member(thread: discord.Thread, user: discord.abc.Snowflake, *, add: bool) -> None:
+    """Add `user` to a team thread or take them out. Discord refuses both on an archived thread
+    (400, 50083): unarchived first when the cache says it is, and on that error (the cache may
+    be behind, or the thread archived since) unarchived and tried once more. Unarchiving a
+    thread that is not locked needs no more than posting in it."""
+    change = thread.add_user if add else thread.remove_user
+    if thread.archived:
+        await thread.edit(archived=False)
+    try:
+        await change(user)
+    except discord.HTTPException as exc:
+        if exc.code != THREAD_ARCHIVED:
+            raise
+        await thread.edit(archived=False)
+        await change(user)
+
+
+async def tell_threads_refused(judge: Judge, game_id: int, thread: discord.Thread) -> None:
+    """Discord refused to add a member to one of the game's team threads or take one out (403):
+    the game goes on without it, and its moderators are told by DM what the bot lacks there,
+    once per game and cause. On resume `bot.discord.permissions.reconcile` takes out whom it
+    can.
+
+    When it fails depends on hidden roles (a dead killer leaving the killers' thread), so only
+    the game's moderators hear of it, privately: never one who plays in it (`moderators_of`),
+    nothing in the game channel or the override log, no log line above DEBUG. The notice names
+    the channel holding the threads, not the thread (nor the team, nor the player)."""
+    me = thread.guild.me
+    rights = thread.permissions_for(me) if me is not None and thread.parent is not None else None
+    lacking = [
+        REQUIRED_PERMISSIONS[name]
+        for name in THREAD_PERMISSIONS
+        if rights is not None and not getattr(rights, name)
+    ] or [REQUIRED_PERMISSIONS["manage_threads"]]
+    key = THREADS_REFUSED + ", ".join(lacking)
+    log.debug("game %s: Discord refused a change to a team thread's members (%s)", game_id, key)
+    info = await judge.runtime.service.info(game_id)
+    if info.channels.get(key):
+        return
+    ctx = await judge.runtime.contexts.context(game_id)
+    missing = f"{', '.join(lacking)} (<#{thread.parent_id}>)"
+    notice = ctx.t("log.threads_refused", game=game_id, missing=missing)
+    for moderator in await moderators_of(judge, game_id):
+        try:
+            await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
+        except discord.HTTPException:  # a moderator's closed DMs stop nothing
+            log.debug("game %s: a moderator does not accept DMs", game_id)
+    await judge.runtime.service.set_channels(game_id, {key: True})
