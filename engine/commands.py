@@ -19,6 +19,9 @@ class SubmitPower:
     seat: Seat | None = None
     """The seat (card) acting, for a player who holds several (5.0 双身份); by default their first
     seat in the game that holds the power."""
+    night: int | None = None
+    """The night a power menu was sent for (None: whatever window is open, as /act): a menu
+    stays in the DM after its night, and a choice made in it later acts in no other window."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -310,6 +310,8 @@ def _alive_any(state: GameState, seats: Sequence[Seat]) -> bool:
 
 def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Event]:
     window = _need_window(state)
+    if cmd.night is not None and (window.kind is not PhaseKind.NIGHT or window.number != cmd.night):
+        raise PhaseError("phase.menu_over", night=cmd.night)  # an earlier night's menu
     for seat in state.seats_of(cmd.player) if cmd.seat is None else (cmd.seat,):
         if (seat, cmd.power) in state.last_acts_open and state.seat(seat).player == cmd.player:
             return _last_act(state, rules, window, state.seat(seat), cmd)

@@ -6,12 +6,17 @@ sent before a restart still reaches the right game.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.discord.interactions import AnswersFailures, answer_command, confirm_role
+from bot.discord.interactions import (
+    AnswersFailures,
+    answer_command,
+    confirm_role,
+)
 from bot.discord.judge import judge_of
 from engine.commands import SubmitPower
 from engine.effects import Whisper
@@ -23,6 +28,8 @@ from engine.state import GameState
 
 if TYPE_CHECKING:
     from bot.records.render import Context
+
+log = logging.getLogger(__name__)
 
 PASS = "pass"
 USE = "use"
@@ -86,13 +93,24 @@ class ConfirmButton(
             await self.on_error(interaction, error)
 
 
+OPTIONS_PER_SELECT = 25
+"""Discord's limit of options in one select."""
+ROWS_PER_MESSAGE = 5
+"""Discord's limit of action rows in one message (a select fills a row)."""
+
+
 class PowerSelect(
     AnswersFailures,
     discord.ui.DynamicItem[discord.ui.Select[Any]],
-    template=r"faguan:act:(?P<game>\d+):(?P<night>\d+):(?P<power>[a-z_]+)(?::(?P<card>\d+))?",
+    template=(
+        r"faguan:act:(?P<game>\d+):(?P<night>\d+):(?P<power>[a-z_]+)"
+        r"(?::(?P<card>\d+))?(?::p(?P<page>\d+))?"
+    ),
 ):
     """A menu of valid targets (and pass) for one night power; where a player holds several
-    cards (5.0 双身份), the custom id names the card acting (`…:kill:3`)."""
+    cards (5.0 双身份), the custom id names the card acting (`…:kill:3`). A power with more
+    choices than a select takes has a select for each further 25 (`…:kill:3:p2`): each submits
+    the same power for the same card."""
 
     def __init__(
         self,
@@ -101,20 +119,26 @@ class PowerSelect(
         power: Power,
         options: list[discord.SelectOption] | None = None,
         card: int | None = None,
+        page: int = 1,
+        placeholder: str | None = None,
     ) -> None:
         suffix = f":{card}" if card is not None else ""
+        if page > 1:
+            suffix += f":p{page}"
         super().__init__(
             discord.ui.Select(
                 custom_id=f"faguan:act:{game_id}:{night}:{power.value}{suffix}",
                 options=options or [discord.SelectOption(label=PASS, value=PASS)],
                 min_values=1,
                 max_values=1,
+                placeholder=placeholder,
             )
         )
         self.game_id = game_id
         self.night = night
         self.power = power
         self.card = card
+        self.page = page
 
     @classmethod
     async def from_custom_id(
@@ -125,7 +149,10 @@ class PowerSelect(
         /,
     ) -> PowerSelect:
         card = int(match["card"]) if match["card"] else None
-        return cls(int(match["game"]), int(match["night"]), Power(match["power"]), card=card)
+        page = int(match["page"]) if match["page"] else 1
+        return cls(
+            int(match["game"]), int(match["night"]), Power(match["power"]), card=card, page=page
+        )
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         try:
@@ -134,7 +161,9 @@ class PowerSelect(
             await self.on_error(interaction, error)
 
     async def choose(self, interaction: discord.Interaction[Any]) -> None:
-        """Submit the night choice picked in the menu."""
+        """Submit the night choice picked in the menu, while the menu's own night is open: a
+        menu is kept in the DM after its night, and a choice made in it later must not act in
+        whatever window is open then (the next night's, or a last act by day)."""
         judge = judge_of(interaction.client)
         data: dict[str, Any] = dict(interaction.data or {})
         values: list[str] = list(data.get("values", []))
@@ -146,6 +175,7 @@ class PowerSelect(
             passed=choice == PASS,
             at=judge.runtime.now_ms(),
             seat=Seat(self.card) if self.card is not None else None,
+            night=self.night,  # the engine refuses it in any other window, under the lock
         )
         await answer_command(judge, interaction, self.game_id, command, by_menu=True)
 
@@ -173,9 +203,9 @@ def views_for_whisper(
     night = _open_night(state, params.get("number"))
     if effect.key == "window.powers" and night is not None:
         rules = rules_for(state)
-        view = discord.ui.View(timeout=None)
         several = len(state.seats_of(state.seat(effect.seat).player)) > 1
         card = int(effect.seat) if several else None
+        menus: list[PowerSelect] = []
         for power_id in str(params.get("powers", "")).split(","):
             if not power_id:
                 continue
@@ -190,7 +220,41 @@ def views_for_whisper(
                 for seat in valid_targets(state, effect.seat, power):
                     label = f"{name} → {ctx.seat(seat)}"[:100]  # Discord's limit
                     options.append(discord.SelectOption(label=label, value=str(seat)))
-            menu = PowerSelect(game_id, night, power, options[:25], card=card)
+            menus.extend(_power_selects(game_id, night, power, name, options, card))
+        if len(menus) > ROWS_PER_MESSAGE:  # no ruleset comes near (2 powers × 2 selects at most)
+            log.warning(
+                "game %s: a power menu needs %d selects: sent without it", game_id, len(menus)
+            )
+            return None  # the message alone (it names /act and /pass), never a menu cut short
+        view = discord.ui.View(timeout=None)
+        for menu in menus:
             view.add_item(menu)
         return view
     return None
+
+
+def _power_selects(
+    game_id: int,
+    night: int,
+    power: Power,
+    name: str,
+    options: list[discord.SelectOption],
+    card: int | None,
+) -> list[PowerSelect]:
+    """One power's choices as selects of at most 25 options each, "pass" (and "use") in the
+    first; where there are several, each is titled with the seats it offers (`杀人 → 26–32`)."""
+    pages = [
+        options[i : i + OPTIONS_PER_SELECT] for i in range(0, len(options), OPTIONS_PER_SELECT)
+    ]
+    if len(pages) == 1:
+        return [PowerSelect(game_id, night, power, pages[0], card=card)]
+    selects = []
+    for number, page in enumerate(pages, start=1):
+        seats = [int(o.value) for o in page if o.value.isdecimal()]
+        shown = f"{name} → {min(seats)}–{max(seats)}" if seats else name
+        selects.append(
+            PowerSelect(
+                game_id, night, power, page, card=card, page=number, placeholder=shown[:150]
+            )
+        )
+    return selects

@@ -172,3 +172,24 @@ def test_a_seat_penalty_is_never_checked_against_the_seats_powers() -> None:
         for power in (Power.KILL, Power.CHECK):
             events = game.do(Penalize(seat=Seat(seat), power=power, reason="x", by="mod"))
             assert isinstance(events[0], PowerSuspended)
+
+
+def test_a_power_menu_acts_only_in_its_own_night() -> None:
+    """A menu stays in the DM after its night: its choice names the night (`night`) and is
+    refused in any other window (by day, the next night), under the game's lock; in its own
+    night it acts."""
+    game = Game("v2", V2)
+    kill = SubmitPower(player="p1", power=Power.KILL, target=Seat(5), night=1)
+    game.do(kill)  # night 1, its own menu: taken
+    assert [s.target for s in game.state.submissions] == [5]
+    game.lock()  # day 1
+    for stale in (kill, SubmitPower(player="p1", power=Power.KILL, target=Seat(6), night=2)):
+        before = game.state
+        with pytest.raises(PhaseError) as refused:
+            game.do(stale)
+        assert refused.value.key == "phase.menu_over" and game.state == before
+    game.lock()  # night 2
+    with pytest.raises(PhaseError) as refused:
+        game.do(kill)  # night 1's menu, clicked in night 2
+    assert refused.value.key == "phase.menu_over" and dict(refused.value.params) == {"night": 1}
+    assert game.state.submissions == ()
