@@ -119,6 +119,8 @@ def _membership(before: GameState | None, after: GameState) -> list[Effect]:
         team = rules.team_of(seat)
         if team is not None and seat.alive and (old is None or rules.team_of(old) != team):
             joins.append(TeamJoin(team=team, seat=seat.seat))
+        if before is not None and old is not None and old.alive and seat.alive:
+            out.extend(_turned(rules, after, seat, rules.team_of(old), team))
     # Teams in a fixed order, not by their lowest seat: the shell creates a team's thread on its
     # first join, and the order threads appear in is public.
     order = list(Team)
@@ -142,6 +144,16 @@ def _leaving(
         for team in _teams_held(rules, before, player)
         if team not in held
     ]
+
+
+def _turned(
+    rules: Ruleset, after: GameState, seat: SeatState, was: Team | None, now: Team | None
+) -> list[Effect]:
+    """A living card's role turned (basic: the sheriff's grief makes the police civilians):
+    out of the thread of the team it left, unless another living card of the player is in it."""
+    if was is None or was == now or was in _teams_held(rules, after, seat.player):
+        return []
+    return [LeaveTeamThreads(player=seat.player, team=was)]
 
 
 def _teams_held(rules: Ruleset, state: GameState, player: str) -> list[Team]:

@@ -9,7 +9,15 @@ import pytest
 from gamekit import Game
 
 from engine.commands import EndGame, Lock, ModKill, Penalize, PostVote, ReplacePlayer, SubmitPower
-from engine.effects import Announce, SeatLeft, Silence, TeamJoin, Unsilence, Whisper
+from engine.effects import (
+    Announce,
+    LeaveTeamThreads,
+    SeatLeft,
+    Silence,
+    TeamJoin,
+    Unsilence,
+    Whisper,
+)
 from engine.errors import ActorError, ModeratorError, PhaseError, SetupError, TargetError
 from engine.game import new_game, replay_events, start_events
 from engine.model import Camp, CheckResult, PhaseKind, Power, Role, Seat, Team
@@ -411,6 +419,21 @@ def test_basic_sheriff_two_lives_and_grief() -> None:
     shot.power(3, "shoot", 6)  # both lives: grief
     assert [shot.state.seat(s).role for s in (4, 5, 7)] == [Role.CIVILIAN] * 3
     assert shot.state.history[-1].revealed == ((3, "sniper"), (6, "sheriff"))  # type: ignore[union-attr]
+
+
+def test_basic_sheriffs_grief_takes_the_police_out_of_their_thread() -> None:
+    """The police turned civilians by the sheriff's grief have no team any more: they leave the
+    police's thread (privately), as a player leaves a team's thread whose card is gone; the
+    doctor, of no team, leaves none; the sheriff leaves the game (the sniper left at dawn)."""
+    game = Game("basic", B12, options=ALL_ON)
+    game.night((1, "kill", 3))
+    before, start = game.state, len(game.events)
+    game.power(3, "shoot", 6)  # both lives: grief
+    effects = effects_for(before, game.events[start:])
+    leaves = [(e.player, e.team) for e in effects if isinstance(e, LeaveTeamThreads)]
+    assert sorted(leaves, key=str) == sorted(
+        [("p6", None), ("p4", Team.POLICE), ("p5", Team.POLICE)], key=str
+    )
 
 
 def test_basic_butterfly_protects_through_the_day_and_takes_its_player_along() -> None:
