@@ -281,13 +281,18 @@ def _target(state: GameState, target: Seat | None) -> SeatState:
 
 def _acting(state: GameState, rules: Ruleset, cmd: SubmitPower) -> SeatState:
     """The seat a player acts with: the one named, or their first seat in the game holding the
-    power (a player may hold several cards)."""
+    power (a player may hold several cards). A seat named that is not theirs (a menu sent for a
+    seat they held before moderators re-seated them) acts for no other."""
     mine = state.seats_of(cmd.player)
     if not mine:
         raise ActorError("actor.not_player")
     if cmd.seat is not None:
         if cmd.seat not in mine:
-            raise ActorError("actor.not_your_seat", seat=cmd.seat)
+            if rules.cards_per_player > 1:
+                raise ActorError("actor.not_your_seat", seat=cmd.seat)  # "card {seat}"
+            if cmd.night is not None:  # only a power menu names its night
+                raise ActorError("actor.menu_not_your_seat", seat=cmd.seat)
+            raise ActorError("actor.seat_not_yours", seat=cmd.seat)
         if len(mine) > 1 and not state.seat(cmd.seat).alive and _alive_any(state, mine):
             raise ActorError("actor.card_out", seat=cmd.seat)
         mine = (cmd.seat,)

@@ -107,10 +107,13 @@ class PowerSelect(
         r"(?::(?P<card>\d+))?(?::p(?P<page>\d+))?"
     ),
 ):
-    """A menu of valid targets (and pass) for one night power; where a player holds several
-    cards (5.0 双身份), the custom id names the card acting (`…:kill:3`). A power with more
-    choices than a select takes has a select for each further 25 (`…:kill:3:p2`): each submits
-    the same power for the same card."""
+    """A menu of valid targets (and pass) for one night power of one seat (card, 5.0 双身份): the
+    custom id names the seat it was sent for (`…:kill:3`), and the menu acts for that seat only
+    (a player re-seated by moderators since is refused, never acting for the seat they hold
+    now). A power with more choices than a select takes has a select for each further 25
+    (`…:kill:3:p2`): each submits the same power for the same seat. Ids without the seat
+    (`…:kill`, menus sent before every menu named it) act as they did: for the clicker's seat
+    holding the power."""
 
     def __init__(
         self,
@@ -203,8 +206,7 @@ def views_for_whisper(
     night = _open_night(state, params.get("number"))
     if effect.key == "window.powers" and night is not None:
         rules = rules_for(state)
-        several = len(state.seats_of(state.seat(effect.seat).player)) > 1
-        card = int(effect.seat) if several else None
+        card = int(effect.seat)  # the menu acts for this seat only, in every game
         menus: list[PowerSelect] = []
         for power_id in str(params.get("powers", "")).split(","):
             if not power_id:
@@ -239,7 +241,7 @@ def _power_selects(
     power: Power,
     name: str,
     options: list[discord.SelectOption],
-    card: int | None,
+    card: int,
 ) -> list[PowerSelect]:
     """One power's choices as selects of at most 25 options each, "pass" (and "use") in the
     first; where there are several, each is titled with the seats it offers (`杀人 → 26–32`)."""

@@ -315,9 +315,7 @@ class Driver:
     ) -> Any:
         state = await self.table.bot.runtime.service.state(self.game_id)
         assert state.window is not None
-        custom_id = f"faguan:act:{self.game_id}:{state.window.number}:{power}"
-        if self.cards > 1:  # the menu of one card
-            custom_id += f":{seat}"
+        custom_id = f"faguan:act:{self.game_id}:{state.window.number}:{power}:{seat}"  # its seat
         message = self._dm_with(seat, custom_id)
         result = await self.member(seat).user.select(message, [value], custom_id=custom_id)
         self._power_step(seat, power, target, used=used)

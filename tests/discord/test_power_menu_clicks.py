@@ -33,7 +33,7 @@ async def test_a_menu_of_night_1_is_refused_by_day_and_in_night_2(tmp_path: Path
         killer = by_role(roles, "killer")[0]
         first, second = by_role(roles, "civilian")[:2]
         member = d.member(killer)
-        custom_id = f"faguan:act:{d.game_id}:1:kill"
+        custom_id = f"faguan:act:{d.game_id}:1:kill:{killer}"
         night_1 = _dm_with(t, member, custom_id)
         refused = render("en", "phase.menu_over", {"night": 1})
 
@@ -64,7 +64,7 @@ async def test_a_menu_after_the_end_or_by_a_replaced_player_is_refused(tmp_path:
         killer = by_role(roles, "killer")[0]
         victim = by_role(roles, "civilian")[0]
         old = d.member(killer)
-        custom_id = f"faguan:act:{d.game_id}:1:kill"
+        custom_id = f"faguan:act:{d.game_id}:1:kill:{killer}"
         menu = _dm_with(t, old, custom_id)
 
         await t.moderator.slash(t.channel, "mod replace", seat=killer, member=t.outside)
@@ -103,8 +103,8 @@ async def test_a_player_in_two_games_acts_in_each_from_its_menu(tmp_path: Path) 
         power1, power2 = powers[roles1[seat1]], powers[roles2[seat2]]
         target1 = by_role(roles1, "civilian")[0]
         target2 = by_role(roles2, "civilian")[-1]
-        id1 = f"faguan:act:{first.game_id}:1:{power1}"
-        id2 = f"faguan:act:{second.game_id}:1:{power2}"
+        id1 = f"faguan:act:{first.game_id}:1:{power1}:{seat1}"
+        id2 = f"faguan:act:{second.game_id}:1:{power2}:{seat2}"
         await member.user.select(_dm_with(t, member, id2), [str(target2)], custom_id=id2)
         await member.user.select(_dm_with(t, member, id1), [str(target1)], custom_id=id1)
         for driver, want in ((first, (seat1, power1, target1)), (second, (seat2, power2, target2))):
