@@ -78,10 +78,11 @@ def pending(state: GameState) -> Pending:
         for p in state.posts
         if p.void_reason is None and p.seat is not None
     }
+    barred = {state.seat(s).player for s in window.barred_voters}  # tied on any of their cards
     voters = tuple(  # one vote a player (5.0: however many cards), under their seat in play
         s
         for s in state.alive()
-        if s not in window.barred_voters
+        if state.seat(s).player not in barred
         and state.seat(s).player not in voted
         and state.seat_of(state.seat(s).player) == s
     )

@@ -11,7 +11,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from engine import lots
 from engine.model import Seat
+from engine.rulesets import rules_for
+from engine.setup import MAX_DEALS
 from engine.state import (
     CheckRecord,
     DayRecord,
@@ -46,6 +49,26 @@ def unique_names(ids: list[str], names: Mapping[str, str]) -> dict[str, str]:
         used.add(name)
         out[who] = name
     return out
+
+
+def deal_label(state: GameState) -> str:
+    """The label the game's deal was drawn with (docs/fairness.md step 3):
+    `deal|<ruleset>|<N> players`, N counting players (not cards: 5.0 deals two a player), plus
+    `|again k` where the ruleset refused k deals before it (5.0: a killer and a police in one
+    hand). The deal is drawn again here from the seed, as `engine.setup.new_game` draws it: the
+    roles dealt sorted by id, shuffled for each label in turn until the ruleset allows the hands
+    (the seats a moderator fixed keep their roles)."""
+    rules = rules_for(state)
+    cards = rules.cards_per_player
+    label = lots.deal_label(state.ruleset, len(state.seats) // cards)
+    to_deal = sorted((state.seat(s).original_role for s in state.dealt), key=lambda r: r.value)
+    for attempt in range(MAX_DEALS):
+        drawn = label if not attempt else f"{label}|again {attempt}"
+        shuffled = dict(zip(state.dealt, lots.shuffle(state.seed, drawn, to_deal), strict=True))
+        roles = [shuffled.get(s.seat, s.original_role) for s in state.seats]
+        if rules.deal_allowed([tuple(roles[i : i + cards]) for i in range(0, len(roles), cards)]):
+            return drawn
+    return label  # never: a game whose deal no label allows was refused at its setup
 
 
 def record_of(
@@ -126,7 +149,7 @@ def record_of(
         },
         "roles": {names[s.seat]: s.original_role.value for s in state.seats},
         "deal": {
-            "label": f"deal|{state.ruleset}|{len(state.seats)} players",
+            "label": deal_label(state),
             "dealt": [names[s] for s in state.dealt],
         },
         "phases": phases,

@@ -54,7 +54,8 @@ def _void_reason(
         return "vote.not_player", {}
     if not state.seat(seat).alive:
         return "vote.out_of_game", {"seat": str(seat)}
-    if seat in window.barred_voters:
+    cards = state.seats_of(cmd.player)  # every card the player holds (5.0: two)
+    if any(s in window.barred_voters for s in cards):  # a player tied on any card is barred
         return "vote.barred_in_runoff", {"seat": str(seat)}
     if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
         return "vote.after_deadline", {}
@@ -75,7 +76,7 @@ def _void_reason(
             "target": str(cmd.target),
             "candidates": ",".join(str(c) for c in window.candidates),
         }
-    if not state.options.self_vote and cmd.target == seat:
+    if not state.options.self_vote and cmd.target in cards:  # any of the voter's own cards
         return "vote.self_vote", {}
     groups = rules.vote_groups(state)
     if groups:

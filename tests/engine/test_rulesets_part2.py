@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from gamekit import Game
+from gamekit import CardGame, Game
 
-from engine.commands import EndGame, Lock, ModKill, Penalize, PostVote, ReplacePlayer, SubmitPower
+from engine.commands import EndGame, Lock, ModKill, Penalize, ReplacePlayer, SubmitPower
 from engine.effects import (
     Announce,
     LeaveTeamThreads,
@@ -19,7 +19,7 @@ from engine.effects import (
     Whisper,
 )
 from engine.errors import ActorError, ModeratorError, PhaseError, SetupError, TargetError
-from engine.game import new_game, replay_events, start_events
+from engine.game import new_game, replay_events
 from engine.model import Camp, CheckResult, PhaseKind, Power, Role, Seat, Team
 from engine.pending import pending
 from engine.publish import effects_for
@@ -492,46 +492,6 @@ MOLE, SPO = "mole", "secret_police"
 V5_7 = [K, D, P, C, BF, C, MOLE, C, SPO, C, SPO, C, C, C]
 
 
-class CardGame(Game):
-    """A game where each player holds two cards; seats (cards) are named in every call."""
-
-    def __init__(self, ruleset: str, roles: list[str], *, seed: str = "test-seed") -> None:
-        self.players = [f"p{i}" for i in range(1, len(roles) // 2 + 1)]
-        created = new_game(
-            ruleset=ruleset,
-            players=self.players,
-            seed=seed,
-            roles={f"p{i // 2 + 1}#{i % 2 + 1}": r for i, r in enumerate(roles)},
-        )
-        self.events = start_events(created)
-        self.state = replay_events(self.events)
-        self._post = 0
-
-    def power(
-        self, seat: int, power: str, target: int | None = None, *, at: int | None = None
-    ) -> None:
-        self.do(
-            SubmitPower(
-                player=self.state.seat(Seat(seat)).player,
-                power=Power(power),
-                target=None if target is None else Seat(target),
-                passed=target is None,
-                seat=Seat(seat),
-            )
-        )
-
-    def vote(self, seat: int, target: int | None, *, at: int | None = None) -> None:
-        self._post += 1
-        self.do(
-            PostVote(
-                player=self.state.seat(Seat(seat)).player,
-                post_id=str(self._post),
-                target=None if target is None else Seat(target),
-                abstain=target is None,
-            )
-        )
-
-
 @pytest.mark.parametrize("players", [7, 8, 9, 12, 15, 16])
 def test_v5_deals_two_cards_a_player_never_a_killer_with_a_police(players: int) -> None:
     k = (players - 3) // 3
@@ -547,7 +507,7 @@ def test_v5_deals_two_cards_a_player_never_a_killer_with_a_police(players: int) 
 
 
 def test_v5_who_sees_whom() -> None:
-    game = CardGame("v5", V5_7, seed="v5")
+    game = CardGame(V5_7, seed="v5")
     assert game.state.seats_of("p1") == (1, 2)
     killer = view_for(game.state, Seat(1))
     assert [i.role for i in killer.seats][:8] == [
@@ -561,7 +521,7 @@ def test_v5_who_sees_whom() -> None:
 
 
 def test_v5_each_card_acts_with_its_own_power_and_a_player_names_the_card() -> None:
-    game = CardGame("v5", V5_7, seed="v5")
+    game = CardGame(V5_7, seed="v5")
     game.do(SubmitPower(player="p1", power=Power.SAVE, target=Seat(2)))  # the doctor card acts
     game.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(14)))  # the killer card
     assert {(s.seat, s.power) for s in game.state.submissions} == {(2, Power.SAVE), (1, Power.KILL)}
@@ -572,7 +532,7 @@ def test_v5_each_card_acts_with_its_own_power_and_a_player_names_the_card() -> N
 
 
 def test_v5_votes_weigh_living_cards_and_players_leave_with_their_last_card() -> None:
-    game = CardGame("v5", V5_7, seed="v5")
+    game = CardGame(V5_7, seed="v5")
     game.night((1, "kill", 13))  # p7 keeps card 14
     before, start = game.state, len(game.events)
     game.day({7: 3, 1: 4, 3: 4})  # p4 (2 cards) for card 3 against p1 and p2 (2 each) for card 4
@@ -596,7 +556,7 @@ def test_v5_votes_weigh_living_cards_and_players_leave_with_their_last_card() ->
 
 
 def test_v5_moderators_remove_and_replace_a_whole_player() -> None:
-    game = CardGame("v5", V5_7, seed="v5")
+    game = CardGame(V5_7, seed="v5")
     game.do(ReplacePlayer(seat=Seat(4), new_player="sub"))
     assert [game.state.seat(Seat(s)).player for s in (3, 4)] == ["sub", "sub"]
     game.do(ModKill(seat=Seat(5)))
@@ -605,13 +565,13 @@ def test_v5_moderators_remove_and_replace_a_whole_player() -> None:
 
 
 def test_v5_secret_police_immune_until_it_fires_and_the_hug() -> None:
-    game = CardGame("v5", V5_7, seed="v5")
+    game = CardGame(V5_7, seed="v5")
     game.night((1, "kill", 9), (5, "hug", 1), (9, "execute", 13))  # hugged killer: no kill
     assert night_left(game) == [13] and Power.EXECUTE in game.state.seat(9).spent
     game.lock()
     game.night((1, "kill", 9))
     assert night_left(game) == [9]
-    fresh = CardGame("v5", V5_7, seed="v5")
+    fresh = CardGame(V5_7, seed="v5")
     fresh.night((5, "hug", 11), (1, "kill", 5))  # the butterfly takes the hugged card along
     assert night_left(fresh) == [5, 11]
 
@@ -753,7 +713,7 @@ def test_wujiandao_the_confidant_orders_once_the_leader_is_dead() -> None:
 
 
 def test_v5_the_card_acting_is_checked_and_two_cards_with_one_power_must_be_named() -> None:
-    game = CardGame("v5", V5_7, seed="v5")
+    game = CardGame(V5_7, seed="v5")
     with pytest.raises(ActorError) as lacks:
         game.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(13), seat=Seat(2)))
     assert (lacks.value.key, dict(lacks.value.params)) == (
@@ -766,7 +726,7 @@ def test_v5_the_card_acting_is_checked_and_two_cards_with_one_power_must_be_name
         game.do(SubmitPower(player="p7", power=Power.KILL, target=Seat(3), seat=Seat(13)))
     assert out.value.key == "actor.card_out"
     # 9 players, 2 killers: p1 holds both
-    pair = CardGame("v5", [K, K, P, C, BF, C, MOLE, C, SPO, C, SPO, C, D, C, P, D, C, C])
+    pair = CardGame([K, K, P, C, BF, C, MOLE, C, SPO, C, SPO, C, D, C, P, D, C, C])
     with pytest.raises(ActorError) as which:
         pair.do(SubmitPower(player="p1", power=Power.KILL, target=Seat(18)))
     assert (which.value.key, dict(which.value.params)) == (
@@ -796,7 +756,7 @@ def test_a_power_without_its_target_or_with_one_it_takes_not_is_refused() -> Non
 
 
 def test_v5_role_messages_show_both_cards_and_votes_are_pending_once_a_player() -> None:
-    game = CardGame("v5", V5_7, seed="v5")
+    game = CardGame(V5_7, seed="v5")
     dealt = {
         int(e.seat): dict(e.params)
         for e in effects_for(None, game.events)

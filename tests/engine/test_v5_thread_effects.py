@@ -6,9 +6,9 @@ What is public never depends on the cards' roles."""
 
 from __future__ import annotations
 
-from gamekit import Game
+from gamekit import CardGame, Game
 
-from engine.commands import Command, Lock, PostVote, ReplacePlayer, SubmitPower
+from engine.commands import Lock, ReplacePlayer, SubmitPower
 from engine.effects import (
     PRIVATE,
     Announce,
@@ -21,7 +21,6 @@ from engine.effects import (
     Whisper,
     for_delivery,
 )
-from engine.game import new_game, replay_events, start_events
 from engine.model import Power, Seat, Team
 from engine.publish import effects_for
 
@@ -33,51 +32,6 @@ V5_7 = [K, D, P, C, BF, C, MOLE, C, SPO, C, SPO, C, C, C]
 V5_7_NO_KILLER = [C, D, P, C, BF, K, MOLE, C, SPO, C, SPO, C, C, C]
 # 9 players, 18 cards: p1 holds both killer cards.
 V5_9_PAIR = [K, K, P, C, BF, C, MOLE, C, SPO, C, SPO, C, D, C, P, D, C, C]
-
-
-class CardGame(Game):
-    """Two cards a player; every call names the card (seat)."""
-
-    def __init__(self, roles: list[str]) -> None:
-        self.players = [f"p{i}" for i in range(1, len(roles) // 2 + 1)]
-        created = new_game(
-            ruleset="v5",
-            players=self.players,
-            seed="v5-threads",
-            roles={f"p{i // 2 + 1}#{i % 2 + 1}": r for i, r in enumerate(roles)},
-        )
-        self.events = start_events(created)
-        self.state = replay_events(self.events)
-        self._post = 0
-
-    def power(
-        self, seat: int, power: str, target: int | None = None, *, at: int | None = None
-    ) -> None:
-        self.do(
-            SubmitPower(
-                player=self.state.seat(Seat(seat)).player,
-                power=Power(power),
-                target=None if target is None else Seat(target),
-                passed=target is None,
-                seat=Seat(seat),
-            )
-        )
-
-    def vote(self, seat: int, target: int | None, *, at: int | None = None) -> None:
-        self._post += 1
-        self.do(
-            PostVote(
-                player=self.state.seat(Seat(seat)).player,
-                post_id=str(self._post),
-                target=None if target is None else Seat(target),
-                abstain=target is None,
-            )
-        )
-
-    def effects(self, command: Command) -> list[Effect]:
-        """The effects of one command."""
-        before = self.state
-        return effects_for(before, self.do(command))
 
 
 def _shape(effects: list[Effect]) -> list[tuple[object, ...]]:
@@ -112,7 +66,7 @@ def _vote_out(game: CardGame, card: int) -> list[Effect]:
 
 def test_naming_either_card_hands_every_cards_thread_role_and_menu_to_the_substitute() -> None:
     for named in (1, 2):  # the killer card, the doctor card
-        game = CardGame(V5_7)
+        game = CardGame(V5_7, seed="v5-threads")
         _public, private = for_delivery(
             game.effects(ReplacePlayer(seat=Seat(named), new_player="sub"))
         )
@@ -138,7 +92,7 @@ def test_naming_either_card_hands_every_cards_thread_role_and_menu_to_the_substi
 def test_what_a_replacement_shows_in_public_is_the_same_whatever_the_cards_are() -> None:
     shown = []
     for roles in (V5_7, V5_7_NO_KILLER):
-        game = CardGame(roles)
+        game = CardGame(roles, seed="v5-threads")
         effects = game.effects(ReplacePlayer(seat=Seat(2), new_player="sub"))
         public, private = for_delivery(effects)
         assert all(isinstance(e, PRIVATE) for e in private)
@@ -167,7 +121,7 @@ def test_a_one_card_replacement_is_unchanged() -> None:
 
 
 def test_a_substitute_for_a_player_whose_killer_card_is_out_joins_no_thread() -> None:
-    game = CardGame(V5_7)
+    game = CardGame(V5_7, seed="v5-threads")
     game.lock()  # a quiet night
     _vote_out(game, 1)  # night 2 opens
     _public, private = for_delivery(game.effects(ReplacePlayer(seat=Seat(2), new_player="sub")))
@@ -182,7 +136,7 @@ def test_a_substitute_for_a_player_whose_killer_card_is_out_joins_no_thread() ->
 
 
 def test_a_killer_card_voted_out_takes_its_player_out_of_the_killers_thread() -> None:
-    game = CardGame(V5_7)
+    game = CardGame(V5_7, seed="v5-threads")
     game.lock()
     effects = _vote_out(game, 1)
     assert not game.state.seat(Seat(1)).alive and game.state.seat(Seat(2)).alive
@@ -193,7 +147,7 @@ def test_a_killer_card_voted_out_takes_its_player_out_of_the_killers_thread() ->
     assert not any(isinstance(e, SeatLeft) for e in effects)  # p1 plays on with card 2
 
     # The same day where the card voted out is a civilian: the same public posts.
-    other = CardGame(V5_7_NO_KILLER)
+    other = CardGame(V5_7_NO_KILLER, seed="v5-threads")
     other.lock()
     other_public, other_private = for_delivery(_vote_out(other, 1))
     assert other_public == public
@@ -201,7 +155,7 @@ def test_a_killer_card_voted_out_takes_its_player_out_of_the_killers_thread() ->
 
 
 def test_a_killer_card_killed_at_night_takes_its_player_out_of_the_killers_thread() -> None:
-    game = CardGame(V5_7)
+    game = CardGame(V5_7, seed="v5-threads")
     game.power(9, "execute", 1)  # a secret police fires at the killer card
     effects = game.effects(Lock())
     assert not game.state.seat(Seat(1)).alive and game.state.result is None
@@ -212,7 +166,7 @@ def test_a_killer_card_killed_at_night_takes_its_player_out_of_the_killers_threa
 
 
 def test_a_player_keeps_the_thread_while_another_killer_card_lives() -> None:
-    game = CardGame(V5_9_PAIR)
+    game = CardGame(V5_9_PAIR, seed="v5-threads")
     game.lock()
     effects = _vote_out(game, 1)
     assert not any(isinstance(e, LeaveTeamThreads) for e in effects)  # card 2 is a killer too
@@ -225,7 +179,7 @@ def test_a_player_keeps_the_thread_while_another_killer_card_lives() -> None:
 
 
 def test_a_non_team_card_out_changes_no_thread() -> None:
-    game = CardGame(V5_7)
+    game = CardGame(V5_7, seed="v5-threads")
     game.lock()
     effects = _vote_out(game, 2)  # p1's doctor card; the killer card plays on
     assert not any(isinstance(e, LeaveTeamThreads | SeatLeft) for e in effects)
