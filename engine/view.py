@@ -5,16 +5,32 @@ The shell renders only views (and effects). A seat sees: its own role and powers
 submissions tonight, its team's check answers, and everything public: who is in, who voted whom
 after each lock, what the ruleset reveals at death, and after the end every role and the seed.
 `view_for(state, None)` is the public view.
+
+What a seat knows by the rules (`PlayerView.known`) it keeps knowing for the whole game: it
+learns a seat's role when the ruleset's `seen_role` shows it while both are in the game — at the
+deal, or when a role turns (a secret killer who fires joins the killers, the sheriff's grief
+makes the police civilians, a lone police merges) — and does not forget it when that player
+leaves or its own role turns again. A seat that joins a team late meets the members in the game
+then, not those already out; a seat out of the game meets nobody new. Roles shown to everyone
+at death are apart from it (`SeatInfo.revealed`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat
-from engine.rulesets import rules_for
+from engine.rulesets import Ruleset, rules_for
+from engine.rulesets.base import CONFESS, NEEDLE, VOTE, WITH, Causes
 from engine.speech import silenced
-from engine.state import DayRecord, GameState, LastActRecord, NightRecord
+from engine.state import (
+    DayRecord,
+    GameState,
+    LastActRecord,
+    NightRecord,
+    OverrideRecord,
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -29,6 +45,9 @@ class SeatInfo:
     know, revealed, or the game is over), else None."""
     public: Role | None = None
     """The identity everyone knows of this seat, where the ruleset has one (无间道)."""
+    revealed: Role | None = None
+    """The role shown to everyone when this seat left the game (the ruleset's reveal at death,
+    a last act used), else None."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,6 +71,12 @@ class PlayerView:
     original_role: Role | None = None
     powers: tuple[Power, ...] = ()
     teammates: tuple[Seat, ...] = ()
+    """The seats in this seat's team now that it knows (in the game or out of it)."""
+    known: tuple[tuple[Seat, Role], ...] = ()
+    """Every other seat whose role this viewer knows by the rules, with the role it knows (the
+    latest it learned), in seat order: teammates and whoever else the ruleset lets it see, in the
+    game or out of it, under its current role or an earlier one (see the module docstring). Not
+    the roles revealed at death (`SeatInfo.revealed`) nor the end's, unless known by rule too."""
     submissions: tuple[tuple[Seat, Power, Seat | None], ...] = ()
     """Own and teammates' current submissions tonight: (seat, power, target or None for a pass)."""
     checks: tuple[tuple[int, Seat, CheckResult], ...] = ()
@@ -65,27 +90,29 @@ class PlayerView:
 def view_for(state: GameState, seat: Seat | None) -> PlayerView:
     """What `seat` (None: the public) may know now."""
     rules = rules_for(state)
-    known: dict[Seat, Role] = {}
+    revealed: dict[Seat, Role] = {}
     for entry in state.history:
         if isinstance(entry, NightRecord | DayRecord | LastActRecord):
             for s, shown in entry.revealed:
                 if shown in Role.__members__.values():
-                    known[s] = Role(shown)
+                    revealed[s] = Role(shown)
+    known = dict(revealed)
     if state.over:
         known.update({s.seat: s.original_role for s in state.seats})
     me = state.seat(seat) if seat is not None else None
     team = rules.team_of(me) if me else None
     mates: tuple[Seat, ...] = ()
+    by_rule: dict[Seat, Role] = {}
     if me is not None:
         known[me.seat] = me.role
-        if team is not None:
+        by_rule = known_by_rule(state, rules, me.seat)
+        known.update(by_rule)
+        if team is not None:  # not one out of the game before this seat joined the team
             mates = tuple(
-                s.seat for s in state.seats if s.seat != me.seat and rules.team_of(s) == team
+                s.seat
+                for s in state.seats
+                if s.seat != me.seat and rules.team_of(s) == team and s.seat in by_rule
             )
-        for other in state.seats:
-            seen = rules.seen_role(me, other) if other.seat != me.seat else None
-            if seen is not None:
-                known[other.seat] = seen
     window = state.window
     voted = tuple(
         sorted({p.seat for p in state.posts if p.void_reason is None and p.seat is not None})
@@ -105,6 +132,7 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
                 alive=s.alive,
                 role=known.get(s.seat),
                 public=rules.public_role(s),
+                revealed=revealed.get(s.seat),
             )
             for s in state.seats
         ),
@@ -139,7 +167,122 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
         original_role=me.original_role,
         powers=powers,
         teammates=mates,
+        known=tuple(by_rule.items()),
         submissions=tuple((s, p, t) for (s, p), t in sorted(subs.items())),
         checks=checks,
         last_words_due=me.seat in state.last_words_open,
     )
+
+
+Roles = Mapping[Seat, tuple[tuple[int, Role | None], ...]]
+"""Each seat's roles through the game: (moment, role from then on), the first at the deal.
+A moment is a place in the history: -1 the deal, i just after history entry i; None: not
+known when (a turn `roles_through` could not place)."""
+
+
+def known_by_rule(state: GameState, rules: Ruleset, seat: Seat) -> dict[Seat, Role]:
+    """The roles `seat` has learned by the rules so far, by seat (the latest it learned of each):
+    at every moment a role turns (and at the deal), whom the ruleset lets it see among the seats
+    in the game then, as it then was (`Ruleset.seen_role`). Not `seat` itself."""
+    roles, left = roles_through(state, rules)
+    never = len(state.history) + 1  # still in the game
+    me = state.seat(seat)
+    out: dict[Seat, Role] = {}
+    for moment in sorted({m for turns in roles.values() for m, _ in turns}):
+        mine = _role_at(roles[seat], moment)
+        if mine is None or left.get(seat, never) <= moment:
+            continue  # out of the game: meets nobody new
+        viewer = replace(me, role=mine)
+        for other in state.seats:
+            if other.seat == seat or left.get(other.seat, never) <= moment:
+                continue
+            theirs = _role_at(roles[other.seat], moment)
+            if theirs is None:
+                continue
+            shown = rules.seen_role(viewer, replace(other, role=theirs))
+            if shown is not None:
+                out[other.seat] = shown
+    return dict(sorted(out.items()))
+
+
+def _role_at(turns: tuple[tuple[int, Role | None], ...], moment: int) -> Role | None:
+    return [role for m, role in turns if m <= moment][-1]
+
+
+def roles_through(state: GameState, rules: Ruleset) -> tuple[Roles, dict[Seat, int]]:
+    """Each seat's roles through the game (`Roles`), and the moment each seat left (after
+    history entry i: i), worked out from the history: the one-shot powers spent
+    (`Ruleset.role_after_spending`) and the merges (`Ruleset.conversions`) of each night, and
+    the roles a departure turns (`Ruleset.on_leaving`, basic's grief). The records keep no
+    causes of departure, so a departure's turns are taken only where the roles now agree with
+    them. A seat whose role now the history does not account for is known as dealt at the
+    deal, as it is now from now on, and as nothing in between: nobody learns what is not sure."""
+    now = len(state.history)
+    roles: dict[Seat, list[tuple[int, Role | None]]] = {
+        s.seat: [(-1, s.original_role)] for s in state.seats
+    }
+    if all(s.role is s.original_role for s in state.seats):
+        return {s: tuple(t) for s, t in roles.items()}, {}  # no role has turned: the deal's
+    sim = {
+        s.seat: replace(s, role=s.original_role, alive=True, spent=frozenset(), wounds=0)
+        for s in state.seats
+    }
+    left: dict[Seat, int] = {}
+    for i, entry in enumerate(state.history):
+        if not entry.left and not isinstance(entry, NightRecord):
+            continue
+        before = replace(
+            state, seats=tuple(sim[s.seat] for s in state.seats), history=state.history[:i]
+        )
+        turned: dict[Seat, Role] = {}
+        if isinstance(entry, NightRecord):
+            turned.update(_night_turns(before, rules, entry))
+        if entry.left and not isinstance(entry, OverrideRecord):  # a removal brings nothing about
+            tonight = entry.actions if isinstance(entry, NightRecord) else ()
+            after = dict(rules.on_leaving(before, _causes(entry), tonight).roles)
+            if all(state.seat(s).role is role for s, role in after.items()):
+                turned.update(after)
+        for s, role in turned.items():
+            if role is not sim[s].role:
+                sim[s] = replace(sim[s], role=role)
+                roles[s].append((i, role))
+        for s in entry.left:
+            sim[s] = replace(sim[s], alive=False)
+            left.setdefault(s, i)
+    for seat in state.seats:
+        if sim[seat.seat].role is not seat.role:
+            roles[seat.seat] = [(-1, seat.original_role), (0, None), (now, seat.role)]
+        if not seat.alive:
+            left.setdefault(seat.seat, 0)
+    return {s: tuple(t) for s, t in roles.items()}, left
+
+
+def _night_turns(before: GameState, rules: Ruleset, night: NightRecord) -> dict[Seat, Role]:
+    """The roles a night's actions turned (as `engine.night.resolve_night` does): a one-shot
+    power spent, then the merges of the actions that acted."""
+    turned: dict[Seat, Role] = {}
+    for action in night.actions:
+        if action.power in rules.one_shot and action.actors:
+            actor = action.actors[0]
+            role = rules.role_after_spending(before.seat(actor), action.power)
+            if role is not None:
+                turned[actor] = role
+    for action in night.actions:
+        if not action.void and action.target is not None:
+            target = before.seat(action.target)
+            turned.update(rules.conversions(before, action.power, action.actors, target))
+    return turned
+
+
+def _causes(entry: NightRecord | DayRecord | LastActRecord) -> dict[Seat, Causes]:
+    """Every cause each leaver may have left for (the records keep none)."""
+    if isinstance(entry, DayRecord):
+        return {s: frozenset({CONFESS if s == entry.confess else VOTE, WITH}) for s in entry.left}
+    if isinstance(entry, LastActRecord):
+        return {s: frozenset({entry.power.value, WITH}) for s in entry.left}
+    return {
+        s: frozenset(
+            {NEEDLE, WITH} | {a.power.value for a in entry.actions if not a.void and a.target == s}
+        )
+        for s in entry.left
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -96,9 +97,12 @@ def _known_roles_ok(state, seat: int) -> None:  # type: ignore[no-untyped-def]
     for info in view.seats:
         if info.role is None or info.seat == seat or info.seat in public:
             continue  # one's own role, or one the ruleset showed to all at death
-        assert rules.knows_role(me, state.seat(info.seat)), (
-            f"seat {seat} sees the role of seat {info.seat}"
-        )
+        other = state.seat(info.seat)
+        assert any(  # known by rule, as dealt or now (a role that turned is not forgotten)
+            rules.knows_role(replace(me, role=mine), replace(other, role=theirs))
+            for mine in (me.original_role, me.role)
+            for theirs in (other.original_role, other.role)
+        ), f"seat {seat} sees the role of seat {info.seat}"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

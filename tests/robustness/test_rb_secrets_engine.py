@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -347,7 +347,12 @@ class Walk:
                 if info.role is not other.role and info.role is not other.original_role:
                     continue  # a role the ruleset shows in place of the true one (not a leak)
                 mate = team is not None and rules.team_of(other) == team
-                assert mate or rules.knows_role(me, other) or info.seat in revealed, (
+                ever = any(  # known by rule as dealt or now (a role that turned is not forgotten)
+                    rules.knows_role(replace(me, role=mine), replace(other, role=theirs))
+                    for mine in (me.original_role, me.role)
+                    for theirs in (other.original_role, other.role)
+                )
+                assert mate or ever or info.seat in revealed, (
                     f"seat {me.seat} ({me.role}) sees seat {info.seat}'s role {other.role}"
                 )
             for night, target, result in view.checks:

@@ -26,7 +26,7 @@ from bot.discord.interactions import (
     text,
 )
 from bot.discord.port import post_of
-from bot.discord.views import PASS, valid_targets
+from bot.discord.views import valid_targets
 from bot.records.render import Context, known_seats, public_roster
 from bot.runtime.game_options import clipped
 from bot.runtime.hosting import is_forum, vote_channel_for
@@ -684,7 +684,7 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
             ctx.t(
                 "role_msg.card",
                 seat=ctx.seat(v.viewer),
-                role=ctx.t(f"role.{v.role}"),
+                role=_role_text(ctx, v),
                 powers=ctx.t("role_msg.card_powers", powers=_powers_text(ctx, v.powers))
                 if v.powers
                 else "",
@@ -698,16 +698,16 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
             ctx.t(
                 "role_msg.dealt",
                 seat=int(seat),
-                role=ctx.t(f"role.{view.role}"),
+                role=_role_text(ctx, view),
                 powers_line="",
                 mates_line="",
             )
         )
         if view.powers:
             lines.append(ctx.t("role_msg.powers_line", powers=_powers_text(ctx, view.powers)))
-    known = _known(state, cards, views)
-    if known:
-        lines.append(ctx.t("role_msg.mates_line", teammates=known_seats(ctx, *known)))
+    known = _known(ctx, state, cards, views)
+    if known:  # nobody known: no line
+        lines.append(ctx.t("role_msg.mates_line", teammates=known))
     public = view.seats[int(seat) - 1].public
     if public is not None:  # 无间道: the public identities are everyone's knowledge
         lines.append(ctx.t("role_msg.public_line", public=ctx.t(f"public.{public.value}")))
@@ -724,14 +724,15 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
             )
         )
     submissions = dict.fromkeys(s for v in views for s in v.submissions)
+    passed = ctx.t("power.pass")  # an explicit pass (不行使), in the player's language
     for who, power, target in submissions:
-        shown = ctx.seat(target) if target is not None else PASS
+        shown = ctx.seat(target) if target is not None else passed
         if target is None and power in rules_for(state).untargeted_powers:
             used = next(
                 (s for s in reversed(state.submissions) if (s.seat, s.power) == (who, power)),
                 None,
             )
-            shown = ctx.t("power.use") if used is not None and used.untargeted else PASS
+            shown = ctx.t("power.use") if used is not None and used.untargeted else passed
         lines.append(
             ctx.t(
                 "notice.submission_line",
@@ -751,15 +752,30 @@ def _powers_text(ctx: Context, powers: Sequence[Power]) -> str:
     return "、".join(ctx.t(f"power.{p.value}") for p in powers)
 
 
-def _known(state: GameState, cards: Sequence[Seat], views: Sequence[PlayerView]) -> tuple[str, str]:
-    """Whom the player knows (teammates, and whoever else the ruleset lets them see while the
-    game is on: 5.0's mole, 无间道's leader), as seat and `seat:role` lists."""
+def _role_text(ctx: Context, view: PlayerView) -> str:
+    """A card's role now, and the card dealt beside it where the role has turned since (a fired
+    秘匪 now a killer, a merged 独警 now a police: 「杀手（发牌时为秘匪）」)."""
+    role = ctx.t(f"role.{view.role.value}") if view.role is not None else ""
+    if view.original_role is None or view.original_role is view.role:
+        return role
+    return ctx.t("role_msg.dealt_as", role=role, dealt=ctx.t(f"role.{view.original_role.value}"))
+
+
+def _known(
+    ctx: Context, state: GameState, cards: Sequence[Seat], views: Sequence[PlayerView]
+) -> str:
+    """Whom the player knows by the rules (`PlayerView.known` of each of their cards: teammates,
+    and whoever else the ruleset lets them see — 5.0's mole, 无间道's leader), each with the role
+    they know, for the whole game: one out of the game is marked so. Empty: nobody."""
     roles: dict[Seat, str] = {}
     for v in views:
-        for info in v.seats:
-            if info.seat in cards or info.role is None:
-                continue
-            if info.seat in v.teammates or (info.alive and not state.over):
-                roles[info.seat] = info.role.value
-    mates = sorted(roles)
-    return ",".join(map(str, mates)), ",".join(f"{s}:{roles[s]}" for s in mates)
+        for seat, role in v.known:
+            if seat not in cards:
+                roles.setdefault(seat, role.value)
+    shown = [
+        known_seats(ctx, str(seat), f"{seat}:{role}")
+        if state.seat(seat).alive
+        else ctx.t("role_msg.known_out", seat=ctx.seat(seat), role=ctx.t(f"role.{role}"))
+        for seat, role in sorted(roles.items())
+    ]
+    return ("、" if ctx.locale == "zh-CN" else ", ").join(shown)

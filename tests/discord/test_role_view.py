@@ -1,0 +1,147 @@
+"""`/role` (`describe_view`): whom the player knows, for the whole game — a known player out of
+the game marked so, what they knew under a role that has since turned kept; no teammates line
+for one who knows nobody; an explicit pass in the player's language; the card dealt beside the
+role now when it has turned. And the check-result message worded for each answer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+from gamekit import Game
+
+from bot.discord.cogs.play import describe_view
+from bot.records.render import Context, render_private
+from engine.effects import Whisper
+from engine.model import Seat
+from engine.state import GameState
+
+C, K, P = "civilian", "killer", "police"
+LOCALES = ("zh-CN", "en")
+
+
+def role(state: GameState, seat: int, locale: str = "zh-CN") -> str:
+    names = {int(s.seat): s.player for s in state.seats}
+    ctx = Context(locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names=names)
+    return describe_view(ctx, state, Seat(seat))
+
+
+WUJIANDAO = [
+    "police_leader", "police_confidant", "gang_mole", "police",
+    "gang_leader", "gang_confidant", "police_mole", "gangster",
+]  # fmt: skip
+
+
+def test_wujiandao_a_dead_leader_stays_known_marked_out() -> None:
+    game = Game("wujiandao", WUJIANDAO)
+    assert "你的同伴：1号 p1（警方首领）。" in role(game.state, 2)
+    game.night((5, "kill", 1), (1, "kill", 8))
+    for seat in (2, 7):
+        assert "你的同伴：1号 p1（警方首领，已出局）。" in role(game.state, seat)
+        assert "#1 p1 (警方首领 (police leader), out of the game)" in role(game.state, seat, "en")
+    assert "你的同伴：2号 p2（警方亲信）、7号 p7（警方卧底（公开身份为匪））。" in role(
+        game.state, 1
+    )
+    ordinary = role(game.state, 4)
+    assert "同伴" not in ordinary and "首领" not in ordinary and "卧底" not in ordinary
+
+
+def test_v2da_the_accomplice_still_sees_a_killer_voted_out() -> None:
+    game = Game(
+        "v2_doctor_accomplice",
+        [P, P, K, K, "doctor", "accomplice", C, C],
+        options={"accomplice": "knows"},
+    )
+    game.night((3, "kill", 7))
+    game.day({1: 3, 2: 3, 5: 3, 8: 3})
+    assert "你的同伴：3号 p3（杀手，已出局）、4号 p4（杀手）。" in role(game.state, 6)
+
+
+def test_basic_police_turned_civilians_keep_the_police_and_see_their_card() -> None:
+    game = Game(
+        "basic", [P, "sheriff", P, K, K, K] + [C] * 8, options={"police_special": "sheriff"}
+    )
+    game.night()
+    game.day({s: 2 for s in range(3, 15)})
+    text = role(game.state, 1)
+    assert "身份：**平民（发牌时为警察）**" in text
+    assert "你的同伴：2号 p2（警长，已出局）、3号 p3（警察）。" in text
+    en = role(game.state, 1, "en")
+    assert "**平民 (civilian), dealt as 警察 (police)**" in en
+    assert "Your teammates: #2 p2 (警长 (sheriff), out of the game), #3 p3 (警察 (police))." in en
+
+
+def test_mifei_the_fired_secret_killer_sees_his_card_and_only_the_killers_he_met() -> None:
+    game = Game("mifei", [P, P, P, K, K, "doctor", "secret_killer"] + [C] * 5)
+    game.night((4, "kill", 8))
+    game.day({s: 4 for s in (1, 2, 3, 6, 9, 10, 11, 12)})  # killer 4 out before the shot
+    game.night((7, "shoot", 9))
+    text = role(game.state, 7)
+    assert "身份：**杀手（发牌时为秘匪）**" in text
+    assert "你的同伴：5号 p5（杀手）。" in text
+    dead = role(game.state, 4)  # out before the shot: never met the secret killer
+    assert "你的同伴：5号 p5（杀手）。" in dead and "7号" not in dead
+    assert "发牌时" not in role(game.state, 5)  # a role that never turned: as before
+
+
+def test_v4_the_merged_lone_police_sees_the_card_dealt() -> None:
+    game = Game("v4_lone", [K] * 3 + ["lone_killer", P, P, "lone_police", "doctor"] + [C] * 8)
+    game.night((5, "check", 9))
+    game.day({})
+    game.night((5, "check", 7), (7, "check", 10))
+    assert "身份：**警察（发牌时为独警）**" in role(game.state, 7)
+    assert "**警察 (police), dealt as 独警 (lone police)**" in role(game.state, 7, "en")
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_no_teammates_line_for_one_who_knows_nobody(locale: str) -> None:
+    game = Game("v2", [P, P, K, K, C, C, C, C])
+    assert "同伴" not in role(game.state, 5, locale)
+    assert "teammates" not in role(game.state, 5, locale)
+    assert "你的同伴：4号 p4（杀手）。" in role(game.state, 3)
+
+
+def test_a_civilian_sees_no_role_but_the_public_reveals() -> None:
+    game = Game(
+        "basic", [P, "sheriff", P, K, K, K] + [C] * 8, options={"police_special": "sheriff"}
+    )
+    game.night()
+    game.day({s: 2 for s in range(3, 15)})
+    for locale in LOCALES:
+        text = role(game.state, 7, locale)
+        assert "teammates" not in text and "同伴" not in text
+        for hidden in ("警察", "杀手", "警长"):
+            assert hidden not in text
+
+
+def test_an_explicit_pass_is_in_the_players_language() -> None:
+    game = Game("v2", [P, P, K, K, C, C, C, C])
+    game.power(3, "kill", None)
+    assert "3号 p3：杀人 → 不行使" in role(game.state, 4)
+    assert "pass" not in role(game.state, 4)
+    assert "#3 p3: kill (杀人) → pass (不行使)" in role(game.state, 4, "en")
+
+
+def check_message(result: str, locale: str) -> str:
+    ctx = Context(locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names={9: "p9"})
+    effect = Whisper(seat=Seat(1), key="check.result", params=(("target", 9), ("result", result)))
+    return render_private(ctx, effect)
+
+
+@pytest.mark.parametrize(
+    ("result", "zh", "en"),
+    [
+        ("other", "验人结果：9号 p9 **不是秘密警察**。", "Check (验人) result: #9 p9 is **not a secret police**."),
+        ("none", "验人结果：查验 9号 p9 **无信息**。", "Check (验人) result on #9 p9: **no information**."),
+        ("killer", "验人结果：9号 p9 是 **杀手**。", "Check (验人) result: #9 p9 is **killer**."),
+        ("good", "验人结果：9号 p9 是 **好人**。", "Check (验人) result: #9 p9 is **good**."),
+        ("secret_police", "验人结果：9号 p9 是 **秘密警察**。",
+         "Check (验人) result: #9 p9 is **secret police (秘密警察)**."),
+    ],
+)  # fmt: skip
+def test_the_check_result_reads_for_each_answer(result: str, zh: str, en: str) -> None:
+    assert (check_message(result, "zh-CN"), check_message(result, "en")) == (zh, en)
