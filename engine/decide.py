@@ -458,6 +458,9 @@ def _post_vote(state: GameState, rules: Ruleset, cmd: PostVote) -> list[Event]:
 
 
 def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:
+    """Last words given by an entitled player, until their window closes or the game ends: the
+    judge posts nothing after the end (docs/rulings.md, "Last words")."""
+    _need_not_over(state)
     mine = state.seats_of(cmd.player)
     if not mine:
         raise ActorError("actor.not_player")
@@ -501,14 +504,24 @@ def _reason(reason: str) -> dict[str, str]:
 def _target_seat_for_mod(state: GameState, seat: Seat, holder: str | None = None) -> SeatState:
     """The living seat a moderator's action names; if it names its holder too (`holder`), the
     seat must still be theirs: a form opened on one player and submitted after a replacement
-    would otherwise act on the substitute."""
+    would otherwise act on the substitute. Where a player holds several cards (5.0), a card that
+    is out names its player while another of their cards plays on: the action is on the whole
+    player, as if it named that player's first living card (docs/rulings.md); a player entirely
+    out is refused."""
     if not 1 <= seat <= len(state.seats):
         raise ModeratorError("mod.no_such_seat", seat=seat)
-    if holder is not None and state.seat(seat).player != holder:
+    named = state.seat(seat)
+    if holder is not None and named.player != holder:
         raise ModeratorError("mod.seat_changed", seat=seat)
-    if not state.seat(seat).alive:
-        raise ModeratorError("mod.seat_out_of_game", seat=seat)
-    return state.seat(seat)
+    if named.alive:
+        return named
+    if rules_for(state).cards_per_player > 1:
+        hand = (*named.former_players, named.player)[0]  # the cards dealt with this one
+        for other in state.seats_of(named.player):
+            card = state.seat(other)
+            if card.alive and (*card.former_players, card.player)[0] == hand:
+                return card
+    raise ModeratorError("mod.seat_out_of_game", seat=seat)
 
 
 def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:

@@ -67,6 +67,7 @@ from engine.state import (
     SeatState,
     TieRecord,
     VotePost,
+    Window,
 )
 
 
@@ -90,15 +91,27 @@ def effects_and_state(
     anyway, so a caller that needs the new state (the service, on every input) folds them once."""
     out: list[Effect] = []
     state = before
-    for event in events:
+    for i, event in enumerate(events):
         after = (
             initial_state(event) if isinstance(event, GameCreated) else evolve(_need(state), event)
         )
-        out.extend(_effects(state, event, after))
+        out.extend(_effects(state, event, after, ending=_ends_the_game(events, i)))
         out.extend(_membership(state, after))
         out.extend(_override_log(event))
         state = after
     return out, state
+
+
+def _ends_the_game(events: Sequence[Event], i: int) -> bool:
+    """Whether the game ends with the resolution `events[i]`: the same input's events go on to
+    the end (past the other vote groups of the day, 无间道), with no window between (a last-act
+    window keeps last words open)."""
+    for later in events[i + 1 :]:
+        if isinstance(later, GameEnded):
+            return True
+        if not isinstance(later, NightResolved | DayResolved):
+            return False
+    return False
 
 
 def _membership(before: GameState | None, after: GameState) -> list[Effect]:
@@ -219,7 +232,11 @@ def _public_roles(state: GameState) -> list[Effect]:
     return [Announce(key="game.public_roles", params=params(public=listed))] if listed else []
 
 
-def _effects(before: GameState | None, event: Event, after: GameState) -> list[Effect]:
+def _effects(
+    before: GameState | None, event: Event, after: GameState, *, ending: bool = False
+) -> list[Effect]:
+    """What `event` tells whom; `ending`: the game ends with it (a resolution that ends the game
+    invites nobody to last words: they could be given only after the end)."""
     match event:
         case GameCreated():
             return [
@@ -263,15 +280,15 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                 )
             ]
         case NightResolved():
-            return _night_resolved(_need(before), event, after)
+            return _night_resolved(_need(before), event, after, ending)
         case DayResolved():
-            return _day_resolved(_need(before), event, after)
+            return _day_resolved(_need(before), event, after, ending)
         case LastWordsGiven():
             return [
                 Announce(key="lastwords.text", params=params(seat=int(event.seat), text=event.text))
             ]
         case LastActTaken():
-            return _last_act_taken(event)
+            return _last_act_taken(after, event, ending)
         case LastActsLapsed():
             return []
         case ChoiceMade():
@@ -286,6 +303,8 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
             which: dict[str, Param] = {}
             if window is not None:
                 which = {"phase": window.phase.label(), "revote": window.revote}
+                if window.chooser is not None:  # a victim's choice, not a run-off
+                    which["choice"] = True
             return [Announce(key="mod.advanced", params=params(**which))]
         case DeadlineSet():
             return [
@@ -310,7 +329,7 @@ def _effects(before: GameState | None, event: Event, after: GameState) -> list[E
                     key="mod.modkill",
                     params=params(seat=int(event.seat), **_reason_of(event.record)),
                 ),
-                *_reveal_and_last_words((), event.record.last_words),
+                *_reveal_and_last_words(after, (), () if ending else event.record.last_words),
             ]
         case PowerSuspended():
             sus = event.suspension
@@ -415,7 +434,7 @@ def _voided_vote(before: GameState | None, event: PostVoided) -> dict[str, Param
     }
 
 
-def _last_act_taken(event: LastActTaken) -> list[Effect]:
+def _last_act_taken(after: GameState, event: LastActTaken, ending: bool) -> list[Effect]:
     """A power used on death is public and shows its user; a pass is told only to its user."""
     record = event.record
     if record.target is None:
@@ -431,7 +450,7 @@ def _last_act_taken(event: LastActTaken) -> list[Effect]:
             ),
         )
     ]
-    out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    out.extend(_reveal_and_last_words(after, record.revealed, () if ending else record.last_words))
     out.extend(_last_act_prompts(event.last_acts))
     return out
 
@@ -476,6 +495,7 @@ def _window_opened(state: GameState, event: WindowOpened) -> list[Effect]:
             Announce(
                 key="window.choice",
                 params=params(
+                    number=window.number,
                     chooser=int(window.chooser),
                     candidates=seats_text(window.candidates),
                     deadline=event.deadline,
@@ -551,8 +571,10 @@ def _powers_whisper(state: GameState, seat: SeatState) -> list[Effect]:
 
 
 def _reveal_and_last_words(
-    revealed: Sequence[tuple[Seat, str]], last_words: Sequence[Seat]
+    state: GameState, revealed: Sequence[tuple[Seat, str]], last_words: Sequence[Seat]
 ) -> list[Effect]:
+    """What is shown of the leavers, and the invitation to last words, which says until when
+    they may be given (the ruleset's window, docs/rules.md §1.8)."""
     out: list[Effect] = []
     if revealed:
         out.append(
@@ -561,12 +583,21 @@ def _reveal_and_last_words(
             )
         )
     if last_words:
-        out.append(Announce(key="lastwords.invite", params=params(seats=seats_text(last_words))))
+        rules = rules_for(state)
+        policy = rules.last_words(len(state.seats), Counter(s.original_role for s in state.seats))
+        out.append(
+            Announce(
+                key="lastwords.invite",
+                params=params(seats=seats_text(last_words), until=policy.window),
+            )
+        )
         out.extend(Whisper(seat=s, key="lastwords.prompt") for s in last_words)
     return out
 
 
-def _night_resolved(before: GameState, event: NightResolved, after: GameState) -> list[Effect]:
+def _night_resolved(
+    before: GameState, event: NightResolved, after: GameState, ending: bool
+) -> list[Effect]:
     record = event.record
     out: list[Effect] = [
         ClockPost(phase=f"night {record.number}", deadline=before.deadline),
@@ -597,19 +628,31 @@ def _night_resolved(before: GameState, event: NightResolved, after: GameState) -
             )
         )
         out.extend(Silence(seat=s, day=record.number) for s in record.silenced)
-    out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    out.extend(_reveal_and_last_words(after, record.revealed, () if ending else record.last_words))
     out.extend(_last_act_prompts(event.last_acts))
     return out
 
 
-def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> list[Effect]:
+def _clock_phase(window: Window) -> str:
+    """The window a day's 看表帖 closes: `day 2`, a run-off `day 2 revote 1`, a victim's choice
+    `day 2 choice`."""
+    label = f"day {window.number}"
+    if window.chooser is not None:
+        return f"{label} choice"
+    return f"{label} revote {window.revote}" if window.revote else label
+
+
+def _day_resolved(
+    before: GameState, event: DayResolved, after: GameState, ending: bool
+) -> list[Effect]:
     record = event.record
     out: list[Effect] = []
-    first = before.window is not None  # a day's later vote groups follow its first at once
+    window = before.window  # None for a day's later vote groups: they follow its first at once
+    first = window is not None
     # one of several votes of the day (无间道: a faction's): its announcements say which
     group: dict[str, Param] = {"group": record.group} if record.group is not None else {}
-    if record.confess is None and first:
-        out.append(ClockPost(phase=f"day {record.number}", deadline=before.deadline))
+    if record.confess is None and window is not None:
+        out.append(ClockPost(phase=_clock_phase(window), deadline=before.deadline))
     if first:
         out.append(_channels(after))  # shut from the 看表帖 (or the confession) on
     if record.tie is not None and record.tie.then == "lots":
@@ -617,7 +660,9 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(_lot_post(record.number, record.tie, after.commitment, group))
     if record.confess is not None:
         out.append(Announce(key="day.confess", params=params(seat=int(record.confess))))
-    if record.confess is None and record.chosen_by is None:
+    # a victim's choice is no vote: it has no 票型 (lots draw when the pick lapses)
+    chosen = window is not None and window.chooser is not None
+    if record.confess is None and not chosen:
         votes = ";".join(f"{v}>{t if t is not None else 'abstain'}" for v, t in record.votes)
         void = ";".join(_void_item(p) for p in record.void_posts)
         tally: dict[str, Param] = {
@@ -629,13 +674,17 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
             rules = rules_for(before)
             weights = ((v, rules.vote_weight(before, before.seat(v))) for v, _ in record.votes)
             tally["weights"] = ";".join(f"{v}:{w}" for v, w in weights if w != 1)
+        if before.deadline is not None:  # a late post's time is shown against it
+            tally["deadline"] = before.deadline
         tally.update(group)
         out.append(Announce(key="day.tally", params=params(**tally)))
-    if record.tie is not None:
-        tie = record.tie
+    tie = record.tie
+    if tie is not None:
+        # the victim's pick made: whom they chose (`tie.chosen`), not the tie again
+        picked = tie.then == "choice" and tie.drawn is not None
         out.append(
             Announce(
-                key=f"tie.{tie.then}",
+                key="tie.chosen" if picked else f"tie.{tie.then}",
                 params=params(
                     tied=seats_text(tie.tied),
                     drawn=tie.drawn,
@@ -650,13 +699,20 @@ def _day_resolved(before: GameState, event: DayResolved, after: GameState) -> li
         out.append(Announce(key="day.vetoed", params=params(seat=int(record.vetoed))))
     if record.spared is not None:
         out.append(Announce(key="day.spared", params=params(seat=int(record.spared), **group)))
-    said = record.spared is not None and not record.left  # day.spared says nobody leaves
-    if not said and (record.tie is None or record.tie.then not in ("revote", "choice")):
+    # said already: day.spared and tie.none say nobody leaves; a run-off or a victim's choice
+    # to come says who may still leave
+    said = record.spared is not None and not record.left
+    if tie is not None and not record.left:
+        said = said or tie.then == "none"
+    pending = tie is not None and (
+        tie.then == "revote" or (tie.then == "choice" and tie.drawn is None)
+    )
+    if not said and not pending:
         left = seats_text(record.left)
         out.append(
             Announce(key="day.result", params=params(number=record.number, left=left, **group))
         )
-    out.extend(_reveal_and_last_words(record.revealed, record.last_words))
+    out.extend(_reveal_and_last_words(after, record.revealed, () if ending else record.last_words))
     out.extend(_last_act_prompts(event.last_acts))
     return out
 

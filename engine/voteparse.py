@@ -13,13 +13,15 @@ Theory of operation
 2. Keyword: the post must START with ``投票给`` | ``投给`` | ``投票`` | ``投`` | ``vote``
    (any case; ``vote`` must not run on into a letter: ``voted`` is not a keyword), optionally
    followed by ``for`` (after ``vote``) and by any punctuation/spaces such as ``:`` / ``：``.
-   A post starting with ``弃权`` / ``弃权票`` / ``abstain`` is read as if ``投`` preceded it.
+   A post starting with ``弃权`` / ``弃权票`` / ``弃票`` / ``abstain`` is read as if ``投``
+   preceded it (``弃票``, "giving up one's vote", is the forum's other word for an abstention,
+   and the forum game's 投票帖 asks for it).
    Anything else -> ``NotAVote`` (``我投5号`` included: the keyword must come first).
 3. Target, tried in this order at the position after the keyword:
    - a mention ``<@id>`` / ``<@!id>`` -> the seat from ``mentions``; role/channel mentions
      ``<@&id>`` / ``<#id>`` and unmapped ids -> ``UnknownTarget``;
    - ``@name`` (longest name in ``names``), else ``@`` + a seat number;
-   - ``弃权票`` | ``弃权`` | ``abstain`` -> ``Abstain``;
+   - ``弃权票`` | ``弃权`` | ``弃票`` | ``abstain`` -> ``Abstain``;
    - a seat number: optional ``#`` / ``No.`` / ``No``, then ASCII digits (at most 6) or a
      Chinese numeral 一 .. 九十九 (``十六``, ``二十``), then optionally ``号``/``號``.  Without
      ``号`` the number must be followed by a non-alphanumeric character, a conjunction or the
@@ -67,7 +69,7 @@ class VoteFor:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Abstain:
-    """An explicit abstention: ``弃权`` / ``abstain`` / ``投弃权`` / ``vote abstain``."""
+    """An explicit abstention: ``弃权`` / ``弃票`` / ``abstain`` / ``投弃权`` / ``vote abstain``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -86,7 +88,7 @@ ParsedPost: TypeAlias = VoteFor | Abstain | UnknownTarget | NotAVote
 
 # All matching happens on case-folded text, so every literal below is lower case.
 _KEYWORDS = ("投票给", "投给", "投票", "投", "vote")
-_ABSTAIN_WORDS = ("弃权票", "弃权", "abstain")
+_ABSTAIN_WORDS = ("弃权票", "弃权", "弃票", "abstain")
 # Longest first where one is a prefix of another (或者 before 或).
 _CONJUNCTIONS: tuple[str, ...] = ("或者", "还有", "还是", "以及", "和", "跟", "与", "及", "或")
 _CONJUNCTIONS += ("and", "or", "&", "+", "/")
@@ -149,7 +151,7 @@ def _parse_full(
 
 _FAST_RE = re.compile(
     r"(?:投 ?|vote ?)(?:([0-9]{1,6}|[一二三四五六七八九十]{1,3})(号)?|<@!?([0-9]{1,25})>)"
-    r"|(?:投 ?|vote )?(?:弃权票?|abstain)"
+    r"|(?:投 ?|vote )?(?:弃权票?|弃票|abstain)"
 )
 _FAST_SEPARATORS = frozenset(" ,，。:：")
 _LOUD = frozenset(_CN_DIGITS + "十号號弃" + "".join(w[0] for w in _CONJUNCTIONS))

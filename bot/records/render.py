@@ -119,6 +119,17 @@ def _phase(ctx: Context, label: str) -> str:
     return ctx.t(f"record.{kind}", number=number) if kind in ("night", "day", "warmup") else label
 
 
+def _clock_phase(ctx: Context, label: str) -> str:
+    """The window a 看表帖 closes: `第2夜`, `第1天`, a run-off `第1天第1次 PK` (`day 1 revote 1`),
+    a victim's choice `第1天平票选择` (`day 1 choice`)."""
+    match label.split():
+        case ["day", number, "revote", revote]:
+            return ctx.t("clock.revote", number=number, revote=revote)
+        case ["day", number, "choice"]:
+            return ctx.t("clock.choice", number=number)
+    return _phase(ctx, label)
+
+
 def _power(ctx: Context, power: object) -> str:
     return ctx.t(f"power.{power}")
 
@@ -145,7 +156,7 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
     """A public post's text."""
     if isinstance(effect, ClockPost):
         time, zone = exact_time(ctx, effect.deadline)
-        return ctx.t("clock.post", phase=_phase(ctx, effect.phase), time=time, zone=zone)
+        return ctx.t("clock.post", phase=_clock_phase(ctx, effect.phase), time=time, zone=zone)
     p = _p(effect.params)
     key = effect.key
     if p.get("group") and key != "day.tally":  # one of the day's several votes (无间道)
@@ -215,8 +226,9 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             chooser=ctx.seat(p["chooser"]) if p.get("chooser") else "",
             commitment=p.get("commitment") or "",
         )
-    if key == "lastwords.invite":
-        return ctx.t("lastwords_msg.invite", seats=ctx.seats(p["seats"]))
+    if key == "lastwords.invite":  # open until the next lock, or the next death list
+        window = "invite_next_death" if p.get("until") == "next_death" else "invite"
+        return ctx.t(f"lastwords_msg.{window}", seats=ctx.seats(p["seats"]))
     if key == "lastwords.text":
         return ctx.t("lastwords_msg.text", seat=ctx.seat(p["seat"]), text=p["text"])
     if key == "reveal":
@@ -267,6 +279,8 @@ def _advanced_window(ctx: Context, p: Mapping[str, object]) -> str:
     label = str(p.get("phase") or "")
     if not label:
         return ctx.t("override.this_window")
+    if p.get("choice"):  # a victim's choice among the tied
+        return ctx.t("override.choice_window", number=label.split()[1])
     if p.get("revote"):
         return ctx.t("override.revote_window", number=label.split()[1], revote=p["revote"])
     return _phase(ctx, label)
@@ -321,7 +335,7 @@ def _tally(ctx: Context, p: Mapping[str, object]) -> str:
         return f"{int(v)}×{w}" if w != 1 else str(int(v))
 
     ranked = sorted(by_target, key=lambda t: (-count(t), int(t)))
-    shape, between = ("{}←{}（{}）", "；") if ctx.locale == "zh-CN" else ("{}←{} ({})", "; ")
+    shape, between = ("{}←{}（{}票）", "；") if ctx.locale == "zh-CN" else ("{}←{} ({})", "; ")
     lines = [
         shape.format(ctx.seat(t), sep.join(weighed(v) for v in by_target[t]), count(t))
         for t in ranked
@@ -335,20 +349,27 @@ def _tally(ctx: Context, p: Mapping[str, object]) -> str:
     if abstained:
         out += "\n" + ctx.t("day.abstained", names=sep.join(ctx.seat(a) for a in abstained))
     void = [x.split(":") for x in str(p.get("void") or "").split(";") if x]
+    deadline = p.get("deadline")
     if void:
         items = []
         for seat, reason, at in void:
             who = ctx.seat(seat) if seat != "0" else ctx.t("void_reason.someone")
             detail = ctx.t(f"void_reason.{reason}")
             if at:
-                detail = (
-                    f"{exact_time(ctx, int(at))[0][11:]}，{detail}"
-                    if ctx.locale == "zh-CN"
-                    else f"{exact_time(ctx, int(at))[0][11:]}, {detail}"
-                )
+                when = _post_time(ctx, int(at), deadline if isinstance(deadline, int) else None)
+                detail = f"{when}，{detail}" if ctx.locale == "zh-CN" else f"{when}, {detail}"
             items.append(f"{who}（{detail}）" if ctx.locale == "zh-CN" else f"{who} ({detail})")
         out += "\n" + ctx.t("day.void", items="；".join(items))
     return out
+
+
+def _post_time(ctx: Context, at: int, deadline: int | None) -> str:
+    """A void post's time of day, to the second as the 看表帖 gives the deadline; to the
+    millisecond when it falls in the deadline's second (a post 1 ms late would read `17:00:00`,
+    the deadline itself), or when the deadline is not known and the second would hide some."""
+    when = exact_time(ctx, at)[0][11:]
+    same_second = at // 1000 == deadline // 1000 if deadline is not None else at % 1000 != 0
+    return f"{when}.{at % 1000:03d}" if same_second else when
 
 
 def _game_over(ctx: Context, p: Mapping[str, object]) -> str:
@@ -384,6 +405,11 @@ def render_vote_channel(ctx: Context, effect: VoteChannelPost) -> str:
         label=p["label"],
         commitment=p["commitment"],
     )
+
+
+CHECK_WORDING = {"other": "check_msg.result_other", "none": "check_msg.result_none"}
+"""Check answers the generic `check_msg.result` ("X 是 **…**") does not read for: 5.0's mole's
+answer (不是秘密警察) and no information (a check on the card 花蝴蝶 hugs)."""
 
 
 def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
@@ -439,8 +465,11 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
             target=ctx.seat(p["target"]),
         )
     if key == "check.result":
+        answer = str(p["result"])
         return ctx.t(
-            "check_msg.result", target=ctx.seat(p["target"]), result=ctx.t(f"check.{p['result']}")
+            CHECK_WORDING.get(answer, "check_msg.result"),
+            target=ctx.seat(p["target"]),
+            result=ctx.t(f"check.{answer}"),
         )
     if key == "lastwords.prompt":
         return ctx.t("lastwords_msg.prompt")
@@ -491,6 +520,8 @@ def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
     team = shown.get("team")
     if isinstance(team, str) and f"team_name.{team}" in names:
         shown["team"] = ctx.t(f"team_name.{team}")
+    if "candidates" in shown:  # the players one may vote for or pick, as seats are named
+        shown["candidates"] = ctx.seats(str(shown["candidates"]))
     for name in ("now", "deadline"):
         moment = shown.get(name)
         if isinstance(moment, int) and not isinstance(moment, bool):
@@ -502,4 +533,7 @@ def render_reply(ctx: Context, effect: ReplyToPost) -> str | None:
     """The reply to a vote post: None for a valid one (it gets ✅), else the reason."""
     if effect.key is None:
         return None
-    return ctx.t(effect.key, **_p(effect.params))
+    values = _p(effect.params)
+    if "candidates" in values:  # a run-off's candidates, named as seats are everywhere
+        values["candidates"] = ctx.seats(values["candidates"])
+    return ctx.t(effect.key, **values)

@@ -341,7 +341,9 @@ class Ruleset:
     ) -> bool:
         """Whether a player leaving in `phase` for `causes` may have last words at all (before
         the policy's count; one who may not uses no slot). 4.0 花蝴蝶: a killer voted out has
-        none."""
+        none. A moderator's removal is asked with no causes: its answer must not depend on the
+        role, or whether the removed player is invited to speak would tell it (docs/rulings.md,
+        "Last words")."""
         return True
 
     def shown_at_death(

@@ -88,8 +88,10 @@ class Tianxia(Ruleset):
     def has_last_words(
         self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
     ) -> bool:
-        """ "被投死的贼没有遗言，警察和平民有遗言"."""
-        return seat.role not in THIEVES
+        """ "被投死的贼没有遗言，警察和平民有遗言" (a thief has none at night either); a player
+        removed by a moderator (no cause) has them whatever the role, or the invitation would
+        tell whether they were a thief."""
+        return not causes or seat.role not in THIEVES
 
     def shown_at_death(
         self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes

@@ -23,6 +23,7 @@ from typing import ClassVar
 from engine.model import Camp, CheckResult, PhaseId, PhaseKind, Power, Role, Seat
 from engine.rulesets.base import (
     V3_SCORES,
+    VOTE,
     Causes,
     Composition,
     LastWordsPolicy,
@@ -98,8 +99,9 @@ class V4Butterfly(Ruleset):
     def has_last_words(
         self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes
     ) -> bool:
-        """A killer voted out has none ("杀手被投死，没有遗言"); everyone else has."""
-        return not (phase.kind is PhaseKind.DAY and seat.role is Role.KILLER)
+        """A killer voted out has none ("杀手被投死，没有遗言"); everyone else has, a player
+        removed by a moderator too, whatever the role (no vote: no cause)."""
+        return not (VOTE in causes and seat.role is Role.KILLER)
 
     def shown_at_death(
         self, state: GameState, seat: SeatState, phase: PhaseId, causes: Causes

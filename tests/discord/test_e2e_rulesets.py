@@ -101,7 +101,8 @@ async def test_v5_7_whole_game(table7: Table) -> None:
     await d.post_vote(3, "弃权", None)
     await d.lock()
     assert any(
-        "第1天票型：14号 玩家7←7×2、9×2（4）；9号 玩家5←2、11（2）" in text for text in t.public()
+        "第1天票型：14号 玩家7←7×2、9×2（4票）；9号 玩家5←2、11（2票）" in text
+        for text in t.public()
     )
     assert any("14号 玩家7 出局" in text for text in t.public())
 
@@ -365,8 +366,8 @@ async def test_wujiandao_8_whole_game(table8: Table) -> None:
     assert [m.content for m in replies] == [f"你只能在本派别内投票：{pl} 号不属于本派。"]
     await d.lock()
     public = t.public()
-    assert any("第1天警方票型：3号 玩家3←1、2（2）；1号 玩家1←3（1）" in x for x in public)
-    assert any("第1天匪方票型：8号 玩家8←5、7（2）；7号 玩家7←8（1）" in x for x in public)
+    assert any("第1天警方票型：3号 玩家3←1、2（2票）；1号 玩家1←3（1票）" in x for x in public)
+    assert any("第1天匪方票型：8号 玩家8←5、7（2票）；7号 玩家7←8（1票）" in x for x in public)
     assert any(f"【警方】{gm}号 玩家{gm} 出局。" in x for x in public)
     assert any(f"【匪方】得票最多的 {gl}号 玩家{gl} 今天不能被投出局" in x for x in public)
 

@@ -106,6 +106,14 @@ CASES = [
     pytest.param("弃权了", NotAVote(), id="qiquan-no-separator"),
     pytest.param("abstaining", NotAVote(), id="abstaining"),
     pytest.param("投弃权 5号", UnknownTarget(token="弃权 5号"), id="abstain-then-seat"),
+    # 弃票, the forum's other word for it (the forum game's 投票帖 asks for it)
+    pytest.param("弃票", Abstain(), id="qipiao"),
+    pytest.param("弃票，没想好", Abstain(), id="qipiao-comment"),
+    pytest.param("投弃票", Abstain(), id="tou-qipiao"),
+    pytest.param("投 弃票", Abstain(), id="tou-space-qipiao"),
+    pytest.param("弃票了", NotAVote(), id="qipiao-no-separator"),
+    pytest.param("投弃票 5号", UnknownTarget(token="弃票 5号"), id="qipiao-then-seat"),
+    pytest.param("投5号，弃票", UnknownTarget(token="5号,弃票"), id="seat-then-qipiao"),
     # --- comments after the target
     pytest.param("投5号，理由：昨天发言矛盾", VoteFor(seat=5), id="comment-after-comma"),
     pytest.param("投5号 他昨天跳了预言家", VoteFor(seat=5), id="comment-after-space"),

@@ -68,7 +68,7 @@ def test_weighted_vote_table() -> None:
         ),
     )  # fmt: skip
     assert render_public(ctx("zh-CN"), tally) == (
-        "第1天票型：9号 P9←3×2、11（3）；14号 P14←2、7×2（3）\n弃权：13号 P13"
+        "第1天票型：9号 P9←3×2、11（3票）；14号 P14←2、7×2（3票）\n弃权：13号 P13"
     )
     assert render_public(ctx("en"), tally) == (
         "Day 1 vote table (票型): #9 P9←3×2, 11 (3); #14 P14←2, 7×2 (3)\nAbstained (弃权): #13 P13"
@@ -80,7 +80,7 @@ def test_weighted_vote_table() -> None:
         ),
     )
     assert render_public(ctx("zh-CN"), heavier).startswith(
-        "第2天票型：5号 P5←1×2（2）；6号 P6←3、4（2）"
+        "第2天票型：5号 P5←1×2（2票）；6号 P6←3、4（2票）"
     )
 
 
@@ -89,7 +89,9 @@ def test_per_faction_vote_tables_and_results_are_labelled() -> None:
         key="day.tally",
         params=params(number=1, revote=0, votes="1>3;2>3;3>1", void="", group="police"),
     )
-    assert render_public(ctx("zh-CN"), police) == "第1天警方票型：3号 P3←1、2（2）；1号 P1←3（1）"
+    assert render_public(ctx("zh-CN"), police) == (
+        "第1天警方票型：3号 P3←1、2（2票）；1号 P1←3（1票）"
+    )
     assert render_public(ctx("en"), police).startswith(
         "Day 1 vote table (票型) of the police faction (警方): #3 P3←1, 2 (2); #1 P1←3 (1)"
     )
@@ -101,7 +103,7 @@ def test_per_faction_vote_tables_and_results_are_labelled() -> None:
     left = Announce(key="day.result", params=params(number=1, left="3", group="police"))
     assert (
         render_public(ctx("en"), left)
-        == "[the police faction (警方)] #3 P3 leaves the game (出局)."
+        == "[the police faction (警方)] Out of the game (出局): #3 P3."
     )
 
 
