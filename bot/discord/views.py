@@ -224,7 +224,8 @@ def views_for_whisper(
                     options.append(discord.SelectOption(label=label, value=str(seat)))
             menus.extend(_power_selects(game_id, night, power, name, options, card))
         if len(menus) > ROWS_PER_MESSAGE:  # no ruleset comes near (2 powers × 2 selects at most)
-            log.warning(
+            # DEBUG only: how many selects a seat needs depends on its powers (its role)
+            log.debug(
                 "game %s: a power menu needs %d selects: sent without it", game_id, len(menus)
             )
             return None  # the message alone (it names /act and /pass), never a menu cut short
