@@ -246,10 +246,16 @@ class DiscordEffects:
         }
         name = f"第{game_id}局·{names.get(team, team.value)}"
         # made before its id was stored (the database away, a crash): found, not made twice;
-        # archived since, it is not among the cached active threads
+        # archived since, it is not among the cached active threads. Only the 100 newest
+        # archived private threads the bot joined there are looked through (Discord lists them
+        # newest first, 100 a request: one request): such a thread was made just before its
+        # id's write failed, so it is among the newest, while the team threads of every earlier
+        # game in the channel are older; paging through all of them, at each game's first join
+        # per team, would read the channel's whole history of games
         thread = discord.utils.get(parent.threads, name=name)
         if thread is None:
-            async for archived in parent.archived_threads(private=True, joined=True, limit=None):
+            recent = parent.archived_threads(private=True, joined=True, limit=100)
+            async for archived in recent:
                 if archived.name == name:
                     thread = archived
                     break

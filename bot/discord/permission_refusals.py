@@ -14,7 +14,8 @@ one, a line in its override log channel. Neither names a player: whose overwrite
 say nothing hidden (deaths and silences are announced), but the line need not.
 
 A players' role an admin deleted mid-game (`tell_role_gone`) is told the same way, and to the
-game's moderators by DM as well, once per game (the mark is kept with the game).
+game's moderators by DM as well, once per game (the mark is kept with the game, claimed before
+the notice goes out: of two callers at once, one tells).
 """
 
 from __future__ import annotations
@@ -83,7 +84,12 @@ async def tell_role_gone(judge: Judge, game_id: int) -> None:
     the forum to everyone again all the same (`bot.discord.permissions.release`)."""
     info = await judge.runtime.service.info(game_id)
     role_id = str(info.channels.get("players_role"))
-    if info.channels.get(ROLE_GONE) == role_id:
+    if info.channels.get(ROLE_GONE) == role_id:  # told: no write
+        return
+    # claimed before anything is said: two at once (a window's opening beside a restart's
+    # reconcile) would both have read no mark above; one claims it, the other says nothing.
+    # A notice lost half-way (a crash) is not said again: the game goes on either way.
+    if not await judge.runtime.service.claim_channel(game_id, ROLE_GONE, role_id):
         return
     log.warning(
         "game %s: the players' role was deleted from the server while the game is in play; "
@@ -110,4 +116,3 @@ async def tell_role_gone(judge: Judge, game_id: int) -> None:
             await moderator.send(text, allowed_mentions=quiet)
         except discord.HTTPException:  # a moderator's closed DMs stop nothing
             log.warning("game %s: a moderator does not accept DMs", game_id)
-    await judge.runtime.service.set_channels(game_id, {ROLE_GONE: role_id})

@@ -6,7 +6,8 @@ The engine's effects change these permissions one step at a time (SeatLeft, Sile
 ReleaseChannels); each performer here brings a player's overwrites in line with the state as it
 is when it runs, so performing an effect again, late, or out of turn is harmless. `reconcile`
 does the same for every player of a game at once: on resume, a lost or half-done edit can leave
-no player out of the game posting and no living player silenced.
+no player out of the game posting and no living player silenced; and it sets each team thread's
+members from the state (`set_team_threads`), a change Discord refused before done now.
 
 A channel may see several games one after the other: a member's overwrite in a channel follows
 the game that holds the channel now (`FaguanBot.channel_games`), so a late effect of an ended game
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
@@ -40,6 +42,7 @@ import discord
 from bot.discord.permission_refusals import tell_refused, tell_role_gone
 from bot.runtime.hosting import is_forum
 from engine.model import Team
+from engine.rulesets import rules_for
 from engine.speech import channels_open, out_of_game, silenced
 from engine.state import GameState
 
@@ -142,6 +145,11 @@ async def set_member(
     wanted.update(**{name: (False if name in deny else None) for name in fields})
     if wanted == current and (not wanted.is_empty() or not _has_overwrite(channel, user_id)):
         return True
+    settled = _left_alone.setdefault(client, set())
+    if (channel.id, user_id) in settled:
+        if channel.guild.get_member(user_id) is None:
+            return True  # Discord would not change it for them: not asked again (`_set_by_id`)
+        settled.discard((channel.id, user_id))  # back on the server: set as for any member
     member = await _member(channel.guild, player)
     denies = any(getattr(wanted, f) is False and getattr(current, f) is not False for f in fields)
     try:
@@ -158,6 +166,15 @@ MEMBER_OVERWRITE: Literal[1] = 1
 """Discord's overwrite type for a member (0: a role)."""
 
 
+_left_alone: weakref.WeakKeyDictionary[discord.Client, set[tuple[int, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per client (a process's bot): the (channel, member) overwrites of members who left the
+server that Discord would not change (`_set_by_id`): left as they are, with no request, while
+the member is away (each window's opening would otherwise ask again: the member, then the
+edit, both refused)."""
+
+
 async def _set_by_id(
     client: discord.Client,
     channel: Hosting,
@@ -166,9 +183,15 @@ async def _set_by_id(
 ) -> None:
     """A member overwrite set (None: deleted) by the member's id, for one who left the server:
     discord.py's `set_permissions` takes a member or a user object, neither of which the bot
-    has for them; the request is the one it would make. Gone already (Unknown Overwrite), or
-    Discord refusing an overwrite for one who is no member: nothing to do, it waits for them."""
-    with contextlib.suppress(discord.NotFound):
+    has for them; the request is the one it would make.
+
+    Discord may refuse it (404: Unknown Overwrite for one who is no member, or gone already):
+    an overwrite holding nothing but the game's fields (`OUT`) is deleted instead (what is left
+    of the game's waits for them, as a new deny does); otherwise (an admin's fields on it, or
+    the deletion refused too) it is left as it is for good in this process (`_left_alone`),
+    and not asked again while they are away: it settles, where each window would repeat both
+    refused requests."""
+    try:
         if wanted.is_empty():
             await client.http.delete_channel_permissions(channel.id, user_id)
         else:
@@ -176,6 +199,15 @@ async def _set_by_id(
             await client.http.edit_channel_permissions(
                 channel.id, user_id, str(allow.value), str(deny.value), MEMBER_OVERWRITE
             )
+        return
+    except discord.NotFound:
+        pass
+    if not wanted.is_empty() and all(v is None for name, v in wanted if name not in OUT):
+        with contextlib.suppress(discord.NotFound):
+            await client.http.delete_channel_permissions(channel.id, user_id)
+            return
+    _left_alone.setdefault(client, set()).add((channel.id, user_id))
+    log.debug("channel %s: Discord would not change the overwrite of one who left", channel.id)
 
 
 def _has_overwrite(channel: Hosting, target_id: int) -> bool:
@@ -270,7 +302,8 @@ async def sync_players(
     """Bring the players' overwrites in the game's channels in line with the state of the game
     holding each channel, and (`threads`) take a player out of the game out of its team
     threads. An effect leaves the threads alone: who is in one is private, and the engine
-    orders that part after the public ones (`LeaveTeamThreads`)."""
+    orders that part after the public ones (`LeaveTeamThreads`); `reconcile` sets each team
+    thread's members whole (`set_team_threads`)."""
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
     if guild is None:
@@ -308,24 +341,32 @@ async def leave_team_threads(
     await _leave_threads(judge, channels, [player])
 
 
+async def _stored_thread(judge: Judge, value: object) -> discord.Thread | None:
+    """A team thread by its stored id: from the cache (the active threads), else asked of
+    Discord (an archived one); None when it is gone."""
+    thread = judge.client.get_channel(int(str(value)))
+    if not isinstance(thread, discord.Thread):
+        try:
+            thread = await judge.client.fetch_channel(int(str(value)))
+        except discord.NotFound:
+            return None
+    return thread if isinstance(thread, discord.Thread) else None
+
+
 async def _leave_threads(judge: Judge, channels: dict[str, object], players: list[str]) -> None:
     """The players leave the team threads among `channels` (no longer reading the team's
     plans); a thread Discord archived is unarchived first (`bot.discord.team_threads`). A
     removal Discord refuses (403: the bot lacks Manage Threads) is skipped, and the game's
     moderators are told privately: retried, it would hold every later private effect of the
-    game; `reconcile` (on resume) takes the players out once Discord lets it."""
+    game; `reconcile` (on resume) puts the threads right once Discord lets it
+    (`set_team_threads`)."""
     from bot.discord.team_threads import tell_threads_refused, thread_member
 
     for key, value in channels.items():
-        if not key.startswith("thread_"):
+        if not key.startswith(THREAD_KEY):
             continue
-        thread = judge.client.get_channel(int(str(value)))
-        if not isinstance(thread, discord.Thread):
-            try:
-                thread = await judge.client.fetch_channel(int(str(value)))
-            except discord.NotFound:
-                continue
-        if not isinstance(thread, discord.Thread):
+        thread = await _stored_thread(judge, value)
+        if thread is None:
             continue
         present = {m.id for m in await thread.fetch_members()}
         for player in players:
@@ -340,6 +381,64 @@ async def _leave_threads(judge: Judge, channels: dict[str, object], players: lis
                 held = (i.id for i in infos if str(i.channels.get(key)) == str(value))
                 if (game_id := next(held, None)) is not None:
                     await tell_threads_refused(judge, game_id, thread)
+
+
+THREAD_KEY = "thread_"
+"""Game-row key prefix: a team's thread (`thread_killers`: the killers'), by its id."""
+
+
+def team_players(state: GameState, team: Team) -> frozenset[str]:
+    """The players who read `team`'s thread now: those holding a living card of the team (a
+    player whose card of it is out, or whose role turned, does not, though another of their
+    cards plays on)."""
+    rules = rules_for(state)
+    return frozenset(state.seat(s).player for s in rules.team_members(state, team))
+
+
+async def set_team_threads(judge: Judge, game_id: int) -> None:
+    """Each team thread of a game in play holds, of its players, exactly those holding a living
+    card of the team (`team_players`; on resume: `reconcile`): a join or a removal Discord
+    refused (403: the game's moderators were told the next start puts it right), or one lost,
+    is done now, a player who left a team alive (basic's grief; 5.0, a killer card out while
+    another card plays on) taken out too. The bot itself and whoever is no player of the game
+    (a moderator reading along) are left as they are. Each thread's members are asked once, and
+    nothing more where they are right; an archived thread is unarchived only for a change
+    (`thread_member`). The state is read after that, so a change the private effects made
+    meanwhile is not undone from an older one.
+
+    Who is in a team is hidden: a change is logged at DEBUG only, a refusal told to the game's
+    moderators privately (`tell_threads_refused`), any other failure of a change (one who left
+    the server: Unknown Member) skipped at DEBUG, left to the next start."""
+    from bot.discord.team_threads import tell_threads_refused, thread_member
+
+    info = await judge.runtime.service.info(game_id)
+    for key, value in info.channels.items():
+        try:
+            team = Team(key.removeprefix(THREAD_KEY)) if key.startswith(THREAD_KEY) else None
+        except ValueError:
+            team = None
+        if team is None:
+            continue
+        thread = await _stored_thread(judge, value)
+        if thread is None:
+            continue
+        present = {m.id for m in await thread.fetch_members()}
+        state = await judge.runtime.service.state(game_id)
+        if state.over:  # the end leaves the threads as they are
+            return
+        reading = team_players(state, team)
+        for player in players_of(state):
+            add = player in reading
+            if add == (int(player) in present):
+                continue
+            log.debug("game %s: changing a member of team thread %s", game_id, thread.id)
+            try:
+                await thread_member(thread, discord.Object(int(player)), add=add)
+            except discord.Forbidden:
+                log.debug("game %s: team thread %s not changed (refused)", game_id, thread.id)
+                await tell_threads_refused(judge, game_id, thread)
+            except discord.HTTPException as exc:
+                log.debug("game %s: team thread %s not changed (%s)", game_id, thread.id, exc.code)
 
 
 async def set_role_open(channel: Hosting, role: discord.Role, open_: bool) -> bool:
@@ -423,9 +522,11 @@ async def players_role(
     role = guild.get_role(int(str(role_id)))
     if role is not None:
         return role
-    # the cache may not hold a role made a moment ago (its gateway event late): Discord says
-    if any(r.id == int(str(role_id)) for r in await guild.fetch_roles()):
-        return None
+    # the cache may not hold a role made a moment ago (discord.py's `create_role` does not cache
+    # it; its gateway event may come late): Discord says, and the role it has is the one used
+    role = discord.utils.get(await guild.fetch_roles(), id=int(str(role_id)))
+    if role is not None:
+        return role
     if not state.over:
         await tell_role_gone(judge, game_id)
     return None
@@ -433,11 +534,11 @@ async def players_role(
 
 async def reconcile(judge: Judge, game_id: int) -> None:
     """Set every permission of a game in play from its state (on resume): each player's
-    overwrites and team threads, the bot's own on a forum game's teams channel, and the
-    players' role open or closed as the window says (deleted by an admin: the moderators are
-    told, `players_role`)."""
+    overwrites, the bot's own on a forum game's teams channel, the players' role open or closed
+    as the window says (deleted by an admin: the moderators are told, `players_role`), and
+    last, each team thread's members (`set_team_threads`)."""
     state = await judge.runtime.service.state(game_id)
-    await sync_players(judge, game_id, state, players_of(state))
+    await sync_players(judge, game_id, state, players_of(state), threads=False)
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
     if guild is None:
@@ -445,16 +546,16 @@ async def reconcile(judge: Judge, game_id: int) -> None:
     await keep_bot_in_teams(judge, game_id, guild, info.channels)
     role = await players_role(judge, game_id, guild, state)
     now = channels_open(state)
-    if role is None or now is None:
-        return
-    held = [  # those another game holds now are left to it
-        channel
-        for channel in game_channels(guild, info.channels)
-        if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id
-    ]
-    await open_channels(
-        judge, game_id, role, held, open_by_channel(info.channels, now.game, now.vote)
-    )
+    if role is not None and now is not None:
+        held = [  # those another game holds now are left to it
+            channel
+            for channel in game_channels(guild, info.channels)
+            if judge.runtime.routes.channel_games.get(channel.id, game_id) == game_id
+        ]
+        opened = open_by_channel(info.channels, now.game, now.vote)
+        await open_channels(judge, game_id, role, held, opened)
+    if not state.over:
+        await set_team_threads(judge, game_id)
 
 
 async def release(judge: Judge, game_id: int, state: GameState) -> None:

@@ -6,7 +6,8 @@ are made with the longest, a week: `bot.discord.effects`) and then neither adds 
 nor takes one out (400, 50083) until it is unarchived. A change it refuses outright (403: the
 bot lacks Manage Threads) is skipped, not retried: a game's private effects are delivered in
 order, so a retried one would hold every later one (the night's power menus, the check results)
-until someone fixes the server. Its moderators are told privately instead.
+until someone fixes the server. Its moderators are told privately instead, and the next start
+puts each thread's members right (`bot.discord.permissions.set_team_threads`).
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ async def thread_member(thread: discord.Thread, user: discord.abc.Snowflake, *, 
 async def tell_threads_refused(judge: Judge, game_id: int, thread: discord.Thread) -> None:
     """Discord refused to add a member to one of the game's team threads or take one out (403):
     the game goes on without it, and its moderators are told by DM what the bot lacks there,
-    once per game and cause. On resume `bot.discord.permissions.reconcile` takes out whom it
-    can.
+    once per game and cause (the mark claimed before the DMs: of two at once, one tells). On
+    resume `bot.discord.permissions.reconcile` sets each team thread's members from the state
+    (`set_team_threads`), as the notice says.
 
     When it fails depends on hidden roles (a dead killer leaving the killers' thread), so only
     the game's moderators hear of it, privately: never one who plays in it (`moderators_of`),
@@ -71,7 +73,11 @@ async def tell_threads_refused(judge: Judge, game_id: int, thread: discord.Threa
     key = THREADS_REFUSED + ", ".join(lacking)
     log.debug("game %s: Discord refused a change to a team thread's members (%s)", game_id, key)
     info = await judge.runtime.service.info(game_id)
-    if info.channels.get(key):
+    if info.channels.get(key):  # told: no write
+        return
+    # claimed before anything is said: of two at once (a restart's reconcile beside the private
+    # lane), one tells; a notice lost half-way (a crash) is not said again
+    if not await judge.runtime.service.claim_channel(game_id, key):
         return
     ctx = await judge.runtime.contexts.context(game_id)
     missing = f"{', '.join(lacking)} (<#{thread.parent_id}>)"
@@ -81,4 +87,3 @@ async def tell_threads_refused(judge: Judge, game_id: int, thread: discord.Threa
             await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
         except discord.HTTPException:  # a moderator's closed DMs stop nothing
             log.debug("game %s: a moderator does not accept DMs", game_id)
-    await judge.runtime.service.set_channels(game_id, {key: True})

@@ -385,6 +385,14 @@ class GameService:
         finally:
             self._row_written(game_id)
 
+    async def claim_channel(self, game_id: int, key: str, value: Any = True) -> bool:
+        """Set a mark in the game's row unless it holds `value` already (``set_channels``):
+        whether this call set it, so of callers at once exactly one acts on it."""
+        try:
+            return await self.repo.claim_channel(game_id, key, value)
+        finally:
+            self._row_written(game_id)
+
     # -- inputs ------------------------------------------------------------------------------------
     async def submit(
         self,

@@ -1339,6 +1339,19 @@ class Repository:
             row.updated_at = self._clock()
             return True
 
+    async def claim_channel(self, game_id: int, key: str, value: Any = True) -> bool:
+        """Set ``key`` to ``value`` in a game's Discord objects unless it holds that value
+        already (a mark absent, or one for something else: another role's), under the row's
+        lock: whether this call set it. Of callers at once, one claims a mark (a notice due once
+        is said once, by the caller that claimed it, before it is said)."""
+        async with self._writing() as s:
+            row = await _locked_game(s, game_id)
+            if key in row.channels and row.channels[key] == value:
+                return False
+            row.channels = {**row.channels, key: value}
+            row.updated_at = self._clock()
+            return True
+
     # --- servers ------------------------------------------------------------------------------
 
     async def get_settings(self, server_id: int) -> JsonDict:

@@ -8,6 +8,7 @@ the forum to everyone again."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +22,10 @@ from simcord import BackendError
 from simcord.backend.models.channel import Overwrite
 from simcord.enums import OverwriteType
 
+from bot.discord import permissions
+from bot.discord.judge import judge_of
 from bot.discord.override_log import LOG_CHANNEL
+from bot.discord.permission_refusals import tell_role_gone
 
 SEED = "server-seed"
 THREADS = discord.Permissions(send_messages_in_threads=True).value
@@ -270,3 +274,121 @@ async def test_a_forum_game_ended_without_its_role_opens_the_forum_again(forum: 
     assert isinstance(forum_channel, discord.ForumChannel)
     assert forum_channel.overwrites_for(forum_channel.guild.default_role).is_empty()
     await t.outside.send(t.channel, "游戏结束了，路人也能说话")
+
+
+async def test_a_players_role_missing_from_the_cache_still_opens_the_forum(forum: Table) -> None:
+    """The forum is shut to the players (as a 看表帖 leaves it) and the bot's cache does not
+    hold the players' role (discord.py does not cache a role it makes; the gateway's event may
+    come late): Discord has it, so the day's opening lets the players post in the main post all
+    the same, and no one is told it was deleted."""
+    t = forum
+    assert t.forum is not None
+    d = Driver(t, "basic")
+    await d.start()
+    info = await t.bot.runtime.service.info(d.game_id, refresh=True)
+    role_id = int(info.channels["players_role"])
+    shut = Overwrite(target_id=role_id, type=OverwriteType.ROLE, deny=THREADS)
+    t.env.backend.set_overwrite(t.forum.id, shut)
+    await t.env.settle()
+    guild = t.bot.get_guild(t.guild.id)
+    assert guild is not None
+    guild._remove_role(role_id)
+    await cannot_post(t, 1)
+    await quiet_night(d)  # day 1 opens
+    await t.player(1).send(t.channel, "白天了，我能发言")
+    assert not t.dms(t.moderator)
+
+
+async def cannot_post(t: Table, seat: int) -> None:
+    with pytest.raises(BackendError, match="Missing Permissions"):
+        await t.player(seat).send(t.channel, "现在能发言吗")
+
+
+async def test_a_deleted_role_told_twice_at_once_is_told_once(text: Table) -> None:
+    """A window's opening and a restart's reconcile notice the deleted role at once: the
+    game's moderators get one DM."""
+    t = text
+    d = await role_deleted(t)
+    judge = judge_of(t.bot)
+    await asyncio.gather(tell_role_gone(judge, d.game_id), tell_role_gone(judge, d.game_id))
+    await t.env.settle()
+    assert len(t.dms(t.moderator)) == 1
+    await quiet_night(d)  # the day's opening: nothing more
+    assert len(t.dms(t.moderator)) == 1
+
+
+UNKNOWN_OVERWRITE = 10009
+
+
+def overwrite_refused(t: Table, channel_id: int, user_id: int) -> None:
+    """From now on Discord answers an edit of this member's overwrite 404 (Unknown Overwrite), as
+    it may for one who is no member of the server."""
+    t.env.inject_error(
+        "PUT",
+        f"/channels/{channel_id}/permissions/{user_id}",
+        status=404,
+        code=UNKNOWN_OVERWRITE,
+        message="Unknown Overwrite",
+        times=None,
+    )
+
+
+def requests_about(t: Table, since: int, user_id: int) -> list[tuple[str, str]]:
+    return [
+        (r.method, r.path)
+        for r in t.env.backend.http_requests[since:]
+        if r.path.endswith(f"/{user_id}")
+    ]
+
+
+async def test_a_departed_players_overwrite_discord_will_not_edit_is_not_asked_again(
+    text: Table,
+) -> None:
+    """A living player's stale deny, beside an admin's own allow, in the game channel; they left
+    the server, and Discord answers the edit lifting the deny 404 (Unknown Overwrite). The
+    window's opening tries once; the next windows ask nothing more about them (neither the
+    member nor the edit), and the overwrite stays as it was."""
+    t = text
+    d = Driver(t, "basic")
+    roles = await d.start()
+    player = t.player(by_role(roles, "civilian")[0])
+    embed = discord.Permissions(embed_links=True).value
+    t.env.backend.set_overwrite(
+        t.channel.id,
+        Overwrite(target_id=player.id, type=OverwriteType.MEMBER, allow=embed, deny=OUT),
+    )
+    t.guild.remove_member(player)
+    overwrite_refused(t, t.channel.id, player.id)
+    await t.env.settle()
+    since = len(t.env.backend.http_requests)
+    await quiet_night(d)  # day 1: tried once
+    assert ("PUT", f"/channels/{t.channel.id}/permissions/{player.id}") in requests_about(
+        t, since, player.id
+    )
+    since = len(t.env.backend.http_requests)
+    await d.lock()  # night 2
+    await quiet_night(d)  # day 2
+    assert requests_about(t, since, player.id) == []
+    assert members_overwrites(t, t.channel.id)[player.id] == (embed, OUT)
+    assert not await t.bot.runtime.service.repo.undone_effects()
+
+
+async def test_a_departed_players_overwrite_of_the_games_fields_alone_is_deleted_instead(
+    text: Table,
+) -> None:
+    """Discord will not edit a departed player's overwrite holding nothing but what the game
+    sets: lifting part of it, the bot deletes it instead (the rest waits for them, as a new
+    deny does)."""
+    t = text
+    player = t.player(3)
+    t.env.backend.set_overwrite(
+        t.channel.id, Overwrite(target_id=player.id, type=OverwriteType.MEMBER, deny=OUT)
+    )
+    t.guild.remove_member(player)
+    overwrite_refused(t, t.channel.id, player.id)
+    await t.env.settle()
+    channel = t.bot.get_channel(t.channel.id)
+    assert isinstance(channel, discord.TextChannel)
+    lifted = await permissions.set_member(t.bot, channel, str(player.id), (), permissions.TEAMS_OUT)
+    await t.env.settle()
+    assert lifted and player.id not in members_overwrites(t, t.channel.id)

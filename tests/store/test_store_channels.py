@@ -72,3 +72,19 @@ async def test_a_take_waits_for_a_write_of_the_row_under_way_and_sees_it(
         await asyncio.wait({taking}, timeout=STILL_WAITING)
         assert not taking.done(), "the take did not wait for the row"
     assert await taking is False
+
+
+async def test_of_claims_at_once_exactly_one_sets_the_mark_and_other_keys_stay(
+    repo: Repository,
+) -> None:
+    game_id = (await new_game(repo)).game_id
+    await repo.update_channels(game_id, {"players_role": "5"})
+    claims = (repo.claim_channel(game_id, "players_role_gone", "5") for _ in range(6))
+    claimed = await asyncio.gather(*claims)
+    assert claimed.count(True) == 1
+    channels = (await repo.get_game(game_id)).channels
+    assert channels["players_role_gone"] == "5" and channels["players_role"] == "5"
+    assert not await repo.claim_channel(game_id, "players_role_gone", "5")  # held: not again
+    assert await repo.claim_channel(game_id, "players_role_gone", "6")  # another role's: set
+    assert await repo.claim_channel(game_id, "threads_refused:Manage Threads")  # True, absent
+    assert (await repo.get_game(game_id)).channels["threads_refused:Manage Threads"] is True
