@@ -477,8 +477,8 @@ def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
         raise ActorError("choice.not_chooser")
     seat = window.chooser
     if cmd.target not in window.candidates:
-        raise TargetError(
-            "vote.not_candidate",
+        raise TargetError(  # the choice's own words, not the run-off's (`vote.not_candidate`)
+            "choice.not_candidate",
             target=cmd.target,
             candidates=",".join(map(str, window.candidates)),
         )

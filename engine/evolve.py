@@ -191,12 +191,14 @@ def evolve(state: GameState, event: Event) -> GameState:
             )
         case GameEnded():
             history = state.history if event.record is None else (*state.history, event.record)
-            return replace(
+            return replace(  # nothing stays open: no last words nor last act after the end
                 state,
                 result=event.result,
                 window=None,
                 deadline=None,
                 paused_remaining=None,
+                last_words_open=(),
+                last_acts_open=(),
                 history=history,
             )
         case _:

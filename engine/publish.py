@@ -69,6 +69,7 @@ from engine.state import (
     VotePost,
     Window,
 )
+from engine.view import view_for
 
 
 def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
@@ -200,7 +201,9 @@ def _need(state: GameState | None) -> GameState:
 
 
 def role_message(state: GameState, seat: Seat) -> Whisper:
-    """The private role message for a seat: role, powers, teammates (who knows whom)."""
+    """The private role message for a seat: role, powers (now, and later or on leaving the game),
+    teammates (who knows whom); the side its role plays for where the role does not say it (a
+    mine); the card dealt where the role has turned since (a substitute's message)."""
     rules = rules_for(state)
     me = state.seat(seat)
     own = state.seats_of(me.player)
@@ -210,6 +213,14 @@ def role_message(state: GameState, seat: Seat) -> Whisper:
     extra: dict[str, Param] = {}
     if len(own) > 1:  # 5.0 双身份: every card's message shows all of the player's cards
         extra["cards"] = ",".join(f"{s}:{state.seat(s).role.value}" for s in own)
+    later = rules.later_powers(state, me)
+    if later:  # a power that starts later, or acts on leaving the game
+        extra["later"] = ";".join(p.text() for p in later)
+    side = rules.side_note(me)
+    if side is not None:  # the side a mine plays for
+        extra["side"] = side
+    if me.original_role is not me.role:  # the card dealt (told a substitute)
+        extra["dealt"] = me.original_role.value
     return Whisper(
         seat=seat,
         key="role.dealt",
@@ -222,6 +233,16 @@ def role_message(state: GameState, seat: Seat) -> Whisper:
             **extra,
         ),
     )
+
+
+def _card_roster(state: GameState) -> dict[str, Param]:
+    """Which cards (牌位) each player holds, where a player holds several (5.0 双身份: "法官为其
+    顺时针编号1~14牌位号，公示"): `1,2;3,4;…`, by player in seat order. Public: who holds which
+    card is no secret, only its role."""
+    players = list(dict.fromkeys(s.player for s in state.seats))
+    if all(len(state.seats_of(p)) == 1 for p in players):
+        return {}
+    return {"cards": ";".join(seats_text(state.seats_of(p)) for p in players)}
 
 
 def _public_roles(state: GameState) -> list[Effect]:
@@ -246,6 +267,7 @@ def _effects(
                         ruleset=event.ruleset,
                         players=len(set(event.players)),  # a player holding two cards once
                         commitment=event.commitment,
+                        **_card_roster(after),
                     ),
                 ),
                 *_public_roles(after),
@@ -387,8 +409,10 @@ def _replaced(before: GameState, event: PlayerReplaced, after: GameState) -> lis
     """A substitute takes every card of the replaced player (`engine.evolve`), whichever card
     the moderator named: the old player leaves the thread of each team their cards were in, the
     substitute joins those of the living cards, and gets a role DM and the night's power menu
-    for each living card. With one card a player, that is the named seat's alone. Public: the
-    named seat and the handover, as the moderator gave them; the rest is private."""
+    for each living card (the DM names the card dealt where the role has turned since), and the
+    check answers the seat knew (`_check_history`). With one card a player, that is the named
+    seat's alone. Public: the named seat and the handover, as the moderator gave them; the rest
+    is private."""
     rules = rules_for(after)
     old_player = before.seat(event.seat).player
     cards = [after.seat(s) for s in after.seats_of(event.new_player)]
@@ -411,9 +435,22 @@ def _replaced(before: GameState, event: PlayerReplaced, after: GameState) -> lis
         ),
         SeatHandover(seat=event.seat, old_player=old_player, new_player=event.new_player),
         *(role_message(after, card.seat) for card in dealt),
+        *_check_history(after, event.seat),
         *threads,
         *(whisper for card in living for whisper in _powers_whisper(after, card)),
     ]
+
+
+def _check_history(state: GameState, seat: Seat) -> list[Effect]:
+    """The check answers the seat (its player's every card) learned before: its own and its
+    team's (`engine.view`, as /role shows them), told again to a substitute, who must play on
+    from what the seat knows. Private; nothing when it knows none."""
+    cards = state.seats_of(state.seat(seat).player)
+    known = dict.fromkeys(c for card in cards for c in view_for(state, card).checks)
+    if not known:
+        return []
+    checks = ";".join(f"{night}:{target}:{answer.value}" for night, target, answer in known)
+    return [Whisper(seat=seat, key="check.history", params=params(checks=checks))]
 
 
 def _reason_of(record: OverrideRecord) -> dict[str, Param]:
@@ -699,11 +736,12 @@ def _day_resolved(
         out.append(Announce(key="day.vetoed", params=params(seat=int(record.vetoed))))
     if record.spared is not None:
         out.append(Announce(key="day.spared", params=params(seat=int(record.spared), **group)))
-    # said already: day.spared and tie.none say nobody leaves; a run-off or a victim's choice
+    # said already: day.spared and tie.none say nobody leaves, tie.draw that the game ends in a
+    # draw (no "nobody leaves today" after it: no day goes on); a run-off or a victim's choice
     # to come says who may still leave
     said = record.spared is not None and not record.left
     if tie is not None and not record.left:
-        said = said or tie.then == "none"
+        said = said or tie.then in ("none", "draw")
     pending = tie is not None and (
         tie.then == "revote" or (tie.then == "choice" and tie.drawn is None)
     )

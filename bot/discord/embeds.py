@@ -1,10 +1,11 @@
-"""Rich private messages: the role message as an embed (seat, role, powers, teammates)."""
+"""Rich private messages: the role message as an embed (seat, role, powers now and later,
+teammates)."""
 
 from __future__ import annotations
 
 import discord
 
-from bot.records.render import Context, cards_text, known_seats
+from bot.records.render import Context, cards_text, known_seats, later_powers, role_text
 from engine.effects import Whisper
 
 CAMP_COLOURS = {"killer": 0xB33333, "secret_killer": 0xB33333}
@@ -21,6 +22,7 @@ def role_embed(ctx: Context, game_id: int, effect: Whisper) -> discord.Embed:
     p = dict(effect.params)
     role = str(p["role"])
     powers = [ctx.t(f"power.{x}") for x in str(p.get("powers") or "").split(",") if x]
+    later = later_powers(ctx, p.get("later"))  # later, or on leaving the game
     mates = known_seats(ctx, p.get("teammates"), p.get("known"))
     embed = discord.Embed(
         title=ctx.t("role_embed.title", game=game_id),
@@ -28,12 +30,15 @@ def role_embed(ctx: Context, game_id: int, effect: Whisper) -> discord.Embed:
         colour=CAMP_COLOURS.get(role, DEFAULT_COLOUR),
     )
     embed.add_field(name=ctx.t("role_embed.seat"), value=ctx.seat(int(str(p["seat"]))))
-    embed.add_field(name=ctx.t("role_embed.role"), value=f"**{ctx.t(f'role.{role}')}**")
+    embed.add_field(name=ctx.t("role_embed.role"), value=f"**{role_text(ctx, p)}**")
+    none = "role_msg.no_powers_yet" if later else "role_msg.no_powers"
     embed.add_field(
         name=ctx.t("role_embed.powers"),
-        value="、".join(powers) if powers else ctx.t("role_msg.no_powers"),
+        value="、".join(powers) if powers else ctx.t(none).strip(),
         inline=False,
     )
+    if later:
+        embed.add_field(name=ctx.t("role_embed.later"), value="\n".join(later), inline=False)
     embed.add_field(
         name=ctx.t("role_embed.teammates"),
         value=mates or ctx.t("role_embed.no_teammates"),

@@ -94,17 +94,10 @@ def _day_lines(phase: Mapping[str, Any], t: Any, sep: str) -> list[str]:
     tie = phase.get("tie")
     if tie:
         names = sep.join(tie["tied"])
-        key = {
-            "lots": "record.tie_lots",
-            "revote": "record.tie_revote",
-            "none": "record.tie_none",
-            "draw": "record.tie_draw",
-            "choice": "record.tie_choice",
-        }[tie["then"]]
         out.append(
             "  "
             + t(
-                key,
+                tie_key(tie),
                 names=names,
                 drawn=tie.get("drawn", ""),
                 label=tie.get("label", ""),
@@ -112,6 +105,21 @@ def _day_lines(phase: Mapping[str, Any], t: Any, sep: str) -> list[str]:
             )
         )
     return out
+
+
+def tie_key(tie: Mapping[str, Any]) -> str:
+    """The text of how a tie was settled: a victim's choice made (its pick, `drawn`, in the
+    record) says whom the chooser picked, as the judge's post did (`tie.chosen`); the run-off
+    that handed them the choice says who chooses."""
+    if tie["then"] == "choice" and tie.get("drawn"):
+        return "record.tie_chosen"
+    return {
+        "lots": "record.tie_lots",
+        "revote": "record.tie_revote",
+        "none": "record.tie_none",
+        "draw": "record.tie_draw",
+        "choice": "record.tie_choice",
+    }[tie["then"]]
 
 
 def _phase_name(label: str, t: Any) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from bot.records.forum_text import tie_key
 from bot.records.i18n import render
 
 CSS = """
@@ -191,10 +192,9 @@ def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[
 
 def _tie(locale: str, tie: Mapping[str, Any]) -> str:
     names = "、".join(tie["tied"])
-    then = tie["then"]
     return _t(
         locale,
-        f"record.tie_{then}",
+        tie_key(tie),
         names=names,
         drawn=tie.get("drawn", ""),
         label=tie.get("label", ""),

@@ -165,7 +165,10 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
             ctx, Announce(key=key, params=_without(effect.params, "group"))
         )
     if key == "game.started":
-        return ctx.t("game.started", **p)
+        text = ctx.t("game.started", **{k: v for k, v in p.items() if k != "cards"})
+        if p.get("cards"):  # several cards a player (5.0): who holds which, published
+            text += "\n" + ctx.t("game.cards", lines=card_roster(ctx, str(p["cards"])))
+        return text
     if key == "game.public_roles":
         return ctx.t(key, lines=public_roster(ctx, str(p["public"])))
     if key == "window.warmup":
@@ -313,6 +316,17 @@ def public_roster(ctx: Context, public: str) -> str:
     )
 
 
+def card_roster(ctx: Context, cards: str) -> str:
+    """Which cards each player holds (`1,2;3,4;…`), as 「1号、2号 阿明；3号、4号 小红」."""
+    number, sep, between = ("{}号", "、", "；") if ctx.locale == "zh-CN" else ("#{}", ", ", "; ")
+    lines = []
+    for held in (x for x in cards.split(";") if x):
+        seats = [s for s in held.split(",") if s]
+        name = plain(ctx.names.get(int(seats[0]), "?"))
+        lines.append(f"{sep.join(number.format(int(s)) for s in seats)} {name}")
+    return between.join(lines)
+
+
 def _tally(ctx: Context, p: Mapping[str, object]) -> str:
     by_target: dict[str, list[str]] = {}
     abstained: list[str] = []
@@ -418,17 +432,20 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
     key = effect.key
     if key == "role.dealt":
         powers = [_power(ctx, x) for x in str(p["powers"]).split(",") if x]
-        powers_line = (
-            ctx.t("role_msg.powers_line", powers="、".join(powers))
-            if powers
-            else ctx.t("role_msg.no_powers")
-        )
+        later = later_powers(ctx, p.get("later"))
+        if powers:
+            powers_line = ctx.t("role_msg.powers_line", powers="、".join(powers))
+        else:  # none now: maybe later, or on leaving the game
+            powers_line = ctx.t("role_msg.no_powers_yet" if later else "role_msg.no_powers")
+        if later:
+            sep = "；" if ctx.locale == "zh-CN" else "; "
+            powers_line += ctx.t("role_msg.later_line", powers=sep.join(later))
         mates = known_seats(ctx, p["teammates"], p.get("known"))
         mates_line = ctx.t("role_msg.mates_line", teammates=mates) if mates else ""
         text = ctx.t(
             "role_msg.dealt",
             seat=p["seat"],
-            role=ctx.t(f"role.{p['role']}"),
+            role=role_text(ctx, p),
             powers_line=powers_line,
             mates_line=mates_line,
         )
@@ -464,6 +481,9 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
             power=_power(ctx, p["power"]),
             target=ctx.seat(p["target"]),
         )
+    if key == "check.history":  # a substitute's: the answers the seat learned before
+        sep = "；" if ctx.locale == "zh-CN" else "; "
+        return ctx.t("check_msg.history", lines=sep.join(check_lines(ctx, p["checks"])))
     if key == "check.result":
         answer = str(p["result"])
         return ctx.t(
@@ -476,6 +496,55 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
     if key == "choice.accepted":
         return ctx.t("choice_msg.accepted", target=ctx.seat(p["target"]))
     return ctx.t(key, **p)
+
+
+def role_text(ctx: Context, p: Mapping[str, object]) -> str:
+    """The role in a role message (`role.dealt`): with the side it plays for where the ruleset
+    names it (a mine: 「地雷（警雷，帮助警察一方）」), and the card dealt where the role has
+    turned since (a substitute's: 「杀手（发牌时为秘匪）」)."""
+    text = ctx.t(f"role.{p['role']}")
+    if p.get("side"):
+        text = ctx.t("role_msg.with_side", role=text, side=ctx.t(f"role_side.{p['side']}"))
+    if p.get("dealt"):
+        text = ctx.t("role_msg.dealt_as", role=text, dealt=ctx.t(f"role.{p['dealt']}"))
+    return text
+
+
+def later_powers(ctx: Context, later: object) -> list[str]:
+    """The powers a role holds later or on leaving the game, each with when
+    (`engine.rulesets.base.LaterPower.text`): 「验人（从第2夜起）」."""
+    out = []
+    for item in (x for x in str(later or "").split(";") if x):
+        power, when, *details = item.split(":")
+        values = dict(d.partition("=")[::2] for d in details)
+        if "spent" in values:
+            values["spent"] = _power(ctx, values["spent"])
+        if "becomes" in values:
+            values["becomes"] = ctx.t(f"role.{values['becomes']}")
+        out.append(
+            ctx.t(
+                "role_msg.later_item",
+                power=_power(ctx, power),
+                when=ctx.t(f"later.{when}", **values),
+            )
+        )
+    return out
+
+
+def check_lines(ctx: Context, checks: object) -> list[str]:
+    """Check answers (`night:target:answer;…`), as /role shows them: 「第1夜验 9号 阿明：平民」."""
+    out = []
+    for item in (x for x in str(checks or "").split(";") if x):
+        night, target, answer = item.split(":")
+        out.append(check_line(ctx, night, target, answer))
+    return out
+
+
+def check_line(ctx: Context, night: object, target: int | str, answer: str) -> str:
+    """One check answer a seat knows: the night, the seat checked, the answer."""
+    return ctx.t(
+        "notice.check_line", night=night, target=ctx.seat(target), result=ctx.t(f"check.{answer}")
+    )
 
 
 def known_seats(ctx: Context, seats: object, known: object) -> str:

@@ -69,6 +69,28 @@ class NightExtras:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class LaterPower:
+    """A power a seat's role holds later, or on leaving the game, that it does not hold now
+    (`Ruleset.later_powers`): what its role message says besides the powers usable now."""
+
+    power: Power
+    when: str
+    """When it holds it, a message key under `later.`: `from_night` (from night `night` on),
+    `killer_out` (once a killer is out: 4.0 独杀), `leader_out` (once the faction's leader is
+    out: 无间道's 亲信), `after_spending` (once the role has used `spent` and is `becomes`),
+    `on_death_unless_confess_or_needle` (once, at once, on leaving: basic's 狙击手)."""
+    night: int | None = None
+    spent: Power | None = None
+    becomes: Role | None = None
+
+    def text(self) -> str:
+        """`power:when` and its details as `name=value` (`check:from_night:night=2`)."""
+        details = {"night": self.night, "spent": self.spent, "becomes": self.becomes}
+        shown = [f"{k}={v}" for k, v in details.items() if v is not None]
+        return ":".join([self.power.value, self.when, *shown])
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VoteGroup:
     """One of several votes held in the same day window (无间道: each faction's own vote)."""
 
@@ -210,6 +232,32 @@ class Ruleset:
         """Powers usable by day (e.g. `confess`, `veto`), spent ones excluded."""
         powers = self.role_day_powers.get(seat.role, ())
         return tuple(p for p in powers if p not in seat.spent)
+
+    def later_powers(self, state: GameState, seat: SeatState) -> tuple[LaterPower, ...]:
+        """Powers a living seat's role holds later or on leaving the game, and does not hold now
+        (`night_powers`, `day_powers`): its role message names them with when. By default the
+        powers of the role an unspent one-shot power turns it into (a secret killer who fires is
+        a killer and kills with them; basic's covert police who attacks checks with the police).
+        The rules are public: this says nothing but what the seat's own role holds."""
+        now = set(self.night_powers(state, seat) + self.day_powers(state, seat))
+        out: list[LaterPower] = []
+        for spent in self.role_powers.get(seat.role, ()):
+            if spent not in self.one_shot or spent in seat.spent:
+                continue
+            becomes = self.role_after_spending(seat, spent)
+            if becomes is None:
+                continue
+            out.extend(
+                LaterPower(power=power, when="after_spending", spent=spent, becomes=becomes)
+                for power in self.role_powers.get(becomes, ())
+                if power not in now
+            )
+        return tuple(out)
+
+    def side_note(self, seat: SeatState) -> str | None:
+        """Where a role alone does not tell a seat the side it plays for (a mine's side is a
+        game option), a message key under `role_side.` its role message adds: None by default."""
+        return None
 
     def team_power(self, power: Power) -> Team | None:
         """The team whose members choose this power's target together by majority."""

@@ -38,6 +38,7 @@ from engine.rulesets.base import (
     Causes,
     Composition,
     LastWordsPolicy,
+    LaterPower,
     Ruleset,
     WinClause,
     all_out,
@@ -162,6 +163,14 @@ class Basic(Ruleset):
         if seat.role is Role.SNIPER and not causes & {"confess", NEEDLE}:
             return (Power.SHOOT,)
         return ()
+
+    def later_powers(self, state: GameState, seat: SeatState) -> tuple[LaterPower, ...]:
+        """The sniper's shot on leaving; and what the covert police holds after his attack."""
+        later = super().later_powers(state, seat)
+        if seat.role is Role.SNIPER:
+            shot = LaterPower(power=Power.SHOOT, when="on_death_unless_confess_or_needle")
+            return (*later, shot)
+        return later
 
     def target_error(
         self, state: GameState, actor: SeatState, power: Power, target: SeatState

@@ -61,6 +61,13 @@ class V2Mine(V2):
         """The side the mine plays for (None: neutral)."""
         return MINE_SIDES[self.option("mine")]
 
+    def side_note(self, seat: SeatState) -> str | None:
+        """The mine is told its side: 中立, 警雷 (helps the police) or 匪雷 (helps the killers)."""
+        if seat.role is not Role.MINE:
+            return super().side_note(seat)
+        camp = self.mine_camp()
+        return "mine_" + (camp.value if camp is not None else "neutral")
+
     def attack_victims(
         self, state: GameState, power: Power, actors: tuple[Seat, ...], target: SeatState
     ) -> tuple[Seat, ...]:

@@ -27,6 +27,7 @@ from engine.rulesets.base import (
     Causes,
     Composition,
     LastWordsPolicy,
+    LaterPower,
     Ruleset,
     WinClause,
     all_out,
@@ -205,6 +206,14 @@ class V4Lone(Ruleset):
         if seat.role is Role.LONE_POLICE and coming_night(state) < self.lone_police_from:
             return ()
         return super().night_powers(state, seat)
+
+    def later_powers(self, state: GameState, seat: SeatState) -> tuple[LaterPower, ...]:
+        """The lone killer kills once a killer is out; the lone police checks from night 2."""
+        if seat.role is Role.LONE_KILLER and not self.lone_killer_active(state):
+            return (LaterPower(power=Power.KILL, when="killer_out"),)
+        if seat.role is Role.LONE_POLICE and coming_night(state) < self.lone_police_from:
+            return (LaterPower(power=Power.CHECK, when="from_night", night=self.lone_police_from),)
+        return super().later_powers(state, seat)
 
     def target_error(
         self, state: GameState, actor: SeatState, power: Power, target: SeatState

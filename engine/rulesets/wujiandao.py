@@ -19,6 +19,7 @@ from engine.model import Camp, Power, Role, Seat
 from engine.rulesets.base import (
     Composition,
     LastWordsPolicy,
+    LaterPower,
     Ruleset,
     VoteGroup,
     WinClause,
@@ -127,6 +128,17 @@ class Wujiandao(Ruleset):
             return ()
         if seat.seat == self.head(state, FACTION[seat.role]):
             return (Power.KILL,)
+        return ()
+
+    def later_powers(self, state: GameState, seat: SeatState) -> tuple[LaterPower, ...]:
+        """The confidant assassinates once his leader is out; the leader, on a virtual first
+        night, from night 2."""
+        side = FACTION[seat.role]
+        head = self.head(state, side)
+        if seat.role is CONFIDANT[side] and head != seat.seat:
+            return (LaterPower(power=Power.KILL, when="leader_out"),)
+        if head == seat.seat and not self.night_powers(state, seat):
+            return (LaterPower(power=Power.KILL, when="from_night", night=coming_night(state) + 1),)
         return ()
 
     def team_power(self, power: Power) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +245,60 @@ async def test_a_vote_while_the_forum_days_vote_post_is_not_open_asks_to_try_aga
         assert (await t.bot.runtime.service.state(d.game_id)).posts == ()
         assert len(t.forum.threads) == threads
         t.env.backend.faults.clear()
+
+
+# -- /lastwords after the end ---------------------------------------------------------------------
+
+
+async def test_lastwords_after_the_end_opens_no_box_and_says_the_game_is_over(table: Table) -> None:
+    """Night 1's victim may give last words through day 1; once a moderator ends the game the
+    engine takes none (docs/rulings.md, "Last words"): `/lastwords` opens no box to be refused
+    afterwards, the victim's view says none are due, and nothing is posted."""
+    d = Driver(table, "v2")
+    roles = await d.start()
+    killer, victim = by_role(roles, "killer")[0], by_role(roles, "civilian")[0]
+    await d.power_by_command(killer, "kill", victim)
+    await d.lock()  # day 1: the victim's last words are open
+    service = table.bot.runtime.service
+    assert view_for(await service.state(d.game_id), Seat(victim)).last_words_due
+    await table.moderator.slash(table.channel, "mod end", winner="draw")
+    await table.env.settle()
+    ended = await service.state(d.game_id)
+    assert ended.over and not view_for(ended, Seat(victim)).last_words_due
+    public = bot_posts(table)
+    result = await table.player(victim).slash(table.channel, "lastwords")
+    assert result.modal is None
+    assert private(result) == render("en", "phase.game_over", {})
+    assert bot_posts(table) == public
+
+
+# -- /choose outside the tied players -------------------------------------------------------------
+
+
+async def test_a_pick_outside_the_tied_players_is_refused_in_the_choices_words(
+    table: Table,
+) -> None:
+    """v1's tie rule: the run-off tied again, night 1's victim picks among the tied. `/choose`
+    naming someone else is refused privately in the choice's own words (not the run-off's
+    「本轮 PK 只能投平票者」), the tied players named as seats; no pick is taken."""
+    d = Driver(table, "v2", tie="victim_choice")
+    roles = await d.start()
+    killer = by_role(roles, "killer")[0]
+    victim, a, b, *_ = by_role(roles, "civilian")
+    await d.power_by_command(killer, "kill", victim)
+    await d.lock()  # day 1: `victim` is out
+    voters = [s for s in range(1, 9) if s not in (victim, a, b)][:4]
+    for _round in range(2):  # tied, then tied again in the run-off: the victim picks
+        for voter, target in zip(voters, (a, a, b, b), strict=True):
+            await d.post_vote(voter, f"投 {target}", target)
+        await d.lock()
+    service = table.bot.runtime.service
+    state = await service.state(d.game_id)
+    assert state.window is not None and state.window.chooser == victim
+    public = bot_posts(table)
+    result = await table.player(victim).slash(table.channel, "choose", target=voters[0])
+    ctx = replace(await table.bot.runtime.contexts.context(d.game_id), locale="en")
+    tied = ctx.seats(",".join(map(str, state.window.candidates)))
+    assert private(result) == f"You can only choose among the tied players ({tied})."
+    assert await service.state(d.game_id) == state
+    assert bot_posts(table) == public

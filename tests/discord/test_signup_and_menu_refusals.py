@@ -66,6 +66,27 @@ async def test_game_new_refuses_what_it_cannot_take_and_opens_nothing(table: Tab
     assert t.public() == []  # none of it said in the channel
 
 
+async def test_a_join_to_a_game_of_several_cards_a_player_names_no_card_number(
+    table: Table,
+) -> None:
+    """5.0 deals two cards a player, numbered at the start (player k holds cards 2k-1 and 2k):
+    the join notice says the join order, never "N号", which would name another player's card."""
+    t = table
+    await t.moderator.slash(t.channel, "game new", ruleset="v5", language="zh-CN")
+    first, second = t.players[:2]
+    await first.slash(t.channel, "game join")
+    joined = await second.slash(t.channel, "game join")
+    text = str(joined.response.content)
+    assert not joined.ephemeral
+    assert text.startswith(f"{t.names[1]} 报名成功（第2位报名，2/"), text
+    assert "号" not in text.split("牌位号")[0], text
+    # a game of one card a player: the join order is the seat, "N号" as before
+    other = t.guild.create_text_channel("game-2")
+    await t.moderator.slash(other, "game new", ruleset="v2", language="zh-CN")
+    plain = await first.slash(other, "game join")
+    assert str(plain.response.content).startswith("1号 "), plain.response.content
+
+
 async def test_sign_up_refusals_are_private_and_change_nothing(table: Table) -> None:
     t = table
     none = await t.moderator.slash(t.channel, "game start")

@@ -20,8 +20,10 @@ from engine.commands import (
     SetDeadline,
 )
 from engine.errors import ActorError, ModeratorError, PhaseError
-from engine.model import Camp, Instant, Seat
+from engine.model import Camp, Instant, Power, Seat
+from engine.record import record_of
 from engine.state import DayRecord, NightRecord
+from engine.view import view_for
 
 C, K, P, D = "civilian", "killer", "police", "doctor"
 SK, SP = "secret_killer", "secret_police"
@@ -311,3 +313,39 @@ def test_day_record_type() -> None:
     game.night()
     game.day({})
     assert isinstance(game.last, DayRecord)
+
+
+# -- nothing is offered once the game is over (docs/rulings.md, "Last words") ----------------------
+
+
+def test_last_words_open_at_the_end_are_closed_and_no_view_offers_them() -> None:
+    """The resolution that ends the game closes the last words it gave: the engine refuses them
+    after the end, so neither the state nor a player's view may say they are due; the record
+    still lists who was entitled."""
+    game = Game("basic", [P, K, C, C, C, C])
+    game.night((2, "kill", 1))  # the only police: the killers win at dawn
+    assert game.state.over
+    assert game.state.last_words_open == ()
+    assert not view_for(game.state, Seat(1)).last_words_due
+    assert record_of(game.state)["phases"][0]["last_words"] == ["p1"]
+
+
+def test_last_words_kept_from_earlier_are_closed_when_a_modkill_ends_the_game() -> None:
+    game = Game("v2", V2)
+    game.do(ModKill(seat=Seat(1)))
+    assert game.state.last_words_open == (1,)
+    game.do(ModKill(seat=Seat(2)))  # the last killer: the good side wins
+    assert game.state.over and game.state.last_words_open == ()
+    assert not any(view_for(game.state, Seat(s)).last_words_due for s in (1, 2))
+
+
+def test_a_last_act_open_when_the_moderator_ends_the_game_is_closed() -> None:
+    """The sniper killed at night may shoot until the next lock; a moderator's end closes it
+    (and his last words), so his view offers no power after the end."""
+    game = Game("basic", [K, K, "sniper", P, P, P, C, C, C, C, C, C], options={"sniper": "yes"})
+    game.night((1, "kill", 3))
+    assert game.state.last_acts_open == ((3, Power.SHOOT),)
+    game.do(EndGame(winner=Camp.DRAW))
+    assert game.state.last_acts_open == () and game.state.last_words_open == ()
+    mine = view_for(game.state, Seat(3))
+    assert mine.powers == () and not mine.last_words_due

@@ -8,7 +8,7 @@ import re
 from zoneinfo import ZoneInfo
 
 import pytest
-from gamekit import Game
+from gamekit import CardGame, Game
 
 from bot.records.i18n import catalog
 from bot.records.render import (
@@ -29,7 +29,7 @@ from engine.effects import (
     VoteChannelPost,
     as_posts,
 )
-from engine.errors import EngineError
+from engine.errors import EngineError, TargetError
 from engine.game import replay_events
 from engine.model import Instant, Seat
 from engine.publish import effects_for
@@ -113,6 +113,22 @@ def test_the_choice_is_announced_when_no_last_words_are_left() -> None:
     results = posts(game, "zh-CN", start)[1]
     assert "选择了 5号 P5" in results and "5号 P5 出局。" in results, results
     assert "留遗言" not in results
+
+
+def test_a_pick_outside_the_tied_players_has_its_own_wording_naming_them_as_seats() -> None:
+    """`/choose` naming someone not tied is refused in the choice's words, not the run-off's
+    (「本轮 PK 只能投平票者」 is for votes), the tied players named as seats; nothing changes."""
+    game = _tied_run_off()
+    before = game.state
+    with pytest.raises(TargetError) as refused:
+        game.do(ChooseTied(player="p8", target=Seat(7)))
+    assert game.state == before
+    key, values = refused.value.key, refused.value.params
+    assert key == "choice.not_candidate"
+    assert error_text(ctx(), key, values) == "只能在平票者（5号 P5、6号 P6）中选择。"
+    assert error_text(ctx("en"), key, values) == (
+        "You can only choose among the tied players (#5 P5, #6 P6)."
+    )
 
 
 # -- 2. the choice window names its day ---------------------------------------------------------
@@ -283,6 +299,21 @@ def test_a_tie_that_leaves_nobody_says_so_once(options: dict[str, str]) -> None:
         assert sum(text.lower().count(words) for text in said) == 1, said
 
 
+def test_a_third_tie_that_draws_the_game_says_only_that() -> None:
+    """v2's third tie under `revote` ends the game in a draw: no "nobody leaves today" besides."""
+    game = Game("v2", V2, options={"tie": "revote"})
+    game.night((1, "kill", 8))
+    game.day({1: 5, 2: 5, 3: 6, 4: 6})
+    game.day({1: 5, 2: 6, 3: 5, 4: 6})
+    start = len(game.events)
+    game.day({1: 5, 2: 6, 3: 5, 4: 6})
+    assert game.state.over
+    said = posts(game, "zh-CN", start)
+    assert any("三次平票，本局平局" in t for t in said), said
+    assert not any("本轮无人出局" in t for t in said), said
+    assert not any("nobody leaves" in t.lower() for t in posts(game, "en", start))
+
+
 def test_the_choice_windows_clock_post_names_the_pick() -> None:
     game = _tied_run_off()
     start = len(game.events)
@@ -319,3 +350,37 @@ def test_english_results_read_right_for_several_leavers_and_the_killers_count() 
     several = render_posts(c, Announce(key="day.result", params=(("left", "1,8"), ("number", 1))))
     assert several == ["Out of the game (出局): #1 P1, #8 P8."]
     assert "at least as many" in en["win.killers_outnumber"]
+
+
+# -- 12. several cards a player (5.0): the card numbers, published at the start -----------------
+
+V5_7 = [K, "doctor", P, C, "butterfly", C, "mole", C, "secret_police", C, "secret_police", C, C, C]
+
+
+def test_the_start_publishes_which_cards_each_player_holds() -> None:
+    game = CardGame(V5_7)
+    names = {int(s.seat): s.player for s in game.state.seats}
+    for locale, roster in (
+        ("zh-CN", "牌位号：1号、2号 p1；3号、4号 p2；5号、6号 p3；"),
+        ("en", "Card numbers (牌位号): #1, #2 p1; #3, #4 p2; #5, #6 p3; "),
+    ):
+        c = Context(locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names=names)
+        started = next(e for e in effects_for(None, game.events) if isinstance(e, Announce))
+        assert started.key == "game.started"
+        (text,) = render_posts(c, started)
+        assert roster in text, text
+        assert "13号、14号 p7" in text or "#13, #14 p7" in text, text
+    # the roster is public and tells nothing hidden: the same for any deal of the same players
+    other = CardGame(list(reversed(V5_7)), seed="another")
+    assert _started(other) == _started(game)
+
+
+def _started(game: Game) -> Announce:
+    start = next(e for e in effects_for(None, game.events) if isinstance(e, Announce))
+    return Announce(key=start.key, params=tuple(p for p in start.params if p[0] != "commitment"))
+
+
+def test_a_game_of_one_card_a_player_publishes_no_roster() -> None:
+    game = Game("v2", V2)
+    assert "cards" not in dict(_started(game).params)
+    assert "牌位" not in posts(game)[0]

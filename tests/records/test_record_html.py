@@ -117,3 +117,32 @@ def test_a_substitute_in_a_one_card_game_keeps_the_row_of_the_seat() -> None:
         render("zh-CN", f"role.{record['roles'][p]}", {}) for p in record["players"]
     ]
     assert all(role != "—" for _, _, role, _ in rows)
+
+
+V1_CHOICE = GAMES / "v1" / "v1_02_victim_chooses_good_wins.toml"
+
+
+@pytest.mark.parametrize(
+    ("locale", "handed", "chosen"),
+    [
+        ("zh-CN", "A、B 平票，由 G 选择", "A、B 平票，G 选择了 A"),
+        ("en", "tied: G chooses", "tied: G chose A"),
+    ],
+)
+def test_a_victims_choice_says_whom_the_chooser_picked(
+    locale: str, handed: str, chosen: str
+) -> None:
+    """v1's tie rule: the run-off tied again, night 1's victim (G) picks among A and B. The
+    run-off's entry says G chooses; the choice's entry says whom G chose (the record's
+    `tie.drawn`), as the judge's post did (`tie.chosen`) — before, it only said G chooses again."""
+    record = run(load_file(V1_CHOICE)).record
+    ties = [p["tie"] for p in record["phases"] if p.get("tie")]
+    assert ties[-1] == {
+        "tied": ["A", "B"], "policy": "victim_choice", "then": "choice", "drawn": "A",
+        "chooser": "G",
+    }  # fmt: skip
+    text = forum_text(record, locale)
+    page = unescape(record_page(record, locale))
+    for shown in (text, page):
+        assert shown.count(chosen) == 1, shown
+        assert shown.count(handed) == 1, shown  # the run-off that handed G the choice

@@ -364,11 +364,16 @@ class GameCog(commands.Cog, name="GameCog"):
         except LobbyRefused as err:
             await self._refused(interaction, err)
             return
+        # Several cards a player (5.0): the cards are numbered at the deal (player k holds cards
+        # 2k-1 and 2k, published at the start), so "N号" here would name another player's card:
+        # the notice says the join order instead.
+        several = get_ruleset(str(lobby.settings["ruleset"])).cards_per_player > 1
         await interaction.response.send_message(
             say(
                 str(lobby.settings["language"]),
-                "notice.joined",
+                "notice.joined_order" if several else "notice.joined",
                 seat=joined.seat,
+                order=joined.seat,
                 name=name,
                 count=joined.count,
                 max=joined.max_players,

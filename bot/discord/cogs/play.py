@@ -27,7 +27,7 @@ from bot.discord.interactions import (
 )
 from bot.discord.port import post_of
 from bot.discord.views import valid_targets
-from bot.records.render import Context, known_seats, public_roster
+from bot.records.render import Context, check_line, known_seats, public_roster
 from bot.runtime.game_options import clipped
 from bot.runtime.hosting import is_forum, vote_channel_for
 from bot.runtime.schedule import to_ms
@@ -632,6 +632,9 @@ class PlayCog(commands.Cog, name="PlayCog"):
     ) -> None:
         gid = await find_game(self.judge, interaction, game_id)
         state = await self.judge.runtime.service.state(gid)
+        if state.over:  # none after the end: the engine's refusal, before any box opens
+            await respond(interaction, text(self.judge, interaction, "phase.game_over"))
+            return
         mine = state.seats_of(str(interaction.user.id))  # 5.0: the last card out has them
         if not any(seat in state.last_words_open for seat in mine):
             await respond(interaction, text(self.judge, interaction, "lastwords.not_entitled"))
@@ -715,14 +718,7 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
         lines.append(ctx.t("role_msg.roster_line", lines=public_roster(ctx, roster)))
     checks = dict.fromkeys(c for v in views for c in v.checks)
     for night, checked, result in checks:
-        lines.append(
-            ctx.t(
-                "notice.check_line",
-                night=night,
-                target=ctx.seat(checked),
-                result=ctx.t(f"check.{result.value}"),
-            )
-        )
+        lines.append(check_line(ctx, night, checked, result.value))
     submissions = dict.fromkeys(s for v in views for s in v.submissions)
     passed = ctx.t("power.pass")  # an explicit pass (不行使), in the player's language
     for who, power, target in submissions:
