@@ -87,9 +87,14 @@ def test_the_sniper_is_told_of_his_shot_on_leaving_besides_his_powers_now() -> N
     game = Game("basic", [P, P, K, "sniper"] + [C] * 6, options={"sniper": "yes"})
     said = texts(game, dealt(game, 4))
     assert "可用权利：杀人、认匪" in said["zh-CN"], said
-    assert "开枪（出局时立即行使一次" in said["zh-CN"], said
-    assert "认匪" in said["zh-CN"].split("开枪（")[1], said  # not when he confesses
-    assert "shoot (开枪) — once, at once, when you leave the game (出局)" in said["en"], said
+    shot = said["zh-CN"].split("开枪（")[1]
+    assert shot.startswith("出局后、下次截止前可开枪一次（开枪则不能留遗言"), (
+        said
+    )  # docs: shoot or speak
+    assert "认匪" in shot and "管理员移出" in shot, said  # not when he confesses or is removed
+    assert (
+        "shoot (开枪) — once, when you leave the game (出局), until the next deadline" in said["en"]
+    )
 
 
 def test_a_one_shot_power_names_what_the_role_holds_after_it() -> None:
