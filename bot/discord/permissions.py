@@ -403,13 +403,18 @@ async def set_team_threads(judge: Judge, game_id: int) -> None:
     another card plays on) taken out too. The bot itself and whoever is no player of the game
     (a moderator reading along) are left as they are. Each thread's members are asked once, and
     nothing more where they are right; an archived thread is unarchived only for a change
-    (`thread_member`). The state is read after that, so a change the private effects made
-    meanwhile is not undone from an older one.
+    (`thread_member`).
+
+    A restart's reconcile runs beside the game's deadlines: a lock may change who reads a team
+    while a change is awaited, and its private effects (`LeaveTeamThreads`, `TeamJoin`) change
+    the thread then, finding it as it was. So each change is decided on the state as it is right
+    before it (read again: it is cached), and the state is read again once it is done: a player
+    the lock took out of the team (or let in) meanwhile is put as the state says now, never left
+    as an older state said (`_set_team_member`).
 
     Who is in a team is hidden: a change is logged at DEBUG only, a refusal told to the game's
     moderators privately (`tell_threads_refused`), any other failure of a change (one who left
     the server: Unknown Member) skipped at DEBUG, left to the next start."""
-    from bot.discord.team_threads import tell_threads_refused, thread_member
 
     info = await judge.runtime.service.info(game_id)
     for key, value in info.channels.items():
@@ -426,19 +431,48 @@ async def set_team_threads(judge: Judge, game_id: int) -> None:
         state = await judge.runtime.service.state(game_id)
         if state.over:  # the end leaves the threads as they are
             return
-        reading = team_players(state, team)
         for player in players_of(state):
-            add = player in reading
-            if add == (int(player) in present):
-                continue
-            log.debug("game %s: changing a member of team thread %s", game_id, thread.id)
-            try:
-                await thread_member(thread, discord.Object(int(player)), add=add)
-            except discord.Forbidden:
-                log.debug("game %s: team thread %s not changed (refused)", game_id, thread.id)
-                await tell_threads_refused(judge, game_id, thread)
-            except discord.HTTPException as exc:
-                log.debug("game %s: team thread %s not changed (%s)", game_id, thread.id, exc.code)
+            if not await _set_team_member(judge, game_id, thread, team, player, present):
+                return  # the game ended meanwhile
+
+
+async def _set_team_member(
+    judge: Judge,
+    game_id: int,
+    thread: discord.Thread,
+    team: Team,
+    player: str,
+    present: set[int],
+) -> bool:
+    """`player` in `team`'s thread or out of it as the state says (`set_team_threads`;
+    `present`: the thread's members as last known, kept up to date here). The state is read
+    right before each change, and again after it: a lock performed while the change was awaited
+    may have changed who reads the team, its own effect finding the thread as it was then; the
+    change is undone when the state says so now. A refusal or another failure ends it (told,
+    logged at DEBUG). False: the game ended (the end leaves the threads as they are)."""
+    from bot.discord.team_threads import tell_threads_refused, thread_member
+
+    while True:
+        state = await judge.runtime.service.state(game_id)
+        if state.over:
+            return False
+        add = player in team_players(state, team)
+        if add == (int(player) in present):
+            return True
+        log.debug("game %s: changing a member of team thread %s", game_id, thread.id)
+        try:
+            await thread_member(thread, discord.Object(int(player)), add=add)
+        except discord.Forbidden:
+            log.debug("game %s: team thread %s not changed (refused)", game_id, thread.id)
+            await tell_threads_refused(judge, game_id, thread)
+            return True
+        except discord.HTTPException as exc:
+            log.debug("game %s: team thread %s not changed (%s)", game_id, thread.id, exc.code)
+            return True
+        if add:
+            present.add(int(player))
+        else:
+            present.discard(int(player))
 
 
 async def set_role_open(channel: Hosting, role: discord.Role, open_: bool) -> bool:

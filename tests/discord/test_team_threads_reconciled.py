@@ -4,7 +4,9 @@ refused is done, a player who left a team alive (basic's grief; 5.0's killer car
 another card plays on) is taken out, the bot and non-players are left alone, and nothing is
 asked where the members are right. The notices told once per game are told once when two
 callers meet; and a team's first thread is looked for among a bounded number of archived
-threads, not the channel's whole history."""
+threads, not the channel's whole history. A lock performed while the restart's change is
+awaited (a killer voted out, a replaced killer put back) is not undone by it: each change is
+decided on the state as it is then, and checked again once done."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from test_team_thread_faults import (
     refuse_members,
     refuse_while_archived,
     thread_id_of,
+    voted_out,
 )
 
 from bot.discord.judge import judge_of
@@ -261,3 +264,122 @@ async def test_a_teams_first_thread_is_looked_for_among_the_newest_archived_thre
     await drain(t)
     assert await thread_id_of(t, d, "killers") == thread_id
     assert t.outside.id in members_of(t, thread_id)
+
+
+def hold_first_change(
+    monkeypatch: pytest.MonkeyPatch, thread_id: int, user_id: int | None = None
+) -> tuple[asyncio.Event, asyncio.Event]:
+    """From now on, the first request adding a member to the thread or taking one out (that
+    member: `user_id`; None: any) waits (`reached` set) until `release` is set; every other one
+    goes through at once."""
+    reached, release = asyncio.Event(), asyncio.Event()
+    for name in ("add_user", "remove_user"):
+        change = getattr(discord.Thread, name)
+
+        async def held(self: discord.Thread, user: Any, *, change: Any = change) -> None:
+            chosen = user_id is None or user.id == user_id
+            if self.id == thread_id and chosen and not reached.is_set():
+                reached.set()
+                await release.wait()
+            await change(self, user)
+
+        monkeypatch.setattr(discord.Thread, name, held)
+    return reached, release
+
+
+async def held_reconcile(t: Table, game_id: int, reached: asyncio.Event) -> asyncio.Task[None]:
+    """A restart's reconcile, begun and left waiting on its held change."""
+    task = asyncio.create_task(t.bot.runtime.port.reconcile_permissions(game_id))
+    waiting = asyncio.create_task(reached.wait())
+    await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    assert reached.is_set() and not task.done(), "reconcile made no change to the thread"
+    return task
+
+
+@pytest.mark.parametrize("held", ["the-other-killer", "their-own"])
+async def test_a_killer_voted_out_during_a_restarts_change_is_not_left_in_the_thread(
+    table: Table, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, held: str
+) -> None:
+    """Discord refused the killers' joins at the deal. A restart adds them to their thread; while
+    it adds the first (or the second, the one voted out: their own join), day 1 locks on the
+    second voted out, whose leaving the thread finds them not in it. The restart leaves the dead
+    killer out of it all the same (it added them, from the state it read before its first
+    change: in the killers' thread until the next restart). No log line above DEBUG speaks of
+    it."""
+    t = table
+    caplog.set_level(logging.DEBUG, logger="bot")
+    t.env.inject_error(  # every join refused (403) at the deal
+        "PUT",
+        "/channels/*/thread-members/*",
+        status=403,
+        code=MISSING_PERMISSIONS,
+        message="Missing Permissions",
+        times=None,
+    )
+    d = Driver(t, "basic")
+    roles = await d.start()
+    await drain(t)
+    first, dead = by_role(roles, "killer")
+    killers_thread = await thread_id_of(t, d, "killers")
+    me = t.env.backend.bot_user.id
+    assert members_of(t, killers_thread) == {me}
+    t.env.backend.faults.clear()
+    await quiet_night(d)  # day 1
+
+    own = t.player(dead).id if held == "their-own" else None
+    reached, release = hold_first_change(monkeypatch, killers_thread, own)
+    restart = await held_reconcile(t, d.game_id, reached)
+    await voted_out(d, dead)  # night 2, meanwhile
+    await drain(t)
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert not state.seat(Seat(dead)).alive and state.result is None
+    added = {t.player(first).id} if own else set()  # the first killer's join went through
+    assert members_of(t, killers_thread) == {me} | added  # the leaving had no one to take out
+    release.set()
+    await restart
+    await t.env.settle()
+    assert members_of(t, killers_thread) == {me, t.player(first).id}
+    loud = [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG]
+    assert not any("thread" in line.lower() for line in loud), loud
+
+
+async def test_a_player_back_in_a_team_during_a_restarts_change_is_not_taken_out(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killer was replaced by a substitute, and Discord refused to take them out of the
+    killers' thread; a civilian of a lower seat reads it too. A restart takes the civilian out;
+    while it does, the moderator puts the replaced killer back in their seat: the substitute
+    leaves the thread, the killer is in it already. The restart leaves both as they are now (it
+    took the killer out and added the substitute, from the state it read before its first
+    change)."""
+    t = table
+    d = Driver(t, "basic")
+    roles = await d.start()
+    await quiet_night(d)  # day 1
+    killer = by_role(roles, "killer")[-1]
+    other = by_role(roles, "killer")[0]
+    civilian = by_role(roles, "civilian")[0]
+    assert civilian < killer  # the civilian's change comes first
+    back = t.player(killer)
+    killers_thread = await thread_id_of(t, d, "killers")
+    refuse_members(t, "DELETE", killers_thread)
+    await t.moderator.slash(t.channel, "mod replace", seat=killer, member=t.outside)
+    await drain(t)
+    me = t.env.backend.bot_user.id
+    readers = {me, t.player(other).id}
+    assert members_of(t, killers_thread) == readers | {back.id, t.outside.id}  # refused
+    t.env.backend.faults.clear()
+    t.env.backend.add_thread_member(killers_thread, t.player(civilian).id)
+
+    reached, release = hold_first_change(monkeypatch, killers_thread)
+    restart = await held_reconcile(t, d.game_id, reached)
+    await t.moderator.slash(t.channel, "mod replace", seat=killer, member=back)  # meanwhile
+    await drain(t)
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.seat(Seat(killer)).player == str(back.id)
+    assert members_of(t, killers_thread) == readers | {back.id, t.player(civilian).id}
+    release.set()
+    await restart
+    await t.env.settle()
+    assert members_of(t, killers_thread) == readers | {back.id}
