@@ -69,7 +69,7 @@ from engine.state import (
     VotePost,
     Window,
 )
-from engine.view import view_for
+from engine.view import PlayerView, view_for
 
 
 def effects_for(before: GameState | None, events: Sequence[Event]) -> list[Effect]:
@@ -201,38 +201,48 @@ def _need(state: GameState | None) -> GameState:
 
 
 def role_message(state: GameState, seat: Seat) -> Whisper:
-    """The private role message for a seat: role, powers (now, and later or on leaving the game),
-    teammates (who knows whom); the side its role plays for where the role does not say it (a
-    mine); the card dealt where the role has turned since (a substitute's message)."""
-    rules = rules_for(state)
-    me = state.seat(seat)
-    own = state.seats_of(me.player)
-    mates = [s for s in state.seats if s.seat not in own and rules.knows_role(me, s)]
-    powers = rules.night_powers(state, me) + rules.day_powers(state, me)
-    seen = [(s.seat, rules.seen_role(me, s)) for s in mates]
+    """The private role message for a seat (at the deal, and to a substitute): what its view
+    (`view_for`, as /role shows it) says of its role (`role_params`), and where a player holds
+    several cards (5.0 双身份) every card's role."""
+    own = state.seats_of(state.seat(seat).player)
     extra: dict[str, Param] = {}
     if len(own) > 1:  # 5.0 双身份: every card's message shows all of the player's cards
         extra["cards"] = ",".join(f"{s}:{state.seat(s).role.value}" for s in own)
-    later = rules.later_powers(state, me)
-    if later:  # a power that starts later, or acts on leaving the game
-        extra["later"] = ";".join(p.text() for p in later)
-    side = rules.side_note(me)
-    if side is not None:  # the side a mine plays for
-        extra["side"] = side
-    if me.original_role is not me.role:  # the card dealt (told a substitute)
-        extra["dealt"] = me.original_role.value
     return Whisper(
         seat=seat,
         key="role.dealt",
-        params=params(
-            seat=int(seat),
-            role=me.role.value,
-            powers=",".join(p.value for p in powers),
-            teammates=seats_text([s.seat for s in mates]),
-            known=",".join(f"{s}:{role.value}" for s, role in seen if role is not None),
-            **extra,
-        ),
+        params=params(seat=int(seat), **role_params(view_for(state, seat), own), **extra),
     )
+
+
+def role_params(view: PlayerView, own: Sequence[Seat] = ()) -> dict[str, Param]:
+    """A seat's role as its role message gives it, from the seat's view: role, powers (now, and
+    later or on leaving the game), whom it knows by the rules (`PlayerView.known`, the player's
+    own cards `own` aside: teammates and whoever else the ruleset shows it, met while both were
+    in the game) with the role it knows and those out of the game now; the side its role plays
+    for where the role does not say it (a mine); the card dealt where the role has turned since
+    (a substitute's message). At the deal, whom the ruleset shows the seat (`seen_role`)."""
+    if view.role is None:
+        raise ValueError("the public view has no role")
+    known = [(s, role) for s, role in view.known if s not in own]
+    gone = {info.seat for info in view.seats if not info.alive}
+    extra: dict[str, Param] = {}
+    out = [s for s, _ in known if s in gone]
+    if out:  # known seats out of the game now (a substitute's message, as /role marks them)
+        extra["out"] = seats_text(out)
+    if view.later:  # a power that starts later, or acts on leaving the game
+        extra["later"] = ";".join(p.text() for p in view.later)
+    if view.side is not None:  # the side a mine plays for
+        extra["side"] = view.side
+    if view.original_role is not None and view.original_role is not view.role:
+        extra["dealt"] = view.original_role.value  # the card dealt (told a substitute)
+    return {
+        "role": view.role.value,
+        "powers": ",".join(p.value for p in view.powers),
+        "teammates": seats_text([s for s, _ in known]),
+        "known": ",".join(f"{s}:{role.value}" for s, role in known),
+        **extra,
+    }
 
 
 def _card_roster(state: GameState) -> dict[str, Param]:

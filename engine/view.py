@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from engine.model import CheckResult, Instant, PhaseKind, Power, Role, Seat
 from engine.rulesets import Ruleset, rules_for
-from engine.rulesets.base import CONFESS, NEEDLE, VOTE, WITH, Causes
+from engine.rulesets.base import CONFESS, NEEDLE, VOTE, WITH, Causes, LaterPower
 from engine.speech import silenced
 from engine.state import (
     DayRecord,
@@ -70,6 +70,12 @@ class PlayerView:
     role: Role | None = None
     original_role: Role | None = None
     powers: tuple[Power, ...] = ()
+    later: tuple[LaterPower, ...] = ()
+    """The powers this seat's role holds later or on leaving the game (`Ruleset.later_powers`),
+    while it is in the game; the rules are public, so this says only what its own role holds."""
+    side: str | None = None
+    """The side its role plays for where the role alone does not say it (a mine's:
+    `Ruleset.side_note`), a message key under `role_side.`."""
     teammates: tuple[Seat, ...] = ()
     """The seats in this seat's team now that it knows (in the game or out of it)."""
     known: tuple[tuple[Seat, Role], ...] = ()
@@ -166,6 +172,8 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
         role=me.role,
         original_role=me.original_role,
         powers=powers,
+        later=rules.later_powers(state, me) if me.alive else (),
+        side=rules.side_note(me),
         teammates=mates,
         known=tuple(by_rule.items()),
         submissions=tuple((s, p, t) for (s, p), t in sorted(subs.items())),

@@ -23,7 +23,7 @@ def role_embed(ctx: Context, game_id: int, effect: Whisper) -> discord.Embed:
     role = str(p["role"])
     powers = [ctx.t(f"power.{x}") for x in str(p.get("powers") or "").split(",") if x]
     later = later_powers(ctx, p.get("later"))  # later, or on leaving the game
-    mates = known_seats(ctx, p.get("teammates"), p.get("known"))
+    mates = known_seats(ctx, p.get("teammates"), p.get("known"), p.get("out"))
     embed = discord.Embed(
         title=ctx.t("role_embed.title", game=game_id),
         description=ctx.t("role_embed.description"),

@@ -8,7 +8,7 @@ deadlines as Discord timestamps (`<t:…:F>（<t:…:R>）`) so every reader see
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -432,15 +432,8 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
     key = effect.key
     if key == "role.dealt":
         powers = [_power(ctx, x) for x in str(p["powers"]).split(",") if x]
-        later = later_powers(ctx, p.get("later"))
-        if powers:
-            powers_line = ctx.t("role_msg.powers_line", powers="、".join(powers))
-        else:  # none now: maybe later, or on leaving the game
-            powers_line = ctx.t("role_msg.no_powers_yet" if later else "role_msg.no_powers")
-        if later:
-            sep = "；" if ctx.locale == "zh-CN" else "; "
-            powers_line += ctx.t("role_msg.later_line", powers=sep.join(later))
-        mates = known_seats(ctx, p["teammates"], p.get("known"))
+        powers_line = role_powers_line(ctx, powers, later_powers(ctx, p.get("later")))
+        mates = known_seats(ctx, p["teammates"], p.get("known"), p.get("out"))
         mates_line = ctx.t("role_msg.mates_line", teammates=mates) if mates else ""
         text = ctx.t(
             "role_msg.dealt",
@@ -510,6 +503,20 @@ def role_text(ctx: Context, p: Mapping[str, object]) -> str:
     return text
 
 
+def role_powers_line(ctx: Context, powers: Sequence[str], later: Sequence[str]) -> str:
+    """The powers a role message (and /role) names: those usable now, or that there are none
+    (yet, where some come later), then those held later or on leaving the game (`later_powers`),
+    each already in words."""
+    if powers:
+        line = ctx.t("role_msg.powers_line", powers="、".join(powers))
+    else:  # none now: maybe later, or on leaving the game
+        line = ctx.t("role_msg.no_powers_yet" if later else "role_msg.no_powers")
+    if later:
+        sep = "；" if ctx.locale == "zh-CN" else "; "
+        line += ctx.t("role_msg.later_line", powers=sep.join(later))
+    return line
+
+
 def later_powers(ctx: Context, later: object) -> list[str]:
     """The powers a role holds later or on leaving the game, each with when
     (`engine.rulesets.base.LaterPower.text`): 「验人（从第2夜起）」."""
@@ -547,15 +554,21 @@ def check_line(ctx: Context, night: object, target: int | str, answer: str) -> s
     )
 
 
-def known_seats(ctx: Context, seats: object, known: object) -> str:
-    """Seats a player knows, each with the role they see (`3号 阿明（杀手）`)."""
+def known_seats(ctx: Context, seats: object, known: object, out: object = None) -> str:
+    """Seats a player knows, each with the role they see (`3号 阿明（杀手）`), those in `out`
+    (seat numbers) marked out of the game (`3号 阿明（杀手，已出局）`)."""
     roles = _pairs(known)
+    gone = {s for s in str(out or "").split(",") if s}
     sep = "、" if ctx.locale == "zh-CN" else ", "
     shown = []
     for seat in (s for s in str(seats or "").split(",") if s):
         role = roles.get(seat)
         if role is None:
             shown.append(ctx.seat(seat))
+        elif seat in gone:
+            shown.append(
+                ctx.t("role_msg.known_out", seat=ctx.seat(seat), role=ctx.t("role." + role))
+            )
         elif ctx.locale == "zh-CN":
             shown.append(f"{ctx.seat(seat)}（{ctx.t('role.' + role)}）")
         else:

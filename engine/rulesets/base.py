@@ -78,7 +78,8 @@ class LaterPower:
     """When it holds it, a message key under `later.`: `from_night` (from night `night` on),
     `killer_out` (once a killer is out: 4.0 独杀), `leader_out` (once the faction's leader is
     out: 无间道's 亲信), `after_spending` (once the role has used `spent` and is `becomes`),
-    `on_death_unless_confess_or_needle` (once, at once, on leaving: basic's 狙击手)."""
+    `on_death_unless_confess_or_needle` (once, on leaving, until the next deadline: basic's
+    狙击手)."""
     night: int | None = None
     spent: Power | None = None
     becomes: Role | None = None

@@ -5,6 +5,7 @@ role now when it has turned. And the check-result message worded for each answer
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -135,7 +136,7 @@ def check_message(result: str, locale: str) -> str:
 @pytest.mark.parametrize(
     ("result", "zh", "en"),
     [
-        ("other", "验人结果：9号 p9 **不是秘密警察**。", "Check (验人) result: #9 p9 is **not a secret police**."),
+        ("other", "验人结果：9号 p9 **不是秘密警察**。", "Check (验人) result: #9 p9 is **not a secret police (不是秘密警察)**."),
         ("none", "验人结果：查验 9号 p9 **无信息**。", "Check (验人) result on #9 p9: **no information**."),
         ("killer", "验人结果：9号 p9 是 **杀手**。", "Check (验人) result: #9 p9 is **killer**."),
         ("good", "验人结果：9号 p9 是 **好人**。", "Check (验人) result: #9 p9 is **good**."),
@@ -145,3 +146,80 @@ def check_message(result: str, locale: str) -> str:
 )  # fmt: skip
 def test_the_check_result_reads_for_each_answer(result: str, zh: str, en: str) -> None:
     assert (check_message(result, "zh-CN"), check_message(result, "en")) == (zh, en)
+
+
+# -- what the deal's role message says of the role, /role says too ------------------------------
+LONE = [K] * 3 + ["lone_killer", P, P, "lone_police", "doctor"] + [C] * 8
+
+
+@pytest.mark.parametrize(
+    ("side", "zh", "en"),
+    [
+        ("neutral", "地雷（中立，不帮助任何一方）", "中立 (neutral)"),
+        ("good", "地雷（警雷，帮助警察一方）", "警雷 (police's mine)"),
+        ("killers", "地雷（匪雷，帮助杀手）", "匪雷 (killers' mine)"),
+    ],
+)
+def test_the_mine_sees_its_side(side: str, zh: str, en: str) -> None:
+    game = Game("v2_mine", [P, P, K, K, "mine", C, C, C], options={"mine": side})
+    assert f"身份：**{zh}**" in role(game.state, 5)
+    assert en in role(game.state, 5, "en")
+    assert "中立" not in role(game.state, 1) and "雷" not in role(game.state, 1)
+
+
+def test_the_lone_police_and_the_lone_killer_see_the_powers_they_hold_later() -> None:
+    game = Game("v4_lone", LONE)
+    police = role(game.state, 7)
+    assert "你现在没有可用的权利。以后可用的权利：验人（从第2夜起）。" in police, police
+    assert "check (验人) — from night 2 on" in role(game.state, 7, "en")
+    killer = role(game.state, 4)
+    assert "以后可用的权利：杀人（有杀手出局后起）。" in killer, killer
+    assert "once a killer (杀手) is out of the game" in role(game.state, 4, "en")
+    game.night((1, "kill", 2))  # a killer out: the lone killer kills from now on
+    killer = role(game.state, 4)
+    assert "可用权利：杀人。" in killer and "以后" not in killer, killer
+
+
+def test_a_seat_out_of_the_game_is_told_no_power_to_come() -> None:
+    game = Game("v4_lone", LONE)
+    game.night((1, "kill", 7))
+    assert "以后" not in role(game.state, 7) and "从第2夜起" not in role(game.state, 7)
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_role_says_of_the_role_what_the_deals_message_says(locale: str) -> None:
+    """At the deal, in every ruleset and option: the role as the role message names it (with a
+    mine's side), its powers now and later, and whom it knows are in /role too."""
+    from playouts import start
+
+    from bot.records.render import known_seats, later_powers, role_powers_line, role_text
+    from engine.effects import Whisper
+    from engine.game import replay_events
+    from engine.publish import effects_for
+
+    rnd = random.Random(7)
+    said: set[str] = set()
+    for _ in range(300):
+        started = start(rnd)
+        if started is None:
+            continue
+        state, events = started
+        state = replay_events(events)
+        names = {int(s.seat): s.player for s in state.seats}
+        ctx = Context(locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names=names)
+        for message in effects_for(None, events):
+            if not isinstance(message, Whisper) or message.key != "role.dealt":
+                continue
+            p = dict(message.params)
+            text = describe_view(ctx, state, message.seat)
+            powers = [ctx.t(f"power.{x}") for x in str(p["powers"]).split(",") if x]
+            later = later_powers(ctx, p.get("later"))
+            assert f"**{role_text(ctx, p)}**" in text, (state.ruleset, text)
+            if not p.get("cards"):
+                assert role_powers_line(ctx, powers, later).strip() in text, (state.ruleset, text)
+            for item in later:
+                assert item in text, (state.ruleset, text)
+            mates = known_seats(ctx, p["teammates"], p.get("known"))
+            assert mates in text, (state.ruleset, text)
+            said |= {k for k in ("later", "side") if p.get(k)}
+    assert said == {"later", "side"}

@@ -328,7 +328,7 @@ def test_a_moderator_closing_the_pick_early_names_it() -> None:
     game.do(Lock(at=Instant(1_000), forced=True, by="mod"))
     assert posts(game, "zh-CN", start)[0] == "【管理】管理员提前截止第1天平票选择。"
     assert posts(game, "en", start)[0] == (
-        "[Moderator] A moderator closed day 1, the pick among the tied early."
+        "[Moderator] A moderator closed day 1, the pick among the tied (平票选择) early."
     )
 
 

@@ -5,17 +5,23 @@ turned since, and the check answers the seat learned before (`check.history`, pr
 
 from __future__ import annotations
 
+import random
 from zoneinfo import ZoneInfo
 
 import pytest
 from gamekit import Game
+from playouts import play
 
 from bot.discord.embeds import role_embed
 from bot.records.render import Context, render_private
 from engine.commands import ReplacePlayer
 from engine.effects import Effect, TeamNotice, Whisper
+from engine.game import apply, replay_events
 from engine.model import Seat
 from engine.publish import effects_for, role_message
+from engine.rulesets import RULESETS, rules_for
+from engine.state import GameState
+from engine.view import view_for
 
 K, P, C, D = "killer", "police", "civilian", "doctor"
 LONE = [K, K, K, "lone_killer", P, P, "lone_police", D] + [C] * 8
@@ -205,3 +211,93 @@ def test_a_police_substitute_gets_the_teams_answers_and_a_civilian_none() -> Non
     assert dict(history.params)["checks"] == "1:7:special"
     assert "第1夜验 7号 p7：特殊身份" in render_private(ctx(game, "zh-CN"), history)
     assert not private_to(replaced(game, 9), 9, "check.history")  # a civilian knows none
+
+
+# -- 4. whom a substitute's message names ----------------------------------------------------
+
+
+def known_in(message: Whisper) -> dict[int, str]:
+    """The seats a role message names, each with the role it gives them ('' for none)."""
+    p = dict(message.params)
+    roles = dict(item.split(":") for item in str(p.get("known") or "").split(",") if item)
+    return {int(s): roles.get(s, "") for s in str(p.get("teammates") or "").split(",") if s}
+
+
+def by_rule(state: GameState, seat: Seat) -> dict[int, str]:
+    """Whom /role shows the seat knows by the rules (`PlayerView.known`), its own cards aside."""
+    own = state.seats_of(state.seat(seat).player)
+    return {int(s): r.value for s, r in view_for(state, seat).known if s not in own}
+
+
+def test_v3m_a_substitute_for_a_fired_secret_killer_is_not_told_a_killer_out_before() -> None:
+    """Killer 1 voted out (no reveal) before the 秘匪 at 3 fires: 3 never met him, and neither
+    /role nor the substitute's message says seat 1 was a killer."""
+    game = Game("v3m", [K, K, "secret_killer", P, P, P, D, C, C, C, C])
+    game.night((1, "kill", 8), (2, "kill", 8))
+    game.day({s: 1 for s in game.alive})
+    game.night((2, "kill", 9), (3, "shoot", 4))
+    assert by_rule(game.state, Seat(3)) == {2: "killer"}
+    effects = replaced(game, 3)
+    (message,) = private_to(effects, 3, "role.dealt")
+    assert known_in(message) == {2: "killer"}
+    assert "1号" not in texts(game, message)["zh-CN"]
+
+
+def test_basic_a_substitute_for_a_police_turned_civilian_by_the_grief_knows_the_police() -> None:
+    """The sheriff's grief makes police 4 a civilian: /role keeps the sheriff he knew, and so
+    does his substitute's message (marked out of the game, as /role marks him)."""
+    options = {"police_special": "sheriff"}
+    game = Game("basic", [K, K, "sheriff", P] + [C] * 6, options=options)
+    game.night((1, "kill", 5), (2, "kill", 5))
+    game.day({s: 3 for s in game.alive})
+    assert game.state.seat(Seat(4)).role.value == C
+    assert by_rule(game.state, Seat(4)) == {3: "sheriff"}
+    (message,) = private_to(replaced(game, 4), 4, "role.dealt")
+    assert known_in(message) == {3: "sheriff"}
+    said = texts(game, message)
+    assert "你的同伴：3号 p3（警长，已出局）。" in said["zh-CN"], said
+    assert "#3 p3 (警长 (sheriff), out of the game)" in said["en"], said
+
+
+def test_a_substitutes_message_names_whom_role_shows_the_seat_knows() -> None:
+    """In plausible games of every ruleset, a substitute's role message for each card names
+    exactly the seats `/role` shows the seat knows by the rules (`view_for(...).known`), each with
+    the role known; at the deal the message names whom the ruleset shows the seat
+    (`Ruleset.seen_role`), as it always has."""
+    rnd = random.Random(20240701)
+    rulesets: set[str] = set()
+    compared = 0
+    for _ in range(200):
+        played = play(rnd, steps=120)
+        if played is None:
+            continue
+        opening, steps = played
+        deal = effects_for(None, opening)
+        first = replay_events(opening)
+        rules = rules_for(first)
+        for message in (e for e in deal if isinstance(e, Whisper) and e.key == "role.dealt"):
+            me = first.seat(message.seat)
+            own = first.seats_of(me.player)
+            seen = {int(s.seat): rules.seen_role(me, s) for s in first.seats if s.seat not in own}
+            assert known_in(message) == {s: r.value for s, r in seen.items() if r is not None}
+            assert known_in(message) == by_rule(first, message.seat)
+        for step in steps[::15]:
+            state = step.after
+            if state.over or state.window is None:
+                continue
+            for seat in [s.seat for s in state.seats if s.alive]:
+                after, events = apply(
+                    state, ReplacePlayer(seat=seat, new_player=f"sub{seat}", by="mod")
+                )
+                for message in (
+                    e
+                    for e in effects_for(state, events)
+                    if isinstance(e, Whisper) and e.key == "role.dealt"
+                ):
+                    assert known_in(message) == by_rule(after, message.seat), (
+                        state.ruleset,
+                        message.seat,
+                    )
+                    compared += 1
+                    rulesets.add(state.ruleset)
+    assert compared > 1000 and rulesets == set(RULESETS), (compared, sorted(rulesets))

@@ -177,13 +177,26 @@ class Capture:
                 state, seat = own
                 roles: set[Role] = set()  # what the engine lets them know, from each card
                 checks: set[CheckResult] = set()  # (apart: Role.KILLER == CheckResult.KILLER)
+                sides: set[str] = set()  # a mine's own side
+                whens: set[str] = set()  # when its own role's later powers come
                 for card in state.seats_of(state.seat(seat).player):
                     view = view_for(state, card)
                     roles |= {r for r in (view.role, view.original_role) if r is not None}
                     roles |= {s.role for s in view.seats if s.role is not None}
+                    roles |= {p.becomes for p in view.later if p.becomes is not None}
                     checks |= {c for _, _, c in view.checks}
+                    sides |= {view.side} if view.side else set()
+                    whens |= {p.when for p in view.later}
                 words = [render(loc, f"role.{r.value}") for r in roles for loc in LOCALES]
                 words += [render(loc, f"check.{c.value}") for c in checks for loc in LOCALES]
+                words += [render(loc, f"role_side.{side}", {}) for side in sides for loc in LOCALES]
+                words += [  # the rule's own wording (「有杀手出局后起」)
+                    part
+                    for when in whens
+                    for loc in LOCALES
+                    for part in re.split(r"\{[^}]*\}", catalog(loc)[f"later.{when}"])
+                    if len(part) > 1
+                ]
                 for word in sorted(words, key=len, reverse=True):
                     text = text.replace(word, "\x00")
             assert not excess(text), ("a secret in an answer", text, excess(text))

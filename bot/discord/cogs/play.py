@@ -27,16 +27,26 @@ from bot.discord.interactions import (
 )
 from bot.discord.port import post_of
 from bot.discord.views import valid_targets
-from bot.records.render import Context, check_line, known_seats, public_roster
+from bot.records.render import (
+    Context,
+    check_line,
+    known_seats,
+    later_powers,
+    public_roster,
+    role_powers_line,
+    role_text,
+)
 from bot.runtime.game_options import clipped
 from bot.runtime.hosting import is_forum, vote_channel_for
 from bot.runtime.schedule import to_ms
 from bot.runtime.vote_posts import VOTES_WINDOW
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
+from engine.effects import seats_text
 from engine.errors import EngineError
 from engine.events import VotePosted
 from engine.game import decide
 from engine.model import Instant, Power, Seat
+from engine.publish import role_params
 from engine.rulesets import rules_for
 from engine.speech import channels_open, out_of_game, silenced
 from engine.state import GameState
@@ -676,8 +686,10 @@ def shut_to(state: GameState, player: str) -> bool:
 
 
 def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
-    """A player's private view as text: seat (or each of their cards), role, powers, whom they
-    know, their public identity where the ruleset has one, checks, submissions."""
+    """A player's private view as text: seat (or each of their cards), role (with the side a mine
+    plays for, and the card dealt where it has turned), powers now and later (as the role
+    message says them: `role_params`), whom they know, their public identity where the ruleset
+    has one, checks, submissions."""
     cards = state.seats_of(state.seat(seat).player)
     views = [view_for(state, card) for card in cards]
     view = view_for(state, seat)
@@ -687,27 +699,29 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
             ctx.t(
                 "role_msg.card",
                 seat=ctx.seat(v.viewer),
-                role=_role_text(ctx, v),
-                powers=ctx.t("role_msg.card_powers", powers=_powers_text(ctx, v.powers))
-                if v.powers
-                else "",
+                role=role_text(ctx, role_params(v, cards)),
+                powers=_card_powers(ctx, v, cards),
                 out="" if state.seat(card).alive else ctx.t("role_msg.card_out"),
             )
             for card, v in zip(cards, views, strict=True)
         ]
         lines.append(ctx.t("role_msg.cards_line", cards="；".join(items)))
     else:
+        p = role_params(view, cards)
         lines.append(
             ctx.t(
                 "role_msg.dealt",
                 seat=int(seat),
-                role=_role_text(ctx, view),
+                role=role_text(ctx, p),
                 powers_line="",
                 mates_line="",
             )
         )
-        if view.powers:
-            lines.append(ctx.t("role_msg.powers_line", powers=_powers_text(ctx, view.powers)))
+        powers = [ctx.t(f"power.{x.value}") for x in view.powers]
+        if state.seat(seat).alive:  # as the role message says them: now, and later
+            lines.append(role_powers_line(ctx, powers, later_powers(ctx, p.get("later"))).strip())
+        elif powers:  # out of the game: a power on leaving it, until the next lock
+            lines.append(ctx.t("role_msg.powers_line", powers="、".join(powers)).strip())
     known = _known(ctx, state, cards, views)
     if known:  # nobody known: no line
         lines.append(ctx.t("role_msg.mates_line", teammates=known))
@@ -748,13 +762,17 @@ def _powers_text(ctx: Context, powers: Sequence[Power]) -> str:
     return "、".join(ctx.t(f"power.{p.value}") for p in powers)
 
 
-def _role_text(ctx: Context, view: PlayerView) -> str:
-    """A card's role now, and the card dealt beside it where the role has turned since (a fired
-    秘匪 now a killer, a merged 独警 now a police: 「杀手（发牌时为秘匪）」)."""
-    role = ctx.t(f"role.{view.role.value}") if view.role is not None else ""
-    if view.original_role is None or view.original_role is view.role:
-        return role
-    return ctx.t("role_msg.dealt_as", role=role, dealt=ctx.t(f"role.{view.original_role.value}"))
+def _card_powers(ctx: Context, view: PlayerView, cards: Sequence[Seat]) -> str:
+    """A card's powers in the list of a player's cards (5.0 双身份): now, and later or on
+    leaving the game (as its role message says them). Empty: none."""
+    text = (
+        ctx.t("role_msg.card_powers", powers=_powers_text(ctx, view.powers)) if view.powers else ""
+    )
+    later = later_powers(ctx, role_params(view, cards).get("later"))
+    if later:
+        sep = "；" if ctx.locale == "zh-CN" else "; "
+        text += ctx.t("role_msg.card_later", powers=sep.join(later))
+    return text
 
 
 def _known(
@@ -768,10 +786,10 @@ def _known(
         for seat, role in v.known:
             if seat not in cards:
                 roles.setdefault(seat, role.value)
-    shown = [
-        known_seats(ctx, str(seat), f"{seat}:{role}")
-        if state.seat(seat).alive
-        else ctx.t("role_msg.known_out", seat=ctx.seat(seat), role=ctx.t(f"role.{role}"))
-        for seat, role in sorted(roles.items())
-    ]
-    return ("、" if ctx.locale == "zh-CN" else ", ").join(shown)
+    listed = sorted(roles)
+    return known_seats(
+        ctx,
+        seats_text(listed),
+        ",".join(f"{seat}:{roles[seat]}" for seat in listed),
+        seats_text(s for s in listed if not state.seat(s).alive),
+    )
