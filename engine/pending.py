@@ -3,13 +3,15 @@
 Only *who*, never *what*: a seat is pending for a power it has not used (a team power is done
 once any member of the team has submitted), for a vote it has not posted, or for a pick it has
 not made. Penalties (`engine.penalties`) are taken out: a suspended power is nothing to do.
+`powers_owed` says which powers, for a reminder to the card's own holder only (5.0 双身份: a
+player with two cards is told which card still owes what).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.model import PhaseKind, Seat
+from engine.model import PhaseKind, Power, Seat
 from engine.penalties import usable_night_powers
 from engine.rulesets import rules_for
 from engine.state import GameState
@@ -50,27 +52,10 @@ def pending(state: GameState) -> Pending:
     window = state.window
     if key is None or window is None:
         return Pending(window=None)
-    if window.last_act:
-        return Pending(window=key, powers=tuple(sorted({s for s, _ in state.last_acts_open})))
+    if window.last_act or window.kind is PhaseKind.NIGHT:
+        return Pending(window=key, powers=tuple(sorted(powers_owed(state))))
     if window.kind is PhaseKind.WARMUP:  # nobody owes anything in the warm-up
         return Pending(window=key)
-    if window.kind is PhaseKind.NIGHT:
-        rules = rules_for(state)
-        submitted = {(s.seat, s.power) for s in state.submissions}
-        waiting: list[Seat] = []
-        for seat in state.seats:
-            for power in usable_night_powers(state, rules, seat):
-                team = rules.team_of(seat)
-                if team is not None and power in rules.team_powers(team):
-                    shared = rules.team_powers(team)
-                    members = rules.team_members(state, team)
-                    done = any((m, p) in submitted for m in members for p in shared)
-                else:
-                    done = (seat.seat, power) in submitted
-                if not done:
-                    waiting.append(seat.seat)
-                    break
-        return Pending(window=key, powers=tuple(waiting))
     if window.chooser is not None:
         return Pending(window=key, choice=None if state.choice is not None else window.chooser)
     voted = {
@@ -87,3 +72,33 @@ def pending(state: GameState) -> Pending:
         and state.seat_of(state.seat(s).player) == s
     )
     return Pending(window=key, votes=voters)
+
+
+def powers_owed(state: GameState) -> dict[Seat, tuple[Power, ...]]:
+    """Each seat pending for a power in the open window (night, or a last act), with the powers
+    it still owes, in the order it holds them: for that seat's own holder only (never told of
+    another's)."""
+    window = state.window
+    if window_key(state) is None or window is None:
+        return {}
+    owed: dict[Seat, list[Power]] = {}
+    if window.last_act:
+        for card, power in state.last_acts_open:
+            owed.setdefault(card, []).append(power)
+        return {s: tuple(p) for s, p in owed.items()}
+    if window.kind is not PhaseKind.NIGHT:
+        return {}
+    rules = rules_for(state)
+    submitted = {(s.seat, s.power) for s in state.submissions}
+    for seat in state.seats:
+        for power in usable_night_powers(state, rules, seat):
+            team = rules.team_of(seat)
+            if team is not None and power in rules.team_powers(team):
+                shared = rules.team_powers(team)
+                members = rules.team_members(state, team)
+                done = any((m, p) in submitted for m in members for p in shared)
+            else:
+                done = (seat.seat, power) in submitted
+            if not done:
+                owed.setdefault(seat.seat, []).append(power)
+    return {s: tuple(p) for s, p in owed.items()}

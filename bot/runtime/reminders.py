@@ -10,6 +10,10 @@ another) right after its message is sent, so a restart reschedules the job but n
 seat twice; the send itself (through the port) first
 looks for the same text in the DM (a crash between the send and the mark). Players turn theirs
 off with `/remind off` (server settings, `remind_off`: user ids).
+
+5.0 双身份 (several cards a player): a player whose cards owe powers gets one message naming
+each card still owing and its powers (「牌位 7号：验人；牌位 8号：医治」), their own cards
+only; each of those cards is then marked. A one-card game's reminder names no card.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from bot.runtime.port import ChatPort
 from bot.runtime.schedule import from_ms
 from bot.runtime.service import GameService
 from bot.runtime.timing import Clock, DeadlineScheduler
-from engine.pending import Pending, pending, window_key
+from engine.model import Power, Seat
+from engine.pending import Pending, pending, powers_owed, window_key
+from engine.rulesets import rules_for
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +62,33 @@ def _what(p: Pending, seat: int) -> str:
     if p.choice == seat:
         return "remind.choice"
     return "remind.vote"
+
+
+def _by_player(state: Any, seats: tuple[Seat, ...]) -> list[list[Seat]]:
+    """The pending seats grouped by the player holding them (one group a seat where a player
+    holds one card), in the order of each player's first pending seat."""
+    groups: dict[str, list[Seat]] = {}
+    for seat in seats:
+        groups.setdefault(state.seat(seat).player, []).append(seat)
+    return list(groups.values())
+
+
+def _numbers(seats: list[Seat]) -> str:
+    return ",".join(str(int(s)) for s in seats)
+
+
+def _cards(ctx: Any, cards: Mapping[Seat, tuple[Power, ...]]) -> str:
+    """「牌位 7号：验人；牌位 8号：医治」: each of a player's own cards still owing, and what."""
+    sep = "；" if ctx.locale == "zh-CN" else "; "
+    between = "、" if ctx.locale == "zh-CN" else ", "
+    return sep.join(
+        ctx.t(
+            "remind.card_owes",
+            card=int(seat),
+            powers=between.join(ctx.t(f"power.{p.value}") for p in powers),
+        )
+        for seat, powers in cards.items()
+    )
 
 
 class Reminders:
@@ -124,28 +157,37 @@ class Reminders:
         settings = await service.repo.get_settings(info.server_id)
         off = {int(u) for u in settings.get(REMIND_OFF, [])}
         todo = pending(state)
+        several = rules_for(state).cards_per_player > 1
+        owed = powers_owed(state) if several else {}
         ctx = await self.contexts.context(game_id, state)
         sent: list[int] = []
-        for seat in todo.seats():
+        for seats in _by_player(state, todo.seats()):
             now = service.cached_state(game_id)
             if now is not None and (
                 now.deadline != state.deadline or now.paused or window_key(now) != window
             ):
                 break  # moved (/mod extend) or closed meanwhile: a new deadline's job reminds
-            player = state.seat(seat).player
-            if int(seat) in done or not player.isdigit() or int(player) in off:
+            player = state.seat(seats[0]).player
+            seats = [s for s in seats if int(s) not in done]
+            if not seats or not player.isdigit() or int(player) in off:
                 continue
-            text = ctx.t(
-                _what(todo, seat),
-                game=game_id,
-                phase=_phase(ctx, state),
-                deadline=deadline_text(ctx, state.deadline),
-            )
+            params = {
+                "game": game_id,
+                "phase": _phase(ctx, state),
+                "deadline": deadline_text(ctx, state.deadline),
+            }
+            cards = {s: owed[s] for s in seats if s in owed}
+            if cards:  # several cards a player: which of theirs owes what
+                text = ctx.t("remind.powers_cards", cards=_cards(ctx, cards), **params)
+            else:
+                text = ctx.t(_what(todo, seats[0]), **params)
             if not await self.port.send_private(int(player), text):
                 # which seats are reminded depends on their powers: the seat only at DEBUG
-                log.debug("game %s: seat %s takes no DMs; no reminder", game_id, seat)
-            sent.append(int(seat))
-            await service.set_channels(game_id, {f"{REMINDED}{window}:{int(seat)}": True})
+                log.debug("game %s: seat %s takes no DMs; no reminder", game_id, _numbers(seats))
+            sent += [int(s) for s in seats]
+            await service.set_channels(
+                game_id, {f"{REMINDED}{window}:{int(s)}": True for s in seats}
+            )
         return sent
 
 
