@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import overload
 
 from engine.effects import (
@@ -200,18 +201,27 @@ def _need(state: GameState | None) -> GameState:
     return state
 
 
-def role_message(state: GameState, seat: Seat) -> Whisper:
+def role_message(state: GameState, seat: Seat, also: Sequence[Seat] = ()) -> Whisper:
     """The private role message for a seat (at the deal, and to a substitute): what its view
     (`view_for`, as /role shows it) says of its role (`role_params`), and where a player holds
-    several cards (5.0 双身份) every card's role."""
+    several cards (5.0 双身份) every card's role. `also`: cards out of the game whose knowledge
+    the message carries too (a substitute's first message: what the player's dead card knew, as
+    /role shows it)."""
     own = state.seats_of(state.seat(seat).player)
     extra: dict[str, Param] = {}
     if len(own) > 1:  # 5.0 双身份: every card's message shows all of the player's cards
         extra["cards"] = ",".join(f"{s}:{state.seat(s).role.value}" for s in own)
+    view = view_for(state, seat)
+    if also:
+        merged = dict(view.known)
+        for card in also:
+            for s, role in view_for(state, card).known:
+                merged.setdefault(s, role)
+        view = replace(view, known=tuple(sorted(merged.items())))
     return Whisper(
         seat=seat,
         key="role.dealt",
-        params=params(seat=int(seat), **role_params(view_for(state, seat), own), **extra),
+        params=params(seat=int(seat), **role_params(view, own), **extra),
     )
 
 
@@ -431,6 +441,7 @@ def _replaced(before: GameState, event: PlayerReplaced, after: GameState) -> lis
     # told publicly ("cannot DM seat N"), and a team's thread calls before it would delay that
     # notice by the player's roles
     dealt = sorted(living, key=lambda card: (card.seat != event.seat, card.seat))
+    gone = [card.seat for card in cards if not card.alive]
     threads: list[Effect] = []
     teams = {rules.team_of(card) for card in cards}  # a dead card's thread too: left
     for team in (t for t in Team if t in teams):
@@ -444,7 +455,8 @@ def _replaced(before: GameState, event: PlayerReplaced, after: GameState) -> lis
             params=params(seat=int(event.seat), **_reason_of(event.record)),
         ),
         SeatHandover(seat=event.seat, old_player=old_player, new_player=event.new_player),
-        *(role_message(after, card.seat) for card in dealt),
+        # the first also says what the player's cards out of the game knew, as /role does
+        *(role_message(after, card.seat, also=gone if card is dealt[0] else ()) for card in dealt),
         *_check_history(after, event.seat),
         *threads,
         *(whisper for card in living for whisper in _powers_whisper(after, card)),

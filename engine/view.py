@@ -172,7 +172,7 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
         role=me.role,
         original_role=me.original_role,
         powers=powers,
-        later=rules.later_powers(state, me) if me.alive else (),
+        later=rules.later_powers(state, me) if me.alive and not state.over else (),
         side=rules.side_note(me),
         teammates=mates,
         known=tuple(by_rule.items()),

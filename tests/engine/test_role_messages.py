@@ -9,21 +9,22 @@ import random
 from zoneinfo import ZoneInfo
 
 import pytest
-from gamekit import Game
+from gamekit import CardGame, Game
 from playouts import play
 
 from bot.discord.embeds import role_embed
 from bot.records.render import Context, render_private
-from engine.commands import ReplacePlayer
+from engine.commands import EndGame, ReplacePlayer
 from engine.effects import Effect, TeamNotice, Whisper
 from engine.game import apply, replay_events
-from engine.model import Seat
+from engine.model import Camp, Seat
 from engine.publish import effects_for, role_message
 from engine.rulesets import RULESETS, rules_for
 from engine.state import GameState
 from engine.view import view_for
 
 K, P, C, D = "killer", "police", "civilian", "doctor"
+MOLE, BF, SPO = "mole", "butterfly", "secret_police"
 LONE = [K, K, K, "lone_killer", P, P, "lone_police", D] + [C] * 8
 WUJIANDAO = [
     "police_leader", "police_confidant", "gang_mole", "police",
@@ -289,15 +290,42 @@ def test_a_substitutes_message_names_whom_role_shows_the_seat_knows() -> None:
                 after, events = apply(
                     state, ReplacePlayer(seat=seat, new_player=f"sub{seat}", by="mod")
                 )
-                for message in (
+                messages = [
                     e
                     for e in effects_for(state, events)
                     if isinstance(e, Whisper) and e.key == "role.dealt"
-                ):
-                    assert known_in(message) == by_rule(after, message.seat), (
+                ]
+                gone = [c for c in after.seats_of(f"sub{seat}") if not after.seat(c).alive]
+                for n, message in enumerate(messages):
+                    expected = by_rule(after, message.seat)
+                    for card in gone if n == 0 else ():  # the first: what a card out knew too
+                        expected = {**by_rule(after, card), **expected}
+                    assert known_in(message) == dict(sorted(expected.items())), (
                         state.ruleset,
                         message.seat,
                     )
                     compared += 1
                     rulesets.add(state.ruleset)
     assert compared > 1000 and rulesets == set(RULESETS), (compared, sorted(rulesets))
+
+
+def test_a_5_0_substitute_is_told_what_the_players_card_out_of_the_game_knew() -> None:
+    """p2 holds the mole (card 3: it knows the killers and the police) and a civilian (card 4,
+    knowing nobody); the mole card dies, the player plays on and is replaced: the substitute's
+    message carries what the mole card knew, as /role shows it."""
+    game = CardGame([K, D, MOLE, C, P, C, BF, C, SPO, C, SPO, C, C, C], seed="v5-sub")
+    knew = by_rule(game.state, Seat(3))
+    assert knew and not by_rule(game.state, Seat(4))
+    game.power(1, "kill", 3)
+    game.lock()
+    assert not game.state.seat(Seat(3)).alive and game.state.seat(Seat(4)).alive
+    (message,) = private_to(replaced(game, 4), 4, "role.dealt")
+    assert known_in(message) == knew
+
+
+def test_nothing_is_to_come_once_the_game_is_over() -> None:
+    """After the end the view (and /role) offers no power to come: 独警's check from night 2."""
+    game = Game("v4_lone", LONE)
+    assert view_for(game.state, Seat(7)).later
+    game.do(EndGame(winner=Camp.GOOD, by="mod"))
+    assert view_for(game.state, Seat(7)).later == ()
