@@ -387,6 +387,21 @@ class Driver:
         assert fired, "the deadline did not fire"
         self.steps.append({"do": "lock"})
 
+    async def quiet_night(self) -> None:
+        """Every killer passes: no one leaves the game; the night locks into the next day."""
+        state = await self.table.bot.runtime.service.state(self.game_id)
+        for seat in state.seats:
+            if seat.role.value == "killer":
+                await self.power_by_command(int(seat.seat), "kill", None)
+        await self.lock()
+
+    async def vote_out(self, seat: int) -> None:
+        """Every other living player votes `seat` out, and the day locks."""
+        state = await self.table.bot.runtime.service.state(self.game_id)
+        for voter in (int(s.seat) for s in state.seats if s.alive and int(s.seat) != seat):
+            await self.post_vote(voter, f"投 {seat}", seat)
+        await self.lock()
+
     def replay_input(
         self, roles: dict[int, str], seed: str, options: dict[str, Any] | None = None
     ) -> dict[str, Any]:

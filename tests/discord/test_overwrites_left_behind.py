@@ -51,23 +51,6 @@ async def text(tmp_path: Path) -> AsyncIterator[Table]:
         yield t
 
 
-async def quiet_night(d: Driver) -> None:
-    """Every killer passes: no one leaves the game."""
-    state = await d.table.bot.runtime.service.state(d.game_id)
-    for seat in state.seats:
-        if seat.role.value == "killer":
-            await d.power_by_command(int(seat.seat), "kill", None)
-    await d.lock()
-
-
-async def voted_out(d: Driver, seat: int) -> None:
-    """Every other living player votes `seat` out, and the day locks."""
-    state = await d.table.bot.runtime.service.state(d.game_id)
-    for voter in (int(s.seat) for s in state.seats if s.alive and int(s.seat) != seat):
-        await d.post_vote(voter, f"投 {seat}", seat)
-    await d.lock()
-
-
 def members_overwrites(t: Table, channel_id: int) -> dict[int, tuple[int, int]]:
     """The channel's member overwrites as Discord holds them: member → (allow, deny)."""
     channel = t.env.backend.get_channel(channel_id)
@@ -115,11 +98,11 @@ async def test_a_forum_games_dead_are_denied_its_team_threads_until_the_end(foru
     d = Driver(t, "basic")
     roles = await d.start()
     teams = teams_channel(t)
-    await quiet_night(d)  # day 1
+    await d.quiet_night()  # day 1
     thread = await team_thread(t, d.game_id, "killers")
     leaving_threads_fails(t, thread.id)
     killer, living_killer = by_role(roles, "killer")[:2]
-    await voted_out(d, killer)  # night 2: the killer is out, still in the thread
+    await d.vote_out(killer)  # night 2: the killer is out, still in the thread
     state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(killer).alive
     assert t.player(killer).id in t.env.backend.get_thread(thread.id).thread_members
@@ -130,9 +113,9 @@ async def test_a_forum_games_dead_are_denied_its_team_threads_until_the_end(foru
     assert players_overwrites(t, teams) == {t.player(killer).id: (0, THREADS)}
 
     t.env.backend.faults.clear()
-    await quiet_night(d)  # day 2
+    await d.quiet_night()  # day 2
     civilian = by_role(roles, "civilian")[0]
-    await voted_out(d, civilian)
+    await d.vote_out(civilian)
     assert players_overwrites(t, teams) == {
         t.player(killer).id: (0, THREADS),
         t.player(civilian).id: (0, THREADS),
@@ -150,11 +133,11 @@ async def test_a_forum_games_bot_keeps_managing_its_team_threads(forum: Table) -
     t = forum
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)  # day 1
+    await d.quiet_night()  # day 1
     invite_permissions(t.env, t.guild, without="manage_threads")
     await t.env.settle()
     killer = by_role(roles, "killer")[0]
-    await voted_out(d, killer)  # night 2
+    await d.vote_out(killer)  # night 2
     thread = await team_thread(t, d.game_id, "killers")
     assert t.player(killer).id not in t.env.backend.get_thread(thread.id).thread_members
     assert not await t.bot.runtime.service.repo.undone_effects()
@@ -173,9 +156,9 @@ async def test_a_player_who_left_keeps_no_deny_after_the_end(tmp_path: Path, hos
     async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED, hosting) as t:
         d = Driver(t, "basic")
         roles = await d.start()
-        await quiet_night(d)  # day 1
+        await d.quiet_night()  # day 1
         out = by_role(roles, "civilian")[0]
-        await voted_out(d, out)  # night 2: `out` is denied in the game's channels
+        await d.vote_out(out)  # night 2: `out` is denied in the game's channels
         user = t.player(out).user
         channels = [t.channel.id] if t.forum is None else [t.forum.id, teams_channel(t)]
         for channel in channels:
@@ -243,7 +226,7 @@ async def test_a_deleted_players_role_is_told_to_the_games_moderators(
         settings = {LOG_CHANNEL: str(log_here.id)}
         await t.bot.runtime.service.repo.update_settings(t.guild.id, settings)
         d = await role_deleted(t)
-        await quiet_night(d)  # day 1: the channels open, with no role to open them to
+        await d.quiet_night()  # day 1: the channels open, with no role to open them to
         told = "⚠ 第1局：本局玩家的身份组“法官·第1局”在游戏进行中被删除。"
         dms = [m.content for m in t.dms(t.moderator)]
         assert [m[: len(told)] for m in dms] == [told] and what in dms[0]
@@ -294,7 +277,7 @@ async def test_a_players_role_missing_from_the_cache_still_opens_the_forum(forum
     assert guild is not None
     guild._remove_role(role_id)
     await cannot_post(t, 1)
-    await quiet_night(d)  # day 1 opens
+    await d.quiet_night()  # day 1 opens
     await t.player(1).send(t.channel, "白天了，我能发言")
     assert not t.dms(t.moderator)
 
@@ -313,7 +296,7 @@ async def test_a_deleted_role_told_twice_at_once_is_told_once(text: Table) -> No
     await asyncio.gather(tell_role_gone(judge, d.game_id), tell_role_gone(judge, d.game_id))
     await t.env.settle()
     assert len(t.dms(t.moderator)) == 1
-    await quiet_night(d)  # the day's opening: nothing more
+    await d.quiet_night()  # the day's opening: nothing more
     assert len(t.dms(t.moderator)) == 1
 
 
@@ -361,13 +344,13 @@ async def test_a_departed_players_overwrite_discord_will_not_edit_is_not_asked_a
     overwrite_refused(t, t.channel.id, player.id)
     await t.env.settle()
     since = len(t.env.backend.http_requests)
-    await quiet_night(d)  # day 1: tried once
+    await d.quiet_night()  # day 1: tried once
     assert ("PUT", f"/channels/{t.channel.id}/permissions/{player.id}") in requests_about(
         t, since, player.id
     )
     since = len(t.env.backend.http_requests)
     await d.lock()  # night 2
-    await quiet_night(d)  # day 2
+    await d.quiet_night()  # day 2
     assert requests_about(t, since, player.id) == []
     assert members_overwrites(t, t.channel.id)[player.id] == (embed, OUT)
     assert not await t.bot.runtime.service.repo.undone_effects()

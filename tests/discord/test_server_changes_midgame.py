@@ -49,23 +49,6 @@ def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-async def quiet_night(d: Driver) -> None:
-    """Every killer passes: no one leaves the game."""
-    state = await d.table.bot.runtime.service.state(d.game_id)
-    for seat in state.seats:
-        if seat.role.value == "killer":
-            await d.power_by_command(int(seat.seat), "kill", None)
-    await d.lock()
-
-
-async def voted_out(d: Driver, seat: int) -> None:
-    """Every other player of the eight votes `seat` out, and the day locks."""
-    for voter in range(1, 9):
-        if voter != seat:
-            await d.post_vote(voter, f"投 {seat}", seat)
-    await d.lock()
-
-
 async def test_without_manage_roles_a_game_is_played_and_ended_without_its_role(
     table: Table, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -88,7 +71,7 @@ async def test_without_manage_roles_a_game_is_played_and_ended_without_its_role(
     assert "game 1: cannot make the players' role (missing permission)" in said
     assert "game 1: no players' role to add the players to" in said
     assert sum("Discord refused a permission edit" in line for line in said) == 1  # told once
-    await quiet_night(d)
+    await d.quiet_night()
     state = await t.bot.runtime.service.state(d.game_id)
     assert state.window is not None and state.window.kind is PhaseKind.DAY
     assert not await t.bot.runtime.service.repo.undone_effects()
@@ -121,7 +104,7 @@ async def test_a_players_role_deleted_by_an_admin_mid_game(
     t.env.backend.delete_role(t.guild.id, role_id)
     await t.env.settle()
     assert bot_guild(t).get_role(role_id) is None
-    await quiet_night(d)
+    await d.quiet_night()
     state = await t.bot.runtime.service.state(d.game_id)
     assert state.window is not None and state.window.kind is PhaseKind.DAY
     await t.moderator.slash(t.channel, "mod end", winner="good")
@@ -155,12 +138,12 @@ async def test_a_player_who_left_the_server_can_still_be_voted_out(table: Table)
     t = table
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)
+    await d.quiet_night()
     leaver = by_role(roles, "civilian")[0]
     t.guild.remove_member(t.player(leaver))
     await t.env.settle()
     assert bot_guild(t).get_member(t.player(leaver).id) is None
-    await voted_out(d, leaver)
+    await d.vote_out(leaver)
     state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(leaver).alive
     assert state.window is not None and state.window.kind is PhaseKind.NIGHT
@@ -176,13 +159,13 @@ async def test_a_dead_killer_leaves_a_team_thread_an_admin_deleted(table: Table)
     t = table
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)
+    await d.quiet_night()
     info = await t.bot.runtime.service.info(d.game_id, refresh=True)
     thread_id = int(info.channels["thread_killers"])
     t.env.backend.delete_channel(thread_id)
     await t.env.settle()
     killer = by_role(roles, "killer")[0]
-    await voted_out(d, killer)
+    await d.vote_out(killer)
     state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(killer).alive
     undone = [i.payload["type"] for i in await t.bot.runtime.service.repo.undone_effects()]

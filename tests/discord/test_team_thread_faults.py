@@ -67,23 +67,6 @@ async def thread_id_of(t: Table, d: Driver, team: str) -> int:
     return int(info.channels[f"thread_{team}"])
 
 
-async def quiet_night(d: Driver) -> None:
-    """Every killer passes: no one leaves the game; day 1 opens."""
-    state = await d.table.bot.runtime.service.state(d.game_id)
-    for seat in state.seats:
-        if seat.role.value == "killer":
-            await d.power_by_command(int(seat.seat), "kill", None)
-    await d.lock()
-
-
-async def voted_out(d: Driver, seat: int) -> None:
-    """Every other player of the eight votes `seat` out, and the day locks."""
-    for voter in range(1, 9):
-        if voter != seat:
-            await d.post_vote(voter, f"投 {seat}", seat)
-    await d.lock()
-
-
 def menus(t: Table, seat: int) -> int:
     """The DMs with a power menu the holder of `seat` got."""
     return sum(1 for m in t.dms(t.player(seat)) if m.components)
@@ -114,7 +97,7 @@ async def test_a_substitute_joins_an_archived_killers_thread_and_the_replaced_on
     refuse_while_archived(t)
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)
+    await d.quiet_night()
     thread_id = await thread_id_of(t, d, "killers")
     archive(t, thread_id, announced=announced)
     killer = by_role(roles, "killer")[0]
@@ -139,11 +122,11 @@ async def test_a_dead_killer_leaves_an_archived_killers_thread(table: Table) -> 
     refuse_while_archived(t)
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)
+    await d.quiet_night()
     thread_id = await thread_id_of(t, d, "killers")
     archive(t, thread_id, announced=False)
     killer = by_role(roles, "killer")[0]
-    await voted_out(d, killer)
+    await d.vote_out(killer)
     await drain(t)
     assert t.player(killer).id not in members_of(t, thread_id)
 
@@ -162,14 +145,14 @@ async def test_a_refused_team_thread_change_holds_nothing_up_and_only_moderators
     caplog.set_level(logging.DEBUG, logger="bot")
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)
+    await d.quiet_night()
     killer = by_role(roles, "killer")[0]
     police = by_role(roles, "police")
     killers_thread = await thread_id_of(t, d, "killers")
     refuse_members(t, "DELETE", killers_thread)
     earlier = {m.id for m in t.dms(t.moderator)}
     before = {p: menus(t, p) for p in police}
-    await voted_out(d, killer)  # night 2
+    await d.vote_out(killer)  # night 2
     await drain(t)
     state = await t.bot.runtime.service.state(d.game_id)
     assert state.window is not None and state.window.kind is PhaseKind.NIGHT
@@ -215,7 +198,7 @@ async def test_a_substitute_who_left_the_server_before_the_handover_holds_nothin
     t = table
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)
+    await d.quiet_night()
     info = await t.bot.runtime.service.info(d.game_id, refresh=True)
     role_id = int(info.channels["players_role"])
     t.env.inject_error(
@@ -235,6 +218,21 @@ async def test_a_substitute_who_left_the_server_before_the_handover_holds_nothin
     assert any(p.startswith("【看表】") for p in t.public())
 
 
+async def killers_thread_found_again(t: Table, d: Driver, roles: dict[int, str]) -> int:
+    """The killers' thread archived and its stored id lost (a crash before it was stored, then a
+    week's quiet); a killer is replaced: the substitute is added to that same thread, found among
+    the archived ones. Its id."""
+    thread_id = await thread_id_of(t, d, "killers")
+    archive(t, thread_id, announced=True)
+    assert await t.bot.runtime.service.take_channel(d.game_id, "thread_killers")
+    killer = by_role(roles, "killer")[0]
+    await t.moderator.slash(t.channel, "mod replace", seat=killer, member=t.outside)
+    await drain(t)
+    assert await thread_id_of(t, d, "killers") == thread_id
+    assert t.outside.id in members_of(t, thread_id)
+    return thread_id
+
+
 async def test_a_team_thread_archived_before_its_id_was_stored_is_found_not_made_again(
     table: Table,
 ) -> None:
@@ -245,15 +243,8 @@ async def test_a_team_thread_archived_before_its_id_was_stored_is_found_not_made
     t = table
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)
-    thread_id = await thread_id_of(t, d, "killers")
-    archive(t, thread_id, announced=True)
-    assert await t.bot.runtime.service.take_channel(d.game_id, "thread_killers")
-    killer = by_role(roles, "killer")[0]
-    await t.moderator.slash(t.channel, "mod replace", seat=killer, member=t.outside)
-    await drain(t)
-    assert await thread_id_of(t, d, "killers") == thread_id
-    assert t.outside.id in members_of(t, thread_id)
+    await d.quiet_night()
+    thread_id = await killers_thread_found_again(t, d, roles)
     name = t.env.backend.get_thread(thread_id).name
     same = [c for c in t.env.backend.channels.values() if c.is_thread and c.name == name]
     assert len(same) == 1

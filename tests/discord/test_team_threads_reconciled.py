@@ -27,12 +27,11 @@ from simcord.enums import ChannelType
 from simcord.http import router
 from test_team_thread_faults import (
     archive,
+    killers_thread_found_again,
     members_of,
-    quiet_night,
     refuse_members,
     refuse_while_archived,
     thread_id_of,
-    voted_out,
 )
 
 from bot.discord.judge import judge_of
@@ -72,6 +71,18 @@ def threads_refused_dms(t: Table) -> list[str]:
     return [m.content for m in t.dms(t.moderator) if "讨论串" in m.content]
 
 
+def refuse_every_join(t: Table) -> None:
+    """From now on (the deal on) Discord refuses (403) to add anyone to any thread."""
+    t.env.inject_error(
+        "PUT",
+        "/channels/*/thread-members/*",
+        status=403,
+        code=MISSING_PERMISSIONS,
+        message="Missing Permissions",
+        times=None,
+    )
+
+
 async def test_a_restart_adds_the_team_members_discord_refused_and_touches_no_one_else(
     table: Table, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -82,14 +93,7 @@ async def test_a_restart_adds_the_team_members_discord_refused_and_touches_no_on
     No log line above DEBUG speaks of it."""
     t = table
     caplog.set_level(logging.DEBUG, logger="bot")
-    t.env.inject_error(  # every join refused (403), from the deal on
-        "PUT",
-        "/channels/*/thread-members/*",
-        status=403,
-        code=MISSING_PERMISSIONS,
-        message="Missing Permissions",
-        times=None,
-    )
+    refuse_every_join(t)
     d = Driver(t, "basic")
     roles = await d.start()
     await drain(t)
@@ -137,7 +141,7 @@ async def test_a_restart_takes_out_the_police_the_sheriffs_death_made_civilians(
         assert police
         police_thread = await thread_id_of(t, d, "police")
         assert players(t, [sheriff, *police]) <= members_of(t, police_thread)
-        await quiet_night(d)  # day 1
+        await d.quiet_night()  # day 1
         refuse_members(t, "DELETE", police_thread)
         state = await t.bot.runtime.service.state(d.game_id)
         for voter in (int(s.seat) for s in state.seats if int(s.seat) != sheriff):
@@ -256,14 +260,7 @@ async def test_a_teams_first_thread_is_looked_for_among_the_newest_archived_thre
     assert len(asked) == 2  # the killers' and the police's first threads
     assert all(r.params.get("limit") == 100 and not r.params.get("before") for r in asked)
 
-    thread_id = await thread_id_of(t, d, "killers")
-    archive(t, thread_id, announced=True)
-    assert await t.bot.runtime.service.take_channel(d.game_id, "thread_killers")
-    killer = by_role(roles, "killer")[0]
-    await t.moderator.slash(t.channel, "mod replace", seat=killer, member=t.outside)
-    await drain(t)
-    assert await thread_id_of(t, d, "killers") == thread_id
-    assert t.outside.id in members_of(t, thread_id)
+    await killers_thread_found_again(t, d, roles)  # within the newest 100
 
 
 def hold_first_change(
@@ -309,14 +306,7 @@ async def test_a_killer_voted_out_during_a_restarts_change_is_not_left_in_the_th
     it."""
     t = table
     caplog.set_level(logging.DEBUG, logger="bot")
-    t.env.inject_error(  # every join refused (403) at the deal
-        "PUT",
-        "/channels/*/thread-members/*",
-        status=403,
-        code=MISSING_PERMISSIONS,
-        message="Missing Permissions",
-        times=None,
-    )
+    refuse_every_join(t)
     d = Driver(t, "basic")
     roles = await d.start()
     await drain(t)
@@ -325,12 +315,12 @@ async def test_a_killer_voted_out_during_a_restarts_change_is_not_left_in_the_th
     me = t.env.backend.bot_user.id
     assert members_of(t, killers_thread) == {me}
     t.env.backend.faults.clear()
-    await quiet_night(d)  # day 1
+    await d.quiet_night()  # day 1
 
     own = t.player(dead).id if held == "their-own" else None
     reached, release = hold_first_change(monkeypatch, killers_thread, own)
     restart = await held_reconcile(t, d.game_id, reached)
-    await voted_out(d, dead)  # night 2, meanwhile
+    await d.vote_out(dead)  # night 2, meanwhile
     await drain(t)
     state = await t.bot.runtime.service.state(d.game_id)
     assert not state.seat(Seat(dead)).alive and state.result is None
@@ -356,7 +346,7 @@ async def test_a_player_back_in_a_team_during_a_restarts_change_is_not_taken_out
     t = table
     d = Driver(t, "basic")
     roles = await d.start()
-    await quiet_night(d)  # day 1
+    await d.quiet_night()  # day 1
     killer = by_role(roles, "killer")[-1]
     other = by_role(roles, "killer")[0]
     civilian = by_role(roles, "civilian")[0]
