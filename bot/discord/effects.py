@@ -196,7 +196,7 @@ class DiscordEffects:
             return
         state = await service.state(game_id)
         players = permissions.players_of(state)
-        await permissions.sync_players(self.judge, game_id, state, players, threads=False)
+        await permissions.sync_players(self.judge, game_id, state, players)
         await permissions.keep_bot_in_teams(self.judge, game_id, guild, info.channels)
         role = await permissions.players_role(self.judge, game_id, guild, state)
         if role is None:
@@ -217,17 +217,13 @@ class DiscordEffects:
     async def _silence(self, game_id: int, state: GameState, seat: Seat) -> None:
         """A player out of the game may no longer post in the game channels nor in any thread
         of them (the team threads; leaving those is a private effect of its own)."""
-        await permissions.sync_players(
-            self.judge, game_id, state, [state.seat(seat).player], threads=False
-        )
+        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
 
     async def _member_posting(self, game_id: int, state: GameState, seat: Seat) -> None:
         """森林老人's silence: the player may not post in the discussion channel for the day
         (votes still count through /vote); lifted at the day's end. Set from the state now, so a
         player out of the game stays closed and a late `Silence` silences nobody."""
-        await permissions.sync_players(
-            self.judge, game_id, state, [state.seat(seat).player], threads=False
-        )
+        await permissions.sync_players(self.judge, game_id, state, [state.seat(seat).player])
 
     async def _team_thread(self, game_id: int, team: Team) -> discord.Thread:
         info = await self.judge.runtime.service.info(game_id)
@@ -444,6 +440,4 @@ class DiscordEffects:
         if refused:
             await tell_refused(self.judge, game_id)
         # the seat's standing (森林老人's silence) goes with it; the old player keeps none
-        await permissions.sync_players(
-            self.judge, game_id, state, [str(old), str(new)], threads=False
-        )
+        await permissions.sync_players(self.judge, game_id, state, [str(old), str(new)])

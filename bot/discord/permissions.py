@@ -296,14 +296,11 @@ async def sync_players(
     game_id: int,
     state: GameState,
     players: Iterable[str],
-    *,
-    threads: bool = True,
 ) -> None:
     """Bring the players' overwrites in the game's channels in line with the state of the game
-    holding each channel, and (`threads`) take a player out of the game out of its team
-    threads. An effect leaves the threads alone: who is in one is private, and the engine
-    orders that part after the public ones (`LeaveTeamThreads`); `reconcile` sets each team
-    thread's members whole (`set_team_threads`)."""
+    holding each channel. Team threads are not touched here: who is in one is private, and the
+    engine orders their changes after the public effects (`LeaveTeamThreads`, `TeamJoin`);
+    `reconcile` sets each team thread's members whole (`set_team_threads`)."""
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
     if guild is None:
@@ -323,9 +320,6 @@ async def sync_players(
             refused |= not await set_member(judge.client, teams, player, deny, TEAMS_OUT)
     if refused:
         await tell_refused(judge, game_id)
-    out = [p for p in players if not state.over and out_of_game(state, p)]
-    if out and threads:
-        await _leave_threads(judge, info.channels, out)
 
 
 async def leave_team_threads(
@@ -572,7 +566,7 @@ async def reconcile(judge: Judge, game_id: int) -> None:
     as the window says (deleted by an admin: the moderators are told, `players_role`), and
     last, each team thread's members (`set_team_threads`)."""
     state = await judge.runtime.service.state(game_id)
-    await sync_players(judge, game_id, state, players_of(state), threads=False)
+    await sync_players(judge, game_id, state, players_of(state))
     info = await judge.runtime.service.info(game_id)
     guild = judge.client.get_guild(info.server_id)
     if guild is None:
