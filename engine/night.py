@@ -160,8 +160,7 @@ def gather_actions(
         if _option(sub) is None or (own is not None and power in rules.team_powers(own)):
             continue
         actions.append(Action(power=power, actors=(seat,), target=sub.target))
-    # A power aimed at a player removed before the lock (a moderator's removal) acts on nobody.
-    return [a for a in actions if a.target is None or state.seat(a.target).alive], draws
+    return actions, draws
 
 
 def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> NightOutcome:
@@ -170,7 +169,10 @@ def resolve_night(state: GameState, rules: Ruleset, cutoff: Instant | None) -> N
     night = state.window.number
     gathered, draws = gather_actions(state, rules, cutoff)
     extras = rules.night_extras(state, rules.actions_in_effect(state, gathered))
-    actions = list(extras.actions)
+    # A power aimed at a player removed before the lock (a moderator's removal) acts on nobody;
+    # the ruleset saw it chosen all the same (天下无贼: the police chose to check, so a bad
+    # thief is exposed to them whatever their target).
+    actions = [a for a in extras.actions if a.target is None or state.seat(a.target).alive]
     draws.extend(extras.lots)
     acting = [a for a in actions if not a.void and a.target is not None]
     hits = [

@@ -409,10 +409,16 @@ def _lots(
 
 
 def _previous_victim(state: GameState, day: int) -> Seat | None:
-    """The first (by seat) player who left in the night before this day, if any."""
-    for record in reversed(state.history):
+    """The first (by seat) player who left the game in the night before this day, if any: with
+    several cards (5.0), a player whose card died but who plays on with another was not killed,
+    and picks nothing (the pick is the victim's, out of the game and of the vote)."""
+    for i, record in enumerate(state.history):
         if isinstance(record, NightRecord) and record.number == day:
-            return record.left[0] if record.left else None
+            since = {s for later in state.history[i + 1 :] for s in later.left}
+            out = {s.seat for s in state.seats if not s.alive and s.seat not in since}
+            return next(
+                (s for s in record.left if set(state.seats_of(state.seat(s).player)) <= out), None
+            )
     return None
 
 

@@ -2,9 +2,10 @@
 
 The shell renders only views (and effects). A seat sees: its own role and powers, its teammates
 (killers know killers, police know police, as the ruleset says), its own and its team's
-submissions tonight, its team's check answers, and everything public: who is in, who voted whom
-after each lock, what the ruleset reveals at death, and after the end every role and the seed.
-`view_for(state, None)` is the public view.
+submissions tonight, the check answers it was told (its team's on the nights it was in the team
+and in the game), and everything public: who is in, who voted whom after each lock, what
+the ruleset reveals at death, and after the end every role and the seed. `view_for(state, None)`
+is the public view.
 
 What a seat knows by the rules (`PlayerView.known`) it keeps knowing for the whole game: it
 learns a seat's role when the ruleset's `seen_role` shows it while both are in the game — at the
@@ -86,7 +87,8 @@ class PlayerView:
     submissions: tuple[tuple[Seat, Power, Seat | None], ...] = ()
     """Own and teammates' current submissions tonight: (seat, power, target or None for a pass)."""
     checks: tuple[tuple[int, Seat, CheckResult], ...] = ()
-    """(night, target, answer) for every check this viewer's team made."""
+    """(night, target, answer) for every check answer this viewer was told: its own, and its
+    team's on the nights it was a member in the game (not before it joined, nor after it left)."""
     last_words_due: bool = False
     over: bool = False
     winner: str | None = None
@@ -156,12 +158,12 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
     for sub in state.submissions:
         if sub.seat == me.seat or (sub.seat in group and sub.power in shared):
             subs[(sub.seat, sub.power)] = sub.target
-    checks = tuple(
+    checks = tuple(  # as told: a team's answers go to its members in the game that night
         (entry.number, c.target, c.result)
         for entry in state.history
         if isinstance(entry, NightRecord)
         for c in entry.checks
-        if me.seat in c.by or (team is not None and team == c.team)
+        if me.seat in c.by
     )
     if me.alive:
         powers = rules.night_powers(state, me) + rules.day_powers(state, me)

@@ -98,6 +98,19 @@ def test_v4_the_merged_lone_police_sees_the_card_dealt() -> None:
     assert "**警察 (police), dealt as 独警 (lone police)**" in role(game.state, 7, "en")
 
 
+def test_v4_the_merged_lone_police_lists_the_answers_from_his_first_night_with_them() -> None:
+    game = Game("v4_lone", [K] * 3 + ["lone_killer", P, P, "lone_police", "doctor"] + [C] * 8)
+    game.night((5, "check", 9))
+    game.day({})
+    game.night((5, "check", 7), (7, "check", 10))  # he merges: the police checked him
+    game.day({})
+    game.night((5, "check", 1))
+    text = role(game.state, 7)
+    assert "第2夜验 10号 p10：平民" in text and "第3夜验 1号 p1：杀手" in text
+    assert "第1夜" not in text and "第2夜验 7号" not in text  # the police's, before he joined
+    assert "第1夜验 9号 p9：平民" in role(game.state, 6)
+
+
 @pytest.mark.parametrize("locale", LOCALES)
 def test_no_teammates_line_for_one_who_knows_nobody(locale: str) -> None:
     game = Game("v2", [P, P, K, K, C, C, C, C])

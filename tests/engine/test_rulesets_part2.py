@@ -616,6 +616,43 @@ def test_tianxia_exposure_falls_back_to_the_check_when_every_bad_thief_is_known(
     assert game.state.counter("knife_marks") == 1 and record.left == ()
 
 
+def _fight_with_the_check_target_removed(game: Game, target: int) -> NightRecord:
+    """The police check `target`, the bad thieves rob, the good thieves guard; a moderator
+    removes `target` before the lock."""
+    game.power(1, "check", target)
+    game.do(SubmitPower(player="p7", power=Power.ROB))
+    game.do(SubmitPower(player="p4", power=Power.GUARD))
+    game.do(ModKill(seat=Seat(target)))
+    game.lock()
+    record = game.state.history[-1]
+    assert isinstance(record, NightRecord)
+    return record
+
+
+def test_tianxia_exposure_stands_when_the_check_target_is_removed() -> None:
+    """The exposure needs only that the police chose to check ("如若当晚警察选择的行为是'验证'"):
+    it replaces the check's answer, so removing the target takes nothing from it."""
+    game = Game("tianxia", TX, seed="tx")
+    record = _fight_with_the_check_target_removed(game, 10)
+    (draw,) = game.state.lots
+    assert draw.label == "expose|night 1|7,8,9"
+    assert [(c.target, c.result) for c in record.checks] == [
+        (int(draw.drawn), CheckResult.BAD_THIEF)
+    ]
+    assert game.state.counter("knife_marks") == 1
+
+
+def test_tianxia_a_check_that_stands_on_a_removed_target_gets_no_answer() -> None:
+    """Every living bad thief known: the check stands, and a check on a removed player is
+    answered by nobody (docs/rulings.md)."""
+    game = Game("tianxia", TX, seed="tx")
+    for target in (7, 8, 9):
+        game.night((1, "check", target))
+        game.lock()
+    record = _fight_with_the_check_target_removed(game, 10)
+    assert record.checks == ()
+
+
 def test_tianxia_shagen_dies_unguarded_and_powers_change() -> None:
     game = Game("tianxia", TX, seed="tx")
     game.do(SubmitPower(player="p7", power=Power.ROB))

@@ -18,8 +18,8 @@ from gamekit import CardGame, Game
 
 from bot.cli import main
 from engine import lots
-from engine.commands import ModKill, ReplacePlayer
-from engine.errors import ModeratorError
+from engine.commands import ChooseTied, ModKill, ReplacePlayer
+from engine.errors import ActorError, ModeratorError
 from engine.game import new_game, replay_events, start_events
 from engine.model import Seat
 from engine.pending import pending
@@ -231,3 +231,50 @@ def test_a_one_card_ruleset_still_refuses_a_seat_out_of_the_game() -> None:
         with pytest.raises(ModeratorError) as out:
             game.do(command)
         assert out.value.key == "mod.seat_out_of_game"
+
+
+# -- victim_choice: the pick is the victim's, a player who left the game --------------------------
+def _choice_day(*night: tuple[int, str, int]) -> CardGame:
+    """Night 1 as given; day 1 ties card 5 (p3) with card 7 (p4) twice, by p1 and p5 (two
+    cards each)."""
+    game = CardGame(V5_7, options={"tie": "victim_choice"}, seed="s")
+    game.night(*night)
+    for _ in range(2):
+        game.vote(1, 5)
+        game.vote(9, 7)
+        game.lock()
+    return game
+
+
+def test_victim_choice_a_card_killed_while_its_player_plays_on_picks_nothing() -> None:
+    game = _choice_day((1, "kill", 4))  # p2's card 4 dies; p2 plays on with card 3
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tie is not None
+    assert record.tie.then == "lots" and record.tie.chooser is None
+    assert record.left in ((5,), (7,))
+
+
+def test_victim_choice_goes_to_the_player_who_left_the_game_that_night() -> None:
+    # card 4 dies (p2 plays on); p7 loses both cards 13 and 14 and is out of the game
+    game = _choice_day((1, "kill", 4), (9, "execute", 13), (11, "execute", 14))
+    window = game.state.window
+    assert window is not None and window.chooser == 13
+    with pytest.raises(ActorError):
+        game.do(ChooseTied(player="p2", target=Seat(5)))
+    game.do(ChooseTied(player="p7", target=Seat(5)))
+    game.lock()
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.left == (5,) and record.chosen_by == 13
+
+
+def test_victim_choice_a_player_removed_by_day_was_not_that_nights_victim() -> None:
+    game = CardGame(V5_7, options={"tie": "victim_choice"}, seed="s")
+    game.night((1, "kill", 4))
+    game.do(ModKill(seat=Seat(3)))  # p2, whose card 4 died last night, is removed by day
+    for _ in range(2):
+        game.vote(1, 5)
+        game.vote(9, 7)
+        game.lock()
+    record = game.state.history[-1]
+    assert isinstance(record, DayRecord) and record.tie is not None
+    assert record.tie.then == "lots" and record.tie.chooser is None

@@ -14,8 +14,11 @@ from gamekit import Game
 from playouts import play
 
 from engine.commands import ModKill
+from engine.effects import Whisper
+from engine.events import NightResolved
 from engine.game import new_game, replay_events, start_events
 from engine.model import Role, Seat
+from engine.publish import effects_for
 from engine.rulesets import rules_for
 from engine.state import GameState
 from engine.view import roles_through, view_for
@@ -264,3 +267,66 @@ def test_a_turn_the_history_does_not_place_is_known_only_from_now() -> None:
     assert known(state, 5) == {4: Role.KILLER}
     assert known(state, 4) == {3: Role.KILLER, 5: Role.KILLER}
     assert known(state, 3) == {4: Role.KILLER}
+
+
+# -- check answers: as the judge told them -------------------------------------------------------
+def answers(state: GameState, seat: int) -> list[tuple[int, int, str]]:
+    """The check answers the seat's view lists: (night, target, answer)."""
+    return [(n, int(t), r.value) for n, t, r in view_for(state, Seat(seat)).checks]
+
+
+def test_a_merged_lone_police_gets_the_police_answers_from_his_first_night_with_them() -> None:
+    """The team's answers of the nights before he joined were told to its members then, never to
+    him (the thread shows him whom they checked, not what they were told)."""
+    game = Game("v4_lone", LONE)
+    game.night((5, "check", 9))
+    game.day({})
+    game.night((5, "check", 7), (7, "check", 10))  # the police check him: he merges
+    assert game.state.seat(Seat(7)).role is Role.POLICE
+    game.day({})
+    game.night((5, "check", 1))
+    assert answers(game.state, 7) == [(2, 10, "civilian"), (3, 1, "killer")]
+    assert answers(game.state, 6) == [(1, 9, "civilian"), (2, 7, "lone_police"), (3, 1, "killer")]
+
+
+def test_the_covert_police_gets_no_police_answers_from_before_his_attack() -> None:
+    game = Game("basic", BASIC_COVERT, options={"police_special": "covert_police"})
+    game.night((1, "check", 4), (2, "attack", 7))  # spent: a police from now on
+    game.day({})
+    game.night((1, "check", 5))
+    assert answers(game.state, 2) == [(2, 5, "killer")]
+    assert answers(game.state, 3) == [(1, 4, "killer"), (2, 5, "killer")]
+
+
+def test_a_police_out_of_the_game_gets_no_later_answers() -> None:
+    game = Game("v2", [P, P, K, K, C, C, C, C])
+    game.night((1, "check", 3), (3, "kill", 1))  # killed the night of his check: answered
+    game.day({})
+    game.night((2, "check", 4))
+    assert answers(game.state, 1) == [(1, 3, "killer")]
+    assert answers(game.state, 2) == [(1, 3, "killer"), (2, 4, "killer")]
+
+
+def test_a_seats_check_answers_are_the_ones_the_judge_told_it() -> None:
+    """In plausible games of every ruleset, a seat's view lists exactly the check answers
+    whispered to it (`check.result`), night by night."""
+    rnd = random.Random(20250301)
+    told_any = 0
+    for _ in range(150):
+        played = play(rnd, steps=160)
+        if played is None or not played[1]:
+            continue
+        told: dict[Seat, list[tuple[int, int, str]]] = {}
+        for step in played[1]:
+            nights = [e.record.number for e in step.events if isinstance(e, NightResolved)]
+            for effect in effects_for(step.before, step.events):
+                if isinstance(effect, Whisper) and effect.key == "check.result":
+                    p = dict(effect.params)
+                    told.setdefault(effect.seat, []).append(
+                        (nights[0], int(str(p["target"])), str(p["result"]))
+                    )
+        final = played[1][-1].after
+        for seat in final.seats:
+            assert answers(final, seat.seat) == told.get(seat.seat, []), (final.ruleset, seat)
+        told_any += bool(told)
+    assert told_any > 20
