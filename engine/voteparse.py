@@ -5,14 +5,23 @@ alive, is the window open, ...): the engine does.  It only says what the post *m
 
 Theory of operation
 -------------------
+0. Discord Markdown that makes no words of the poster's own is dropped (from the text in NFKC,
+   without format characters, its lines kept: see 1.):
+   quoted lines (``> ...``, and everything after ``>>> ``: a quote is someone's words, or one's
+   own earlier ones, never the post's vote), struck-through text (``~~投 3~~``: taken back), and
+   a code block's opening fence with its language (the code itself is read: ```` `投 3` ````).
+   A spoiler (``||投 3||``) is hidden from view, not from the judge: it is read.
 1. Normalise: Unicode NFKC (full-width digits, letters, spaces, ``＃``, ``：``, ``，``, ``№``
    become ASCII), drop invisible format characters (zero-width space, BOM, ...), collapse runs
-   of whitespace to one space, strip, and strip leading Markdown emphasis (``**``, ``__``,
-   ``~~``, ``||``).  Matching is done on a case-folded copy; tokens reported back in
-   ``UnknownTarget`` come from the normalised (not folded) text.
+   of whitespace to one space, strip, strip one leading block marker (a heading ``# `` ..
+   ``### ``, subtext ``-# ``, a list item ``- ``), and leading Markdown emphasis (``**``,
+   ``__``, ``~``, ``||``, a backtick).  Matching is done on a case-folded copy; tokens reported
+   back in ``UnknownTarget`` come from the normalised (not folded) text.
 2. Keyword: the post must START with ``投票给`` | ``投给`` | ``投票`` | ``投`` | ``vote``
    (any case; ``vote`` must not run on into a letter: ``voted`` is not a keyword), optionally
-   followed by ``for`` (after ``vote``) and by any punctuation/spaces such as ``:`` / ``：``.
+   followed by ``for`` (after ``vote``) and by any punctuation/spaces such as ``:`` / ``：``;
+   or with ``改投`` / ``改投给`` / ``改票`` / ``改票给`` / ``改票为`` / ``改票了`` (a changed
+   vote, 改票), where ``改票`` may go on with one of the keywords above (``改票：投5号``).
    A post starting with ``弃权`` / ``弃权票`` / ``弃票`` / ``abstain`` is read as if ``投``
    preceded it (``弃票``, "giving up one's vote", is the forum's other word for an abstention,
    and the forum game's 投票帖 asks for it).
@@ -36,9 +45,13 @@ Theory of operation
 4. Comment: whatever follows the target is ignored, EXCEPT a second target right after it:
    skipping punctuation, spaces, emoji and conjunctions (和 跟 与 及 或 或者 还有 还是 以及
    and or & + /), if a seat number, a mention, a resolvable ``@name`` or an abstention comes
-   next -- or a bare name when a conjunction was skipped -- the post is ambiguous ->
+   next -- or a bare name when a conjunction was skipped, or a second vote (a keyword and a
+   target that resolves: ``投5号，改投6号``, ``投 3 投 4``) -- the post is ambiguous ->
    ``UnknownTarget`` carrying the text from the first target to the end of the second.
    So ``投5号，理由：...`` is a vote for 5, ``投5号和6号`` / ``vote 5, 6`` / ``投 5 6`` are not.
+   The same player named again another way (``投 <@id> 5号``, ``投 阿明（3号）``) or voted for
+   again (``投5号，投5号！``) is one vote; a number written twice (``投 5 5``, ``投 5.5``) is
+   two numbers.
 """
 
 from __future__ import annotations
@@ -56,6 +69,7 @@ __all__ = [
     "ParsedPost",
     "UnknownTarget",
     "VoteFor",
+    "own_words",
     "parse_vote_post",
 ]
 
@@ -88,19 +102,31 @@ ParsedPost: TypeAlias = VoteFor | Abstain | UnknownTarget | NotAVote
 
 # All matching happens on case-folded text, so every literal below is lower case.
 _KEYWORDS = ("投票给", "投给", "投票", "投", "vote")
+# 改投 / 改票 ("I change my vote to"): a keyword of their own; 改票 may go on with 投 (改票：投5号).
+# Longest first where one is a prefix of another.
+_CHANGE_KEYWORDS = ("改投给", "改投", "改票给", "改票为", "改票了", "改票")
+_CHANGE_THEN_TOU = ("改票了", "改票")
 _ABSTAIN_WORDS = ("弃权票", "弃权", "弃票", "abstain")
 # Longest first where one is a prefix of another (或者 before 或).
 _CONJUNCTIONS: tuple[str, ...] = ("或者", "还有", "还是", "以及", "和", "跟", "与", "及", "或")
 _CONJUNCTIONS += ("and", "or", "&", "+", "/")
 _TARGET_STARTS = "@#<"  # never skipped as punctuation: they may begin a target
-_MARKDOWN = "*_~|"
-_TOKEN_STOPS = frozenset(",.;:!?、。…~()[]{}\"'“”‘’「」『』【】《》|*")
+_MARKDOWN = "*_~|`"
+_TOKEN_STOPS = frozenset(",.;:!?、。…~()[]{}\"'“”‘’「」『』【】《》|*`")
 _TOKEN_MAX = 40
 _CN_DIGITS = "一二三四五六七八九"
 
 _MENTION_RE = re.compile(r"<(@[!&]?|#)([0-9]{1,25})>")
 _SEAT_RE = re.compile(r"(?:(?:#|no\.?) ?)?([0-9]{1,6}|[一二三四五六七八九十]{1,3})( ?[号號])?")
 _SPACES_RE = re.compile(r"\s+")
+# Discord Markdown, on the cleaned text (`_unmarked`): a quote line ("> ", or ">" alone), a quote of
+# the rest of the post (">>> "), struck-through text, a code fence's opening with its language.
+_QUOTE_LINE_RE = re.compile(r" {0,3}>(?: |$)")
+_QUOTE_REST_RE = re.compile(r" {0,3}>>>(?:[ \t]|$)")
+_STRUCK_RE = re.compile(r"~~(?!~).+?~~", re.DOTALL)
+_FENCE_RE = re.compile(r"\s*```[A-Za-z0-9_+#.-]*\n")
+# A Markdown block marker that may open a post (its first line): a heading, subtext, a list item.
+_BLOCK_RE = re.compile(r"^(?:#{1,3}|-#|[-+*]) ")
 
 
 def parse_vote_post(
@@ -123,7 +149,7 @@ def _parse_full(
     mentions: Mapping[int, int] | None = None,
 ) -> ParsedPost:
     """`parse_vote_post` by the theory of operation above: any text (the fast paths' reference)."""
-    norm = _normalise(text).lstrip(_MARKDOWN).lstrip()
+    norm = _BLOCK_RE.sub("", _read_text(text), count=1).lstrip(_MARKDOWN).lstrip()
     folded, index = _fold(norm)
     starts = _target_starts(folded)
     if not starts:
@@ -141,6 +167,13 @@ def _parse_full(
     return next((r for r in results if isinstance(r, VoteFor | Abstain)), results[0])
 
 
+def own_words(text: str, limit: int = _TOKEN_MAX) -> str:
+    """The post's own words as the parser reads them (no quote, nothing struck through, spaces
+    collapsed), at most ``limit`` characters: what to show for a vote post whose keyword stands
+    alone (``UnknownTarget(token="")``)."""
+    return _read_text(text)[:limit]
+
+
 # --- fast paths ---------------------------------------------------------------------------
 # Most vote posts are one of a few shapes (``投5号``, ``投 5``, ``vote 5``, ``投 <@id>``, ``弃权``,
 # ``投 name``, maybe with a comment after a separator). For those the answer is read straight off
@@ -154,9 +187,9 @@ _FAST_RE = re.compile(
     r"|(?:投 ?|vote )?(?:弃权票?|弃票|abstain)"
 )
 _FAST_SEPARATORS = frozenset(" ,，。:：")
-_LOUD = frozenset(_CN_DIGITS + "十号號弃" + "".join(w[0] for w in _CONJUNCTIONS))
-"""CJK characters that may begin a second target (a numeral, 弃权, a conjunction) or continue a
-seat number (号): after one of these a comment is not plain."""
+_LOUD = frozenset(_CN_DIGITS + "十号號弃投改" + "".join(w[0] for w in _CONJUNCTIONS))
+"""CJK characters that may begin a second target (a numeral, 弃权, a conjunction) or a second
+vote (投, 改投), or continue a seat number (号): after one of these a comment is not plain."""
 
 
 def _fast_path(
@@ -229,6 +262,7 @@ def _plain_names(names: Mapping[str, int]) -> Mapping[str, int]:
         for name, seat in names.items()
         if name
         and _plain_start(name[0])
+        and "~~" not in name  # struck through in a post (`_unmarked`)
         and _fold(_normalise(name))[0] == name
         and prepared.get(name) is not None
     }
@@ -249,11 +283,42 @@ def _plain_start(c: str) -> bool:
 # --- normalisation ------------------------------------------------------------------------
 
 
+def _unmarked(text: str) -> str:
+    """The post without what Discord's Markdown makes no words of the poster's own: quoted lines
+    (``> ...``; ``>>> `` quotes the rest of the post), struck-through text (``~~...~~``: taken
+    back) and a code block's opening fence with its language (the code itself is read)."""
+    if not any(c in text for c in "~>`"):
+        return text
+    fence = _FENCE_RE.match(text)
+    if fence is not None:
+        text = text[fence.end() :]
+    if ">" in text:
+        kept: list[str] = []
+        for line in text.split("\n"):
+            if _QUOTE_REST_RE.match(line):
+                break
+            if not _QUOTE_LINE_RE.match(line):
+                kept.append(line)
+        text = "\n".join(kept)
+    return _STRUCK_RE.sub(" ", text) if "~~" in text else text
+
+
 def _normalise(s: str) -> str:
+    return _SPACES_RE.sub(" ", _clean(s)).strip()
+
+
+def _clean(s: str) -> str:
+    """NFKC, without format characters: lines kept (`_unmarked` reads them)."""
     s = unicodedata.normalize("NFKC", s)
     if not s.isascii():  # no ASCII character is a format character (Cf)
         s = s.translate(_FORMAT_CHARS)
-    return _SPACES_RE.sub(" ", s).strip()
+    return s
+
+
+def _read_text(text: str) -> str:
+    """What the parser reads of a post: cleaned (`_clean`: so a full-width ``＞`` or an
+    invisible character changes nothing), unmarked (`_unmarked`), spaces collapsed."""
+    return _SPACES_RE.sub(" ", _unmarked(_clean(text))).strip()
 
 
 class _FormatCharsDropped(dict[int, int | None]):
@@ -381,13 +446,22 @@ def _skip(t: str, k: int, *, conjunctions: bool) -> tuple[int, bool]:
     return k, saw
 
 
-def _target_starts(t: str) -> list[int]:
-    """Positions where the target may begin, best reading first; [] if not a vote post."""
+def _target_starts(t: str, k: int = 0, *, change: bool = True) -> list[int]:
+    """Positions where the target may begin after a keyword at ``k``, best reading first; []
+    if no keyword is there (at the post's start: not a vote post, unless a bare abstention).
+    ``change``: 改投 / 改票 are keywords too (not right after 改票)."""
     starts: list[int] = []
+    for kw in _CHANGE_KEYWORDS if change else ():
+        if t.startswith(kw, k):
+            pos = _skip(t, k + len(kw), conjunctions=False)[0]
+            if kw in _CHANGE_THEN_TOU:  # 改票：投5号
+                starts += _target_starts(t, pos, change=False)
+            starts.append(pos)
+            break
     for kw in _KEYWORDS:
-        if not t.startswith(kw):
+        if not t.startswith(kw, k):
             continue
-        end = len(kw)
+        end = k + len(kw)
         if kw == "vote":
             if end < len(t) and t[end].isascii() and t[end].isalpha():
                 continue  # "voted", "voters"
@@ -397,7 +471,8 @@ def _target_starts(t: str) -> list[int]:
             starts.append(pos)
         else:
             starts.append(_skip(t, end, conjunctions=False)[0])
-    if not starts and any(t.startswith(w) and _boundary(t, len(w)) for w in _ABSTAIN_WORDS):
+    bare = k == 0 and not starts
+    if bare and any(t.startswith(w) and _boundary(t, len(w)) for w in _ABSTAIN_WORDS):
         starts.append(0)  # a bare abstention
     return starts
 
@@ -409,11 +484,31 @@ def _parse_from(ctx: _Context, pos: int) -> ParsedPost:
     result, end = found
     if isinstance(result, UnknownTarget):
         return result
-    k, saw_conjunction = _skip(ctx.text, end, conjunctions=True)
-    second = _target(ctx, k, bare_names=saw_conjunction)
-    if second is not None:
-        return UnknownTarget(token=ctx.orig(pos, second[1])[:_TOKEN_MAX])
-    return result
+    written = ctx.text[pos:end]
+    while True:  # what follows: another target, or another vote (改投6号)
+        k, saw_conjunction = _skip(ctx.text, end, conjunctions=True)
+        nxt = _target(ctx, k, bare_names=saw_conjunction)
+        # the same player named again another way (<@id> 5号), or voted again, is one vote
+        same = nxt is not None and nxt[0] == result and ctx.text[k : nxt[1]] != written
+        if nxt is None:
+            nxt = _statement(ctx, k)
+            same = nxt is not None and nxt[0] == result
+        if nxt is None:
+            return result
+        if not same:
+            return UnknownTarget(token=ctx.orig(pos, nxt[1])[:_TOKEN_MAX])
+        end = nxt[1]
+
+
+def _statement(ctx: _Context, k: int) -> tuple[ParsedPost, int] | None:
+    """A vote at ``k`` (a keyword, then a target that reads), and where its target ends."""
+    if k >= len(ctx.text) or not ctx.text[k].isalpha():
+        return None
+    for start in _target_starts(ctx.text, k):
+        found = _target(ctx, start, bare_names=True)
+        if found is not None and isinstance(found[0], VoteFor | Abstain):
+            return found
+    return None
 
 
 def _target(ctx: _Context, i: int, *, bare_names: bool) -> tuple[ParsedPost, int] | None:

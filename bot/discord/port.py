@@ -52,7 +52,7 @@ class DiscordPort:
             return
         history = channel.history(limit=None, after=discord.Object(after_id), oldest_first=True)
         async for message in history:
-            if not message.author.bot:
+            if is_persons_post(message):
                 yield post_of(message)
 
     async def send_private(self, user_id: int, text: str) -> bool:
@@ -99,6 +99,13 @@ class DiscordPort:
 
     def recovering(self, on: bool) -> None:
         self.effects.recovering = on
+
+
+def is_persons_post(message: discord.Message) -> bool:
+    """Whether a message is a person's own post: no bot's or webhook's, and no system message
+    (Discord writes those: a thread's creation, whose text is the thread's name, a pin, a
+    member joining), even where Discord names a person as its author."""
+    return not message.author.bot and message.webhook_id is None and not message.is_system()
 
 
 def post_of(message: discord.Message) -> ChannelPost:

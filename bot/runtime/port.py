@@ -44,8 +44,8 @@ class ChatPort(Protocol):
         ...
 
     def posts_after(self, channel_id: int, after_id: int) -> AsyncIterator[ChannelPost]:
-        """People's posts in a channel after a message id, oldest first (bots' posts left out;
-        nothing if the channel is not there)."""
+        """People's posts in a channel after a message id, oldest first (bots', webhooks' and
+        the platform's system messages left out; nothing if the channel is not there)."""
         ...
 
     async def send_private(self, user_id: int, text: str) -> bool:

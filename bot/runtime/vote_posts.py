@@ -19,7 +19,16 @@ from bot.runtime.service import GameService, Outcome
 from engine.commands import PostVote
 from engine.model import Instant, Seat
 from engine.state import GameState, SeatState
-from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
+from engine.voteparse import (
+    Abstain,
+    NotAVote,
+    ParsedPost,
+    UnknownTarget,
+    VoteFor,
+    own_words,
+    parse_vote_post,
+)
+from engine.windows import is_vote_window
 
 if TYPE_CHECKING:  # mypy checks each call against the class
     _post_vote = PostVote
@@ -83,7 +92,8 @@ def vote_command(
         post_id=str(post.id),
         target=Seat(parsed.seat) if isinstance(parsed, VoteFor) else None,
         abstain=isinstance(parsed, Abstain),
-        raw=parsed.token if isinstance(parsed, UnknownTarget) else "",
+        # the unreadable text, or the post itself where its keyword stands alone (「投」)
+        raw=(parsed.token or own_words(post.content)) if isinstance(parsed, UnknownTarget) else "",
         at=Instant(to_ms(post.created_at)),
         edited_unseen=post.edited,
         opened_for=opened,
@@ -143,6 +153,38 @@ class VotePosts:
         if command is None:
             return None
         return await self.service.submit(game_id, command, message_id=post.id)
+
+    async def edited(self, game_id: int, channel_id: int, post: ChannelPost) -> Outcome | None:
+        """An edit, in the vote channel, of a post the judge has not recorded (chat when it was
+        read, or not read yet): read now as the lock's catch-up would read it (`catch_up`:
+        edited, so void if it reads as a vote: a vote is its post as first made), so its author
+        hears at once that it does not count, while they can still post again, and not at the
+        lock. A post the catch-up would not read (before the vote window's opening, or in
+        another channel) is left alone. None: it is chat, or left alone."""
+        info = await self.service.info(game_id)
+        if channel_id != vote_channel_id(info.channels):
+            return None
+        start = info.channels.get(VOTES_FROM)
+        if start is None or post.id <= int(start):
+            return None
+        return await self.ingest(game_id, post)
+
+    async def read(self, game_id: int, text: str) -> ParsedPost:
+        """What `text` means as a vote post of this game now (its names and mentions)."""
+        state = await self.service.state(game_id)
+        seat_names = self.contexts.known_seat_names(game_id, state)
+        if seat_names is None:
+            seat_names = await self.contexts.seat_names(game_id, state)
+        names, mentions = self.maps.get(game_id, state, seat_names)
+        return parse_vote_post(text, names=names, mentions=mentions)
+
+    async def reads_as_vote(self, game_id: int, text: str) -> bool:
+        """Whether `text` reads as a vote post (or an attempt at one) of this game, and a vote
+        window is open: for what is no post of the player's own (a forwarded post)."""
+        state = await self.service.state(game_id)
+        if state.over or state.window is None or not is_vote_window(state.window):
+            return False
+        return not isinstance(await self.read(game_id, text), NotAVote)
 
     async def catch_up(self, game_id: int) -> None:
         """Read the vote channel (a forum game: the newest day's vote post) from the opening of

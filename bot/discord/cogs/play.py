@@ -25,7 +25,7 @@ from bot.discord.interactions import (
     respond,
     text,
 )
-from bot.discord.port import post_of
+from bot.discord.port import is_persons_post, post_of
 from bot.discord.views import valid_targets
 from bot.records.render import (
     Context,
@@ -38,6 +38,7 @@ from bot.records.render import (
 )
 from bot.runtime.game_options import clipped
 from bot.runtime.hosting import is_forum, vote_channel_for
+from bot.runtime.port import ChannelPost
 from bot.runtime.schedule import to_ms
 from bot.runtime.vote_posts import VOTES_WINDOW
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
@@ -129,17 +130,12 @@ class PlayCog(commands.Cog, name="PlayCog"):
     # -- vote posts --------------------------------------------------------------------------------
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
-        if message.author.bot or message.guild is None:
-            return
+        if not is_persons_post(message) or message.guild is None:
+            return  # a bot's, a webhook's, or Discord's own (a thread's creation names it)
         game_id = self.judge.runtime.routes.channel_games.get(message.channel.id)
         author = str(message.author.id)
         if game_id is None:
-            thread = await self._discussion_thread(message.channel)
-            if thread is not None:
-                game_id, discussion = thread
-                found = await self._kept_silent(game_id, discussion, author, shut=True)
-                if found is not None:
-                    await self._took_down_post(game_id, message, found, in_thread=True)
+            await self._in_thread(message, author)
             return
         if self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
             # the overwrites keep who may not post out of it, unless Discord refused them
@@ -148,10 +144,65 @@ class PlayCog(commands.Cog, name="PlayCog"):
                 if found is not None and await self._took_down_post(game_id, message, found):
                     return
             await self.judge.runtime.votes.ingest(game_id, post_of(message))
+            if not message.content and await self._forwarded_vote(game_id, message):
+                await self._reply_forwarded(game_id, message)
         elif (found := await self._kept_silent(game_id, message.channel.id, author)) is not None:
             await self._took_down_post(game_id, message, found)  # gone or not: no hint
         elif await self.judge.runtime.hints.due(game_id, post_of(message)):
             await self._hint(game_id, message)
+
+    async def _in_thread(self, message: discord.Message, author: str) -> None:
+        """A post in a public thread of a game's channel: in one of the discussion, taken down
+        if its author may not speak there now (`_discussion_thread`); else, if it reads as a
+        vote, the day's hint that votes count only in the vote channel itself, as in the
+        discussion (a thread of the vote channel is no vote channel: the forum's 投票帖 is one
+        thread, and a vote said aside in a side thread would count unseen by most)."""
+        thread = await self._discussion_thread(message.channel)
+        if thread is not None:
+            game_id, discussion = thread
+            found = await self._kept_silent(game_id, discussion, author, shut=True)
+            if found is not None:
+                await self._took_down_post(game_id, message, found, in_thread=True)
+                return  # gone or not: no hint
+        else:
+            game = await self._vote_thread(message.channel)
+            if game is None:
+                return
+            game_id = game
+        if await self.judge.runtime.hints.due(game_id, post_of(message)):
+            await self._hint(game_id, message)
+
+    async def _vote_thread(self, channel: object) -> int | None:
+        """The game whose vote channel (of its own: not its discussion) `channel` is a public
+        thread of, if it is one."""
+        if not isinstance(channel, discord.Thread) or channel.is_private():
+            return None
+        parent = channel.parent_id
+        game_id = self.judge.runtime.routes.channel_games.get(parent)
+        if game_id is None or not self.judge.runtime.routes.is_vote_channel(game_id, parent):
+            return None
+        info = await self.judge.runtime.service.info(game_id)
+        return None if is_forum(info.channels) else game_id
+
+    async def _forwarded_vote(self, game_id: int, message: discord.Message) -> bool:
+        """Whether `message` forwards a post that reads as a vote, in a vote window. A forward
+        is no vote: its text is not the poster's post (and Discord does not say whose it was);
+        to vote, one posts (docs/rulings.md, "Votes")."""
+        snapshots = getattr(message, "message_snapshots", None) or ()
+        for snapshot in snapshots:
+            text = getattr(snapshot, "content", "") or ""
+            if text and await self.judge.runtime.votes.reads_as_vote(game_id, text):
+                return True
+        return False
+
+    async def _reply_forwarded(self, game_id: int, message: discord.Message) -> None:
+        """Tell, under the forward, that it counts as no vote (the same words for everyone;
+        nothing is recorded in the game)."""
+        ctx = await self.judge.runtime.contexts.context(game_id)
+        try:
+            await message.reply(ctx.t("vote.forwarded"), mention_author=False)
+        except discord.HTTPException:  # the forward was deleted meanwhile: nothing to point at
+            log.info("game %s: no reply to a forwarded vote (the post is gone)", game_id)
 
     async def _took_down_post(
         self, game_id: int, message: discord.Message, found: GameState, *, in_thread: bool = False
@@ -207,10 +258,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
             return
         if await self._took_down_edit(game_id, payload, payload.channel_id):
             return
-        if "content" not in payload.data or payload.message_id in self._edited:
-            return
+        if not _persons_edit(payload.data) or payload.message_id in self._edited:
+            return  # no edit of a person's text (a pin, a link preview), or answered already
         state = await self.judge.runtime.service.state(game_id)
         if not any(p.post_id == str(payload.message_id) for p in state.posts):
+            post = _edited_post(payload)
+            if post and self.judge.runtime.routes.is_vote_channel(game_id, payload.channel_id):
+                read = await self.judge.runtime.votes.edited(game_id, payload.channel_id, post)
+                if read is not None:  # answered: a later edit of it is not
+                    self._edited.add(payload.message_id)
             return
         self._edited.add(payload.message_id)
         ctx = await self.judge.runtime.contexts.context(game_id, state)
@@ -661,6 +717,36 @@ class PlayCog(commands.Cog, name="PlayCog"):
             player=str(interaction.user.id), target=Seat(target), at=self.judge.runtime.now_ms()
         )
         await answer_command(self.judge, interaction, gid, command)
+
+
+def _persons_edit(data: Mapping[str, Any]) -> bool:
+    """Whether a message update is its author's edit of a person's post: its text given, an
+    edit time (Discord also sends updates for a pin, a link preview or embeds suppressed, with
+    no edit), no bot's, webhook's or system message."""
+    author = data.get("author") or {}
+    return (
+        "content" in data
+        and bool(data.get("edited_timestamp"))
+        and not author.get("bot")
+        and not data.get("webhook_id")
+        and data.get("type", 0) in (0, 19)  # a post, or a reply
+    )
+
+
+def _edited_post(payload: discord.RawMessageUpdateEvent) -> ChannelPost | None:
+    """An edited post as the catch-up would read it: its text now, its own time, edited (None:
+    the update does not say its author)."""
+    data = payload.data
+    author = (data.get("author") or {}).get("id")
+    if author is None:
+        return None
+    return ChannelPost(
+        id=payload.message_id,
+        author_id=int(author),
+        content=str(data["content"]),
+        created_at=discord.utils.snowflake_time(payload.message_id),
+        edited=True,
+    )
 
 
 def channel_kinds(channels: Mapping[str, Any], channel_id: int) -> frozenset[str]:
