@@ -176,15 +176,15 @@ async def test_answers_follow_the_askers_language_else_the_games(table: Table) -
     before = await table.bot.runtime.service.state(d.game_id)
     with speaking({zh.id: "zh-CN", fr.id: "fr"}):
         said = {
-            m.id: private(await m.slash(table.channel, "vote", target="五号")) for m in (zh, en, fr)
+            m.id: private(await m.slash(table.channel, "vote", target="谁呢")) for m in (zh, en, fr)
         }
         offered = await zh.autocomplete(table.channel, "vote", "target", "")
-    assert said[zh.id] == render("zh-CN", "vote.unknown_target", {"raw": "五号"})
-    assert said[en.id] == render("en", "vote.unknown_target", {"raw": "五号"})
+    assert said[zh.id] == render("zh-CN", "vote.unknown_target", {"raw": "谁呢"})
+    assert said[en.id] == render("en", "vote.unknown_target", {"raw": "谁呢"})
     assert said[fr.id] == said[zh.id]
     assert offered[0] == {"name": render("zh-CN", "notice.abstain", {}), "value": "abstain"}
     assert await table.bot.runtime.service.state(d.game_id) == before
-    assert not any("五号" in post for post in bot_posts(table))
+    assert not any("谁呢" in post for post in bot_posts(table))
 
 
 # -- /vote refused under the game's lock ----------------------------------------------------------

@@ -383,3 +383,30 @@ async def test_a_silenced_players_vote_post_counts_in_the_vote_channel(tmp_path:
         shown = next(m for m in vote_channel.history() if m.id == post.id)
         assert any(str(r.emoji) == "✅" for r in shown.reactions)
         assert replies_to(vote_channel, post) == []
+
+
+# -- /vote typed by hand ------------------------------------------------------------------------
+
+
+async def test_vote_command_typed_by_hand_reads_the_target_as_a_vote_post_does(
+    table: Table,
+) -> None:
+    """`/vote target:` typed without the suggestions: 「5号」, 「五号」 and a player's name vote
+    for that seat, 「弃票」 abstains, as the same words in a vote post would; what names nobody
+    is refused privately, with the words typed, and nothing is recorded for it."""
+    d, _ = await day_one(table)
+    names = await table.bot.runtime.contexts.seat_names(d.game_id, await state_of(table, d))
+    typed = {1: "5号", 2: "五号", 3: "弃票", 4: names[6]}
+    for seat, target in typed.items():
+        answer = await table.player(seat).slash(table.channel, "vote", target=target)
+        assert answer.response is not None
+    before = await state_of(table, d)
+    unread = await table.player(7).slash(table.channel, "vote", target="谁呢")
+    assert unread.ephemeral and unread.response is not None
+    assert unread.response.content == render("en", "vote.unknown_target", {"raw": "谁呢"})
+    after = await state_of(table, d)
+    assert after.posts == before.posts
+    assert sorted((v, t) for v, t, why in votes(after) if why is None) == [
+        (1, 5), (2, 5), (3, None), (4, 6)
+    ]  # fmt: skip
+    assert next(p for p in after.posts if p.seat == 3).abstain

@@ -52,6 +52,7 @@ from engine.rulesets import rules_for
 from engine.speech import channels_open, out_of_game, silenced
 from engine.state import GameState
 from engine.view import PlayerView, view_for
+from engine.voteparse import Abstain, VoteFor
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -458,16 +459,22 @@ class PlayCog(commands.Cog, name="PlayCog"):
             key = "phase.game_over" if state.over else "notice.no_game"
             await respond(interaction, text(self.judge, interaction, key))
             return
-        abstain = target == ABSTAIN or target in ("弃权",)
+        abstain = target == ABSTAIN
         voted: Seat | None = None
         if not abstain:
             target = clipped(target)  # int() refuses 4,300 digits; a reply holds 2,000 characters
-            if not target.isdecimal():  # isdigit() also takes "²", which int() refuses
-                await respond(
-                    interaction, text(self.judge, interaction, "vote.unknown_target", raw=target)
-                )
-                return
-            voted = Seat(int(target))
+            if target.isdecimal():  # isdigit() also takes "²", which int() refuses
+                voted = Seat(int(target))
+            else:  # typed by hand: read as a vote post's target is (「5号」, 「弃票」, a name)
+                read = await self.judge.runtime.votes.read(game_id, f"投 {target}")
+                if isinstance(read, VoteFor):
+                    voted = Seat(read.seat)
+                elif isinstance(read, Abstain):
+                    abstain = True
+                else:
+                    key = "vote.unknown_target"
+                    await respond(interaction, text(self.judge, interaction, key, raw=target))
+                    return
         player = str(interaction.user.id)
         # the window the vote channel was opened for: a post made now comes after that opening
         opened = (await self.judge.runtime.service.info(game_id)).channels.get(VOTES_WINDOW)
