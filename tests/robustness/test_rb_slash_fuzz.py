@@ -392,6 +392,10 @@ async def test_found_by_fuzzing(day_one: Fuzz) -> None:
         f.no_errors(name)
         assert result.acknowledged and result.ephemeral, name
         assert answer(result) and answer(result) not in TRY_AGAIN, (name, answer(result))
+        if name == "vote":  # read as the post 「投 ²」 is: NFKC makes it seat 2
+            after = await f.t.bot.runtime.service.state(f.d.game_id)
+            assert after.posts[-1].seat == 1 and after.posts[-1].target == 2
+            continue
         assert await f.states() == before, name
     # After the end, /vote is refused before anything is posted.
     await f.t.moderator.slash(f.t.channel, "mod end", winner="draw")
