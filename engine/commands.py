@@ -98,6 +98,9 @@ class SetDeadline:
     at: Instant | None = None
     window: int | None = None
     """The window the command was issued against (`GameState.window_index`); None: the open one."""
+    seen: Instant | None = None
+    """The deadline in force when the moderator gave the command: refused if it has been moved
+    since (another moderator's at the same moment, `mod.deadline_moved`). None: not checked."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -110,6 +113,10 @@ class ExtendDeadline:
     at: Instant | None = None
     window: int | None = None
     """The window the command was issued against (`GameState.window_index`); None: the open one."""
+    seen: Instant | None = None
+    """The deadline the moderator moved, as it was when they gave the command: refused if it has
+    been moved since (two moderators' `extend` at the same moment move it once,
+    `mod.deadline_moved`). None: not checked."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -120,7 +120,10 @@ def decide(state: GameState, command: Command) -> list[Event]:
             if state.paused:
                 raise PhaseError("phase.paused")
             _need_deadline_ahead(state, command.at)
+            _need_unmoved(state, command.seen)
             _need_not_past(command.deadline, command.at)
+            if command.deadline == state.deadline:  # a repeat: announced and logged once
+                raise ModeratorError("mod.deadline_unchanged", deadline=state.deadline)
             return [
                 DeadlineSet(
                     deadline=command.deadline,
@@ -140,6 +143,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
             if state.deadline is None:
                 raise ModeratorError("mod.no_deadline")
             _need_deadline_ahead(state, command.at)
+            _need_unmoved(state, command.seen)
             name = "extend" if command.delta_ms >= 0 else "shorten"
             moved = Instant(state.deadline + command.delta_ms)
             _need_not_past(moved, command.at)
@@ -248,6 +252,13 @@ def _need_deadline_ahead(state: GameState, now: Instant | None) -> None:
     checked."""
     if now is not None and state.deadline is not None and now >= state.deadline:
         raise ModeratorError("mod.deadline_passed", deadline=state.deadline)
+
+
+def _need_unmoved(state: GameState, seen: Instant | None) -> None:
+    """A moderator's deadline override acts on the deadline they saw (`seen`): one moved since —
+    another moderator's `extend` at the same moment — is not moved again on top of it."""
+    if seen is not None and state.deadline is not None and state.deadline != seen:
+        raise ModeratorError("mod.deadline_moved", deadline=state.deadline)
 
 
 def _need_not_past(deadline: Instant, now: Instant | None) -> None:
@@ -490,6 +501,12 @@ def _replace(state: GameState, cmd: ReplacePlayer) -> list[Event]:
     seat = _target_seat_for_mod(state, cmd.seat, cmd.player)
     if state.seat_of(cmd.new_player) is not None:
         raise ModeratorError("mod.already_playing", player=cmd.new_player)
+    held = [s.seat for s in state.seats if cmd.new_player in s.former_players]
+    if held and seat.seat not in held:
+        # replaced out of this game earlier: they know what their seat knew (its role, its
+        # team, its checks) and would carry it into another seat; back to their own, they
+        # know nothing more than they did
+        raise ModeratorError("mod.played_before", player=cmd.new_player)
     record = _override(
         state, "replace", by=cmd.by, at=cmd.at, seat=str(seat.seat), **_reason(cmd.reason)
     )
@@ -557,6 +574,14 @@ def _penalize(state: GameState, rules: Ruleset, cmd: Penalize) -> list[Event]:
     """A penalty: the team's (or seat's) night power does not act on the next night."""
     night = next_night(state)
     check_penalty(state, rules, cmd.seat, cmd.team, cmd.power)
+    if any(
+        s.night == night
+        and s.team == cmd.team
+        and s.seat == cmd.seat
+        and (s.power is None or s.power is cmd.power)
+        for s in state.suspensions
+    ):  # a repeat (or one an earlier penalty of the same team or seat covers): once
+        raise ModeratorError("mod.penalty_already", night=night)
     suspension = Suspension(
         night=night, team=cmd.team, seat=cmd.seat, power=cmd.power, reason=cmd.reason
     )

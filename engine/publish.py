@@ -366,10 +366,13 @@ def _effects(
         case PlayerReplaced():
             return _replaced(_need(before), event, after)
         case PlayerRemoved():
+            # a player holding several cards (5.0) leaves with all of them: each is named
+            left = event.record.left
+            every = {"left": seats_text(left)} if len(left) > 1 else {}
             return [
                 Announce(
                     key="mod.modkill",
-                    params=params(seat=int(event.seat), **_reason_of(event.record)),
+                    params=params(seat=int(event.seat), **every, **_reason_of(event.record)),
                 ),
                 *_reveal_and_last_words(after, (), () if ending else event.record.last_words),
             ]

@@ -17,6 +17,7 @@ from bot.runtime.service import Outcome
 from bot.store import GameNotFound, GameStatus
 from engine.commands import Command
 from engine.effects import Whisper
+from engine.state import GameState
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -277,8 +278,10 @@ class JudgeTree(discord.app_commands.CommandTree):
 def note_arrival(interaction: discord.Interaction[Any]) -> None:
     """Record in `interaction.extras["windows"]` the window open (its index, or None) in each game
     the interaction may be about, as the bot takes it up — without I/O, so no deadline can lock in
-    between. A clock command is bound to that window (`window_at_arrival`), not to whatever window
-    is open after the awaits of the command's own checks."""
+    between — and in `interaction.extras["states"]` the whole state then. A clock command is bound
+    to that window (`window_at_arrival`), not to whatever window is open after the awaits of the
+    command's own checks; a moderator's command names what it saw (`state_at_arrival`: the seat's
+    holder, the deadline), so a second moderator's at the same moment does not act twice."""
     try:
         runtime = judge_of(interaction.client).runtime
     except TypeError:
@@ -292,11 +295,14 @@ def note_arrival(interaction: discord.Interaction[Any]) -> None:
     if isinstance(named, int):
         games.add(named)
     windows: dict[int, int | None] = {}
+    states: dict[int, GameState] = {}
     for game_id in games:
         state = runtime.service.cached_state(game_id)
         if state is not None:
             windows[game_id] = state.window_index if state.window is not None else None
+            states[game_id] = state
     interaction.extras["windows"] = windows
+    interaction.extras["states"] = states
 
 
 def _option(data: Any, name: str) -> Any:
@@ -322,3 +328,14 @@ async def window_at_arrival(
         return windows[game_id]  # type: ignore[no-any-return]
     state = await judge.runtime.service.state(game_id)
     return state.window_index if state.window is not None else None
+
+
+async def state_at_arrival(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int
+) -> GameState:
+    """The game's state when the interaction arrived (see `note_arrival`); for a game not in
+    memory then, the state now."""
+    states = interaction.extras.get("states", {})
+    if game_id in states:
+        return states[game_id]  # type: ignore[no-any-return]
+    return await judge.runtime.service.state(game_id)

@@ -37,18 +37,28 @@ def _phase(ctx: Context, label: str | None) -> str:
     return "—"
 
 
+REASONED = frozenset({"replace", "modkill"})
+"""Overrides whose optional reason is added to their line, as their announcement adds it (a
+void's and a penalty's reason is in their own text)."""
+
+
 def describe(ctx: Context, command: str, details: dict[str, str | int | bool | None]) -> str:
     """What the override did, in words."""
     seat = details.get("seat")
     team = details.get("team")
     power = details.get("power")
     deadline = details.get("deadline")
-    return ctx.t(
+    reason = details.get("reason")
+    left = str(details.get("left") or "")
+    what = ctx.t(
         f"log.{command}",
-        seat=ctx.seat(str(seat)) if seat else "",
+        # a removal of a player holding several cards (5.0) names every card leaving
+        seat=ctx.seats(left)
+        if command == "modkill" and "," in left
+        else (ctx.seat(str(seat)) if seat else ""),
         minutes=details.get("minutes", ""),
         deadline=deadline_text(ctx, int(str(deadline))) if deadline else "",
-        reason=details.get("reason", ""),
+        reason=reason or "",
         post=details.get("post", ""),
         winner=ctx.t(f"camp.{details['winner']}") if details.get("winner") else "",
         team=ctx.t(f"team_name.{team}") if team else "",
@@ -56,6 +66,9 @@ def describe(ctx: Context, command: str, details: dict[str, str | int | bool | N
         night=details.get("night", ""),
         left=ctx.seats(details.get("left")),
     )
+    if reason and command in REASONED:
+        what += ctx.t("log.reason", reason=reason)
+    return what
 
 
 def log_line(ctx: Context, game_id: int, effect: OverrideLogged) -> str:

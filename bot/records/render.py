@@ -270,7 +270,10 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
         return ctx.t(
             f"override.{name}",
             deadline=deadline_text(ctx, p.get("deadline")),
-            seat=ctx.seat(p.get("seat")) if p.get("seat") else "",
+            # a removal of a player holding several cards (5.0) names every card leaving
+            seat=ctx.seats(p["left"])
+            if p.get("left")
+            else (ctx.seat(p.get("seat")) if p.get("seat") else ""),
             post=p.get("post", ""),
             reason=p.get("reason", ""),
         ) + (ctx.t("override.reason", reason=p["reason"]) if _reasoned(name, p) else "")
@@ -587,7 +590,8 @@ def cards_text(ctx: Context, cards: object) -> str:
 def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
     """An engine refusal in words: a power named by its id is shown by its name (a list of them,
     `powers`, comma-separated ids, too), a team (`team`) by its name, the moments `now` and
-    `deadline` (epoch ms) as the game's local time with its zone (`zone`)."""
+    `deadline` (epoch ms) as the game's local time with its zone (`zone`), a member (`player`)
+    given by their Discord id as a mention."""
     shown = dict(values)
     names = catalog(ctx.locale)
     power = shown.get("power")
@@ -602,6 +606,9 @@ def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
     team = shown.get("team")
     if isinstance(team, str) and f"team_name.{team}" in names:
         shown["team"] = ctx.t(f"team_name.{team}")
+    player = shown.get("player")
+    if isinstance(player, str) and player.isdigit():  # a member by id (a moderator's substitute)
+        shown["player"] = f"<@{player}>"  # a mention in a private answer notifies no one
     if "candidates" in shown:  # the players one may vote for or pick, as seats are named
         shown["candidates"] = ctx.seats(str(shown["candidates"]))
     for name in ("now", "deadline"):

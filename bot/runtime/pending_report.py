@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from bot.records.render import deadline_text
+from engine.model import PhaseKind
 from engine.pending import pending
 
 if TYPE_CHECKING:
@@ -17,6 +18,8 @@ async def pending_text(judge: Judge, game_id: int, locale: str) -> str:
     """The pending report for one game, in `locale`."""
     state = await judge.runtime.service.state(game_id)
     ctx = await judge.runtime.contexts.context(game_id, state, locale=locale)
+    if state.over:  # nothing is left to do (not even a role to confirm)
+        return ctx.t("phase.game_over")
     confirmed = await judge.runtime.service.repo.lobbies.confirmed_seats(
         game_id
     )  # by seat and term
@@ -29,7 +32,11 @@ async def pending_text(judge: Judge, game_id: int, locale: str) -> str:
         else ctx.t("notice.phase_over")
     )
     lines = [ctx.t("pending.title", game=game_id, phase=phase)]
-    if window is not None:
+    if state.paused_remaining is not None:  # no deadline while paused: the time it keeps
+        left = ctx.t("pending.paused_left", minutes=-(-state.paused_remaining // 60_000))
+        sep = "" if ctx.locale == "zh-CN" else " "
+        lines.append(ctx.t("pending.deadline", deadline=ctx.t("notice.paused") + sep + left))
+    elif window is not None:
         lines.append(ctx.t("pending.deadline", deadline=deadline_text(ctx, state.deadline)))
 
     def seats(items: Iterable[int]) -> str:
@@ -37,10 +44,12 @@ async def pending_text(judge: Judge, game_id: int, locale: str) -> str:
         return text or ctx.t("pending.nobody")
 
     lines.append(ctx.t("pending.unconfirmed", seats=seats(unconfirmed)))
-    if window is not None and window.kind.value == "night":
+    if window is None or window.kind is PhaseKind.WARMUP:  # the warm-up: nothing is owed
+        pass
+    elif window.kind is PhaseKind.NIGHT:
         lines.append(ctx.t("pending.powers", seats=seats(todo.powers)))
-    elif window is not None and window.chooser is not None:
+    elif window.chooser is not None:
         lines.append(ctx.t("pending.choice", seats=seats([todo.choice] if todo.choice else [])))
-    elif window is not None:
+    else:
         lines.append(ctx.t("pending.votes", seats=seats(todo.votes)))
     return "\n".join(lines)

@@ -1,8 +1,9 @@
 """A night power menu acts for the seat it was sent for, and for no other: its custom id names
 the seat in every game (not only where a player holds several cards, 5.0 双身份). A player
-re-seated by moderators who clicks the menu of a seat they no longer hold is refused privately,
-and nothing is recorded for the seat they hold now. Menus sent before seats were named in
-every custom id (`faguan:act:{game}:{night}:{power}`) still act as they did."""
+replaced out of a seat (moderators may not re-seat them in another) who clicks the menu of the
+seat they no longer hold is refused privately, and nothing is recorded. Menus sent before
+seats were named in every custom id (`faguan:act:{game}:{night}:{power}`) still act as they
+did."""
 
 from __future__ import annotations
 
@@ -36,9 +37,11 @@ def _kill_menu(t: Table, member: MemberActor, game_id: int) -> tuple[discord.Mes
 
 
 async def test_the_menu_of_a_seat_the_player_left_acts_for_no_other_seat(tmp_path: Path) -> None:
-    """The killer in seat A is replaced by an outsider, then made the substitute of the other
-    killer, in seat B: seat A's night-1 kill menu, clicked now, is refused (privately, no
-    one's role named) and records no kill for seat B."""
+    """The killer in seat A is replaced by an outsider; made the substitute of the other killer,
+    in seat B, they would act for seat B with seat A's menu — and carry seat A's knowledge into
+    another seat: that re-seating is refused (`mod.played_before`, tests/discord/
+    test_moderator_audit.py). Seat A's night-1 kill menu, clicked now, is refused (privately, no
+    one's role named) and records no kill."""
     async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
         d = Driver(t, "v2")
         roles = await d.start()
@@ -49,32 +52,23 @@ async def test_the_menu_of_a_seat_the_player_left_acts_for_no_other_seat(tmp_pat
 
         await t.moderator.slash(t.channel, "mod replace", seat=first, member=t.outside)
         await t.env.settle()
-        await t.moderator.slash(t.channel, "mod replace", seat=second, member=old)
+        refused = await t.moderator.slash(t.channel, "mod replace", seat=second, member=old)
         await t.env.settle()
+        assert refused.response is not None and refused.ephemeral
+        assert refused.response.content == render(
+            "en", "mod.played_before", {"player": f"<@{old.id}>"}
+        )
         state = await t.bot.runtime.service.state(d.game_id)
-        assert state.seats_of(str(old.id)) == (second,)
+        assert state.seats_of(str(old.id)) == ()
         public = t.public()
 
         clicked = await old.user.select(menu, [str(victim)], custom_id=custom_id)
         state = await t.bot.runtime.service.state(d.game_id)
-        assert state.submissions == ()  # no kill for seat B from seat A's menu
+        assert state.submissions == ()  # no kill from seat A's menu
         assert clicked.ephemeral and clicked.response is not None
-        assert clicked.response.content == render("en", "actor.menu_not_your_seat", {"seat": first})
+        assert clicked.response.content == render("en", "actor.not_player", {})
         assert "killer" not in clicked.response.content.lower()
         assert t.public() == public  # nothing public
-
-        # the menu sent to them for seat B acts for seat B
-        own = f"faguan:act:{d.game_id}:1:kill:{second}"
-        message = next(
-            m
-            for m in reversed(t.dms(old))
-            for row in m.components
-            for child in getattr(row, "children", [])
-            if str(getattr(child, "custom_id", "")) == own
-        )
-        await old.user.select(message, [str(victim)], custom_id=own)
-        state = await t.bot.runtime.service.state(d.game_id)
-        assert [(int(s.seat), s.target) for s in state.submissions] == [(second, victim)]
 
 
 async def test_a_menu_click_acts_in_a_one_card_game(tmp_path: Path) -> None:

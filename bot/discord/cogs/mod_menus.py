@@ -16,23 +16,69 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from bot.discord.cogs.game import sees_private_threads
 from bot.discord.interactions import (
     FORM_TIMEOUT,
     AnswersFailures,
     NoGame,
     answer_command,
     find_game,
+    is_moderator,
+    locale_of,
     moderates,
     respond,
     text,
 )
+from bot.records.render import error_text
+from bot.runtime.hosting import is_forum
 from engine.commands import Command, ModKill, ReplacePlayer, VoidPost
+from engine.errors import EngineError
+from engine.game import decide
 from engine.model import Seat
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
 
 REASON_LIMIT = 200
+"""The longest reason a moderator may give (forms and /mod alike): it is announced publicly."""
+
+
+def substitute_refusal(
+    judge: Judge, interaction: discord.Interaction[Any], member: discord.abc.User
+) -> str | None:
+    """Why `member` cannot take a seat as a substitute, in the asker's language (None: they
+    may). A bot never plays. Nor does a moderator of the server: during the game each of them
+    could read /mod pending (who still owes a power at night: the power holders) and was sent
+    the moderators' notices, so taking a seat would carry that into the game. Both are facts
+    about the member, never about any role."""
+    if member.bot:
+        return text(judge, interaction, "mod.substitute_is_bot", name=member.display_name)
+    if is_moderator(judge, member):
+        return text(judge, interaction, "mod.substitute_is_moderator", name=member.display_name)
+    return None
+
+
+async def after_replacement(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int, member: discord.abc.User
+) -> None:
+    """A substitute who can read every private thread of the channel the team threads are made
+    in (Manage Threads or Administrator there) is named to the moderator, as the players are at
+    `/game start`: by the permission alone, whatever the seat's role."""
+    if interaction.guild is None or not isinstance(member, discord.Member):
+        return
+    channels = (await judge.runtime.service.info(game_id)).channels
+    teams = channels.get("teams") if is_forum(channels) else channels.get("game")
+    channel = interaction.guild.get_channel(int(teams)) if teams else None
+    if channel is None or not sees_private_threads(channel, member):
+        return
+    warning = text(
+        judge,
+        interaction,
+        "notice.players_see_private_threads",
+        channel=f"<#{channel.id}>",
+        players=member.mention,
+    )
+    await respond(interaction, warning, allowed_mentions=discord.AllowedMentions.none())
 
 
 class ReasonForm(AnswersFailures, discord.ui.Modal):
@@ -65,7 +111,14 @@ class ReasonForm(AnswersFailures, discord.ui.Modal):
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
         command = self.command(str(interaction.user.id), str(self.reason.value).strip())
-        await answer_command(self.judge, interaction, self.game_id, command, name=self.name())
+        outcome = await answer_command(
+            self.judge, interaction, self.game_id, command, name=self.name()
+        )
+        if outcome.ok:
+            await self.done(interaction)
+
+    async def done(self, interaction: discord.Interaction[Any]) -> None:
+        """After the command was taken (nothing more by default)."""
 
 
 class VoidForm(ReasonForm):
@@ -125,14 +178,14 @@ class ReplaceForm(ReasonForm):
         return self.picker.values[0].display_name
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
-        picked = self.picker.values[0]
-        if picked.bot:  # a bot never plays: refused before anything is submitted
-            await respond(
-                interaction,
-                text(self.judge, interaction, "mod.substitute_is_bot", name=picked.display_name),
-            )
+        refusal = substitute_refusal(self.judge, interaction, self.picker.values[0])
+        if refusal is not None:  # refused before anything is submitted
+            await respond(interaction, refusal)
             return
         await super().on_submit(interaction)
+
+    async def done(self, interaction: discord.Interaction[Any]) -> None:
+        await after_replacement(self.judge, interaction, self.game_id, self.picker.values[0])
 
 
 class ModMenusCog(commands.Cog, name="ModMenusCog"):
@@ -165,7 +218,14 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
             gid = await find_game(self.judge, interaction)
         except NoGame as none:
             held = await self.judge.runtime.service.repo.games_of_user(member.id) if member else []
-            games = sorted({game for game, _seat in held})
+            server = interaction.guild.id if interaction.guild else None
+            games = sorted(  # the member's games on this server: never another server's
+                {
+                    game
+                    for game, _seat in held
+                    if (await self.judge.runtime.service.info(game)).server_id == server
+                }
+            )
             if len(games) != 1:
                 if await moderates(self.judge, interaction, None):
                     await respond(interaction, text(self.judge, interaction, none.key))
@@ -179,7 +239,27 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         gid = await self._game(interaction)
         if gid is None:
             return
+        # what the form would be refused for (the game over, no vote post of the open window,
+        # one already void) is said before it is filled in: the engine's own checks, on a copy
+        probe = VoidPost(post_id=str(message.id), reason="")
+        if await self._refused(interaction, gid, probe):
+            return
         await interaction.response.send_modal(VoidForm(self.judge, gid, interaction.id, message.id))
+
+    async def _refused(
+        self, interaction: discord.Interaction[Any], game_id: int, command: Command
+    ) -> bool:
+        """Whether the engine would refuse `command` now (the asker is then told why)."""
+        state = await self.judge.runtime.service.state(game_id)
+        try:
+            decide(state, command)
+        except EngineError as error:
+            ctx = await self.judge.runtime.contexts.context(
+                game_id, state, locale=locale_of(self.judge, interaction)
+            )
+            await respond(interaction, error_text(ctx, error.key, error.params))
+            return True
+        return False
 
     async def _seat(
         self, interaction: discord.Interaction[Any], member: discord.Member | discord.User
@@ -189,6 +269,9 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         if gid is None:
             return None
         state = await self.judge.runtime.service.state(gid)
+        if state.over:  # said before the form, not after it is filled in
+            await respond(interaction, text(self.judge, interaction, "phase.game_over"))
+            return None
         seat = state.seat_of(str(member.id))
         if seat is None:
             await respond(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -11,16 +13,17 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from bot.discord.cogs.mod_menus import REASON_LIMIT, after_replacement, substitute_refusal
 from bot.discord.interactions import (
     NoGame,
     answer_command,
-    find_game,
     is_moderator,
     locale_of,
     moderates,
     public_locale,
     respond,
     say,
+    state_at_arrival,
     text,
     window_at_arrival,
 )
@@ -39,6 +42,7 @@ from engine.commands import (
     VoidPost,
 )
 from engine.model import Camp, Instant, Power, Seat, Team
+from engine.state import GameState
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -46,6 +50,33 @@ if TYPE_CHECKING:
 
 SERVER_COMMANDS = frozenset({"log-channel", "new-season"})
 """/mod commands about the server, not a game: any moderator of the server may use them."""
+
+Reason = app_commands.Range[str, 1, REASON_LIMIT]
+"""A moderator's reason, as long as the forms take: it is announced, and an announcement longer
+than Discord takes (2,000 characters) could never be posted (the game's posts would stop
+behind it)."""
+
+DAY_POWERS = frozenset({Power.CONFESS, Power.VETO})
+"""Powers used by day in every ruleset: a penalty stops night powers, so it never names these."""
+
+MESSAGE_LINK = re.compile(r"https?://(?:\w+\.)?discord(?:app)?\.com/channels/[^/\s]+/\d+/(\d+)/?")
+"""A message link (Copy Message Link): its last number is the message's id."""
+
+
+def game_here(judge: Judge, interaction: discord.Interaction[Any]) -> int:
+    """The game of the channel (or thread, or forum post) the command is used in: /mod acts on
+    that game alone, never on one found elsewhere (the asker's own game, another server's)."""
+    routes = judge.runtime.routes.channel_games
+    parent = getattr(interaction.channel, "parent_id", None)
+    for channel_id in (interaction.channel_id, parent):
+        if channel_id is not None and channel_id in routes:
+            return routes[channel_id]
+    raise NoGame("notice.no_game")
+
+
+def holder_at(state: GameState, seat: int) -> str | None:
+    """Who held `seat` in `state` (None: no such seat, which the engine says)."""
+    return state.seats[seat - 1].player if 1 <= seat <= len(state.seats) else None
 
 
 class ModeratorCog(commands.Cog, name="ModeratorCog"):
@@ -63,32 +94,29 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         if command in SERVER_COMMANDS or not is_moderator(self.judge, interaction.user):
             return await moderates(self.judge, interaction, None)
         try:
-            gid = await find_game(self.judge, interaction)
+            gid = game_here(self.judge, interaction)
         except NoGame:
             return True  # the command itself says there is no game here
         return await moderates(self.judge, interaction, gid)
 
     async def _do(
-        self,
-        interaction: discord.Interaction[Any],
-        command: Command,
-        game_id: int | None = None,
-        *,
-        name: str | None = None,
+        self, interaction: discord.Interaction[Any], command: Command, *, name: str | None = None
     ) -> None:
-        gid = await find_game(self.judge, interaction, game_id)
+        gid = game_here(self.judge, interaction)
         await answer_command(self.judge, interaction, gid, command, name=name)
 
     async def _timed(
         self,
         interaction: discord.Interaction[Any],
-        build: Callable[[int | None], Command],
-        game_id: int | None = None,
+        build: Callable[[int | None, Instant | None], Command],
     ) -> None:
-        """A clock override (extend, shorten, set-deadline, pause, resume) for the open window."""
-        gid = await find_game(self.judge, interaction, game_id)
-        command = build(await window_at_arrival(self.judge, interaction, gid))
-        await answer_command(self.judge, interaction, gid, command)
+        """A clock override (extend, shorten, set-deadline, pause, resume) for the window open,
+        and the deadline in force, when the command arrived: a second moderator's at the same
+        moment is told that it was moved meanwhile, instead of moving it twice."""
+        gid = game_here(self.judge, interaction)
+        window = await window_at_arrival(self.judge, interaction, gid)
+        seen = (await state_at_arrival(self.judge, interaction, gid)).deadline
+        await answer_command(self.judge, interaction, gid, build(window, seen))
 
     @mod.command(name="extend", description=_("Extend the current deadline"))
     async def extend(
@@ -97,7 +125,9 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         await self._timed(
             interaction,
-            lambda window: ExtendDeadline(delta_ms=minutes * 60_000, by=by, at=now, window=window),
+            lambda window, seen: ExtendDeadline(
+                delta_ms=minutes * 60_000, by=by, at=now, window=window, seen=seen
+            ),
         )
 
     @mod.command(name="shorten", description=_("Shorten the current deadline"))
@@ -107,7 +137,9 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         await self._timed(
             interaction,
-            lambda window: ExtendDeadline(delta_ms=-minutes * 60_000, by=by, at=now, window=window),
+            lambda window, seen: ExtendDeadline(
+                delta_ms=-minutes * 60_000, by=by, at=now, window=window, seen=seen
+            ),
         )
 
     @mod.command(
@@ -115,23 +147,27 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     )
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
         by, now = str(interaction.user.id), self.judge.runtime.now_ms()
-        gid = await find_game(self.judge, interaction)
+        gid = game_here(self.judge, interaction)
         window = await window_at_arrival(self.judge, interaction, gid)
+        seen = (await state_at_arrival(self.judge, interaction, gid)).deadline
         ctx = await self.judge.runtime.contexts.context(gid)
+        # full-width digits and colon (２０２６-１２-０２ ２２：００, as a Chinese keyboard types
+        # them) read as their ASCII forms
+        written = unicodedata.normalize("NFKC", time).strip()
         try:
-            local = dt.datetime.strptime(time.strip(), "%Y-%m-%d %H:%M").replace(
-                tzinfo=ctx.timezone
-            )
+            local = dt.datetime.strptime(written, "%Y-%m-%d %H:%M").replace(tzinfo=ctx.timezone)
             from_ms(to_ms(local))  # a deadline the scheduler can hold (not at year 1 or 9999)
         except (ValueError, OverflowError):
             await respond(interaction, text(self.judge, interaction, "notice.bad_time", value=time))
             return
-        command = SetDeadline(deadline=Instant(to_ms(local)), by=by, at=now, window=window)
+        command = SetDeadline(
+            deadline=Instant(to_ms(local)), by=by, at=now, window=window, seen=seen
+        )
         await answer_command(self.judge, interaction, gid, command)
 
     @mod.command(name="advance", description=_("Lock the current window now"))
     async def advance(self, interaction: discord.Interaction[Any]) -> None:
-        gid = await find_game(self.judge, interaction)
+        gid = game_here(self.judge, interaction)
         window = await window_at_arrival(self.judge, interaction, gid)  # not one opened since
         await interaction.response.defer(ephemeral=True, thinking=True)
         outcome = await self.judge.runtime.deadlines.lock_due(
@@ -152,12 +188,12 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     @mod.command(name="pause", description=_("Pause the clock"))
     async def pause(self, interaction: discord.Interaction[Any]) -> None:
         by, now = str(interaction.user.id), self.judge.runtime.now_ms()
-        await self._timed(interaction, lambda window: Pause(at=now, by=by, window=window))
+        await self._timed(interaction, lambda window, _: Pause(at=now, by=by, window=window))
 
     @mod.command(name="resume", description=_("Resume the clock"))
     async def resume(self, interaction: discord.Interaction[Any]) -> None:
         by, now = str(interaction.user.id), self.judge.runtime.now_ms()
-        await self._timed(interaction, lambda window: Resume(at=now, by=by, window=window))
+        await self._timed(interaction, lambda window, _: Resume(at=now, by=by, window=window))
 
     @mod.command(name="replace", description=_("Replace a player with a substitute"))
     async def replace(
@@ -165,49 +201,57 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         interaction: discord.Interaction[Any],
         seat: int,
         member: discord.Member,
-        reason: str | None = None,
+        reason: Reason | None = None,
     ) -> None:
-        if member.bot:  # a bot never plays: refused before anything is submitted
-            await respond(
-                interaction,
-                text(self.judge, interaction, "mod.substitute_is_bot", name=member.display_name),
-            )
+        refusal = substitute_refusal(self.judge, interaction, member)
+        if refusal is not None:  # refused before anything is submitted
+            await respond(interaction, refusal)
             return
-        await self._do(
-            interaction,
-            ReplacePlayer(
-                seat=Seat(seat),
-                new_player=str(member.id),
-                reason=(reason or "").strip(),
-                by=str(interaction.user.id),
-                at=self.judge.runtime.now_ms(),
-            ),
-            name=member.display_name,  # recorded with the seat: names never come from a cache
+        gid = game_here(self.judge, interaction)
+        # the seat's holder as the command arrived: if another moderator's replacement gave
+        # the seat away meanwhile, this one does nothing (as a form opened on the player)
+        holder = holder_at(await state_at_arrival(self.judge, interaction, gid), seat)
+        command = ReplacePlayer(
+            seat=Seat(seat),
+            player=holder,
+            new_player=str(member.id),
+            reason=(reason or "").strip(),
+            by=str(interaction.user.id),
+            at=self.judge.runtime.now_ms(),
         )
+        # the name is recorded with the seat: names never come from a cache
+        outcome = await answer_command(
+            self.judge, interaction, gid, command, name=member.display_name
+        )
+        if outcome.ok:
+            await after_replacement(self.judge, interaction, gid, member)
 
     @mod.command(name="modkill", description=_("Remove a player for inactivity"))
     async def modkill(
-        self, interaction: discord.Interaction[Any], seat: int, reason: str | None = None
+        self, interaction: discord.Interaction[Any], seat: int, reason: Reason | None = None
     ) -> None:
-        await self._do(
-            interaction,
-            ModKill(
-                seat=Seat(seat),
-                reason=(reason or "").strip(),
-                by=str(interaction.user.id),
-                at=self.judge.runtime.now_ms(),
-            ),
+        gid = game_here(self.judge, interaction)
+        holder = holder_at(await state_at_arrival(self.judge, interaction, gid), seat)
+        command = ModKill(
+            seat=Seat(seat),
+            player=holder,  # a seat replaced meanwhile: its substitute is not removed
+            reason=(reason or "").strip(),
+            by=str(interaction.user.id),
+            at=self.judge.runtime.now_ms(),
         )
+        await answer_command(self.judge, interaction, gid, command)
 
     @mod.command(name="void", description=_("Void a vote post"))
     async def void(
-        self, interaction: discord.Interaction[Any], message_id: str, reason: str
+        self, interaction: discord.Interaction[Any], message_id: str, reason: Reason
     ) -> None:
+        written = message_id.strip()
+        link = MESSAGE_LINK.fullmatch(written)  # a message link ends with the message's id
         await self._do(
             interaction,
             VoidPost(
-                post_id=message_id.strip(),
-                reason=reason,
+                post_id=link.group(1) if link else written,
+                reason=reason.strip(),
                 by=str(interaction.user.id),
                 at=self.judge.runtime.now_ms(),
             ),
@@ -230,12 +274,14 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     @app_commands.describe(team=_("team"), seat=_("seat"), power=_("power"), reason=_("reason"))
     @app_commands.choices(
         team=[app_commands.Choice(name=t.value, value=t.value) for t in Team],
-        power=[app_commands.Choice(name=p.value, value=p.value) for p in Power],
+        power=[
+            app_commands.Choice(name=p.value, value=p.value) for p in Power if p not in DAY_POWERS
+        ],
     )
     async def penalty(
         self,
         interaction: discord.Interaction[Any],
-        reason: str,
+        reason: Reason,
         team: str | None = None,
         seat: int | None = None,
         power: str | None = None,
@@ -246,7 +292,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
                 team=Team(team) if team else None,
                 seat=Seat(seat) if seat is not None else None,
                 power=Power(power) if power else None,
-                reason=reason,
+                reason=reason.strip(),
                 by=str(interaction.user.id),
                 at=self.judge.runtime.now_ms(),
             ),
@@ -258,7 +304,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def pending(self, interaction: discord.Interaction[Any]) -> None:
         from bot.runtime.pending_report import pending_text
 
-        gid = await find_game(self.judge, interaction)
+        gid = game_here(self.judge, interaction)
         await respond(
             interaction, await pending_text(self.judge, gid, locale_of(self.judge, interaction))
         )
@@ -275,10 +321,16 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             interaction.guild.id, {LOG_CHANNEL: str(channel.id) if channel else None}
         )
         key = "log.channel_set" if channel else "log.channel_cleared"
-        await respond(
-            interaction,
-            text(self.judge, interaction, key, channel=channel.mention if channel else ""),
-        )
+        answer = text(self.judge, interaction, key, channel=channel.mention if channel else "")
+        me = interaction.guild.me
+        if channel is not None and me is not None:
+            # the log is written by the bot: a channel it cannot post in would stay empty, each
+            # line dropped with a warning in the bot's own log only
+            perms = channel.permissions_for(me)
+            if not (perms.view_channel and perms.send_messages):
+                unwritable = "log.channel_unwritable"
+                answer += "\n" + text(self.judge, interaction, unwritable, channel=channel.mention)
+        await respond(interaction, answer)
 
     @mod.command(name="new-season", description=_("Start a new season of the standings"))
     @app_commands.describe(name=_("name"))
