@@ -22,7 +22,13 @@ from bot.discord.resends import MAYBE_AGAIN, Attempt
 from bot.discord.start_effects import perform as perform_start
 from bot.discord.team_threads import tell_threads_refused, thread_member
 from bot.discord.vote_threads import perform as perform_vote_post
-from bot.records.render import render_posts, render_private, render_reply, render_vote_channel
+from bot.records.render import (
+    render_posts,
+    render_private,
+    render_reply,
+    render_vote_channel,
+    split_post,
+)
 from bot.runtime.hosting import is_forum, vote_channel_id, vote_channel_of, vote_post_step
 from bot.runtime.start_steps import start_step
 from bot.runtime.vote_posts import VOTES_FROM, VOTES_WINDOW
@@ -98,13 +104,15 @@ class DiscordEffects:
             case TeamNotice():
                 ctx = await self.judge.runtime.contexts.context(game_id, state)
                 thread = await self._team_thread(game_id, effect.team)
-                await self._send(thread, render_private(ctx, effect), attempt)
+                for text in split_post(ctx, render_private(ctx, effect)):
+                    await self._send(thread, text, attempt)
             case ReplyToPost():
                 await self._reply(game_id, state, effect, attempt)
             case VoteChannelPost():  # the forum draws lots in the vote post
                 ctx = await self.judge.runtime.contexts.context(game_id, state)
                 channel = await self._channel(game_id, "vote")
-                await self._send(channel, render_vote_channel(ctx, effect), attempt)
+                for text in split_post(ctx, render_vote_channel(ctx, effect)):
+                    await self._send(channel, text, attempt)
             case SetChannelsOpen():
                 await self._set_open(item, effect)
             case SeatLeft():
@@ -289,7 +297,10 @@ class DiscordEffects:
                 user_id
             )
             dm = user.dm_channel or await user.create_dm()
-            await self._send(dm, text, attempt, **extra)
+            *first, last = split_post(ctx, text)  # a long one (a check history) in several
+            for part in first:
+                await self._send(dm, part, attempt)
+            await self._send(dm, last, attempt, **extra)  # the menu or the embed goes last
         except discord.Forbidden as exc:
             if exc.code != CANNOT_DM:
                 raise

@@ -13,6 +13,7 @@ from bot.discord.answering import answering
 from bot.discord.judge import judge_of
 from bot.records.i18n import render
 from bot.records.render import error_text, render_private
+from bot.records.split import split_text
 from bot.runtime.service import Outcome
 from bot.store import GameNotFound, GameStatus
 from engine.commands import Command
@@ -164,12 +165,22 @@ def public_locale(judge: Judge) -> str:
     return judge.runtime.settings.game.language
 
 
+_ATTACHED = frozenset({"view", "embed", "embeds", "file", "files"})
+"""What an answer carries besides its text: with a long answer in several messages, the last."""
+
+
 async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: Any) -> None:
-    """Answer privately (ephemeral in a guild), whether or not the interaction was deferred."""
-    if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=True, **kwargs)
-    else:
-        await interaction.response.send_message(text, ephemeral=True, **kwargs)
+    """Answer privately (ephemeral in a guild), whether or not the interaction was deferred. An
+    answer longer than a Discord message (`/role` after many nights of checks, `/game status`
+    or `/mod pending` naming 32 cards under long names) goes out as several, in order
+    (`split_text`: cut at a line, else between two items of a list)."""
+    every = {k: v for k, v in kwargs.items() if k not in _ATTACHED}  # the view: last only
+    *first, last = split_text(text)
+    for part, extra in [*((part, every) for part in first), (last, kwargs)]:
+        if interaction.response.is_done():
+            await interaction.followup.send(part, ephemeral=True, **extra)
+        else:
+            await interaction.response.send_message(part, ephemeral=True, **extra)
 
 
 async def answer_failure(

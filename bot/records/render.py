@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from bot.records.i18n import catalog, render
+from bot.records.split import MESSAGE_LIMIT, split_text
 from engine.effects import (
     Announce,
     Bulletin,
@@ -134,21 +135,32 @@ def _power(ctx: Context, power: object) -> str:
     return ctx.t(f"power.{power}")
 
 
-MESSAGE_LIMIT = 2000
-"""Discord's longest message, in characters."""
+def split_post(ctx: Context, text: str) -> list[str]:
+    """`text` as messages Discord takes (`bot.records.split`): one, unless it is longer than a
+    message; then several, in order, each after the first marked as a continuation (「（续
+    2/3）」), no player's name cut."""
+    if len(text) <= MESSAGE_LIMIT:  # nearly every post: no names to look for
+        return [text]
+    names = [ctx.seat(n) for n in ctx.names] + [plain(name) for name in ctx.names.values()]
+    return split_text(
+        text,
+        whole=names,
+        continued=lambda part, parts: ctx.t("notice.continued", part=part, parts=parts),
+    )
 
 
 def render_posts(ctx: Context, effect: Announce | ClockPost | Bulletin) -> list[str]:
-    """The messages of a public post: one, unless a bulletin is too long for one message (then
-    its parts are split between messages, never cut)."""
-    if not isinstance(effect, Bulletin):
-        return [render_public(ctx, effect)]
+    """The messages of a public post: one, unless it is too long for one message. A bulletin's
+    parts are joined while they fit and go to messages of their own where they do not; a part
+    longer than a message alone goes out as several (`split_post`), nothing left out."""
+    parts = effect.parts if isinstance(effect, Bulletin) else (effect,)
     messages: list[str] = []
-    for text in (render_public(ctx, part) for part in effect.parts):
-        if messages and len(messages[-1]) + 2 + len(text) <= MESSAGE_LIMIT:
+    for text in (render_public(ctx, part) for part in parts):
+        pieces = split_post(ctx, text)
+        if len(pieces) == 1 and messages and len(messages[-1]) + 2 + len(text) <= MESSAGE_LIMIT:
             messages[-1] += "\n\n" + text
         else:
-            messages.append(text)
+            messages.extend(pieces)
     return messages
 
 

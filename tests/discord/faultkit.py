@@ -83,3 +83,21 @@ async def play_through_a_fault(
     faulty = d.record(state)
     assert_same_game(faulty, d, roles, seed)
     assert len([p for p in table.public() if p.startswith("【看表】第1夜")]) == 1  # never doubled
+
+
+def fail_once(t: Table, holding: str) -> list[str]:
+    """The bot's next message whose text holds `holding` fails before reaching Discord (a
+    timeout: nothing sent); the texts that failed."""
+    request = t.bot.http.request
+    failed: list[str] = []
+
+    async def flaky(route: Any, **kwargs: Any) -> Any:
+        payload = kwargs.get("json")
+        content = payload.get("content") if isinstance(payload, dict) else None
+        if not failed and route.method == "POST" and content and holding in content:
+            failed.append(content)
+            raise TimeoutError("injected")
+        return await request(route, **kwargs)
+
+    t.bot.http.request = flaky  # type: ignore[method-assign]
+    return failed

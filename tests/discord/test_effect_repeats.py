@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from faultkit import drain
+from faultkit import drain, fail_once
 from gamebot import Driver, Table, by_role, close_dms, make_bot
 from test_faults import SEED, faulty_table
 
@@ -24,24 +24,6 @@ from test_faults import SEED, faulty_table
 async def table(tmp_path: Path) -> AsyncIterator[Table]:
     async with faulty_table(tmp_path, "text") as t:
         yield t
-
-
-def fail_once(t: Table, holding: str) -> list[str]:
-    """The bot's next message whose text holds `holding` fails before reaching Discord (a
-    timeout: nothing sent); the texts that failed."""
-    request = t.bot.http.request
-    failed: list[str] = []
-
-    async def flaky(route: Any, **kwargs: Any) -> Any:
-        payload = kwargs.get("json")
-        content = payload.get("content") if isinstance(payload, dict) else None
-        if not failed and route.method == "POST" and content and holding in content:
-            failed.append(content)
-            raise TimeoutError("injected")
-        return await request(route, **kwargs)
-
-    t.bot.http.request = flaky  # type: ignore[method-assign]
-    return failed
 
 
 async def test_a_confirmation_like_an_earlier_one_is_sent_on_its_retry(table: Table) -> None:
