@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
+import os
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
@@ -56,16 +57,41 @@ async def connect_to_discord(bot: FaguanBot, token: str) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    """Exit status: 0 the record is printed, 2 the file cannot be played (the message says
+    why), 1 the record cannot be written (standard output closed or full)."""
     try:
         replay = replay_file(args.game)
     except ReplayFileError as exc:
         print(f"faguan replay: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(replay.record, ensure_ascii=False, indent=2))
+        text = json.dumps(replay.record, ensure_ascii=False, indent=2)
     else:
-        print(forum_text(replay.record))
+        text = forum_text(replay.record)
+    try:
+        _write_utf8(text + "\n")
+    except OSError as exc:
+        if not isinstance(exc, BrokenPipeError):  # the reader gone (`| head`) is no news
+            print(f"faguan replay: cannot write the record: {exc.strerror}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # nor is the flush at exit to report it again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
+
+
+def _write_utf8(text: str) -> None:
+    """Write to standard output in UTF-8, whatever the locale's encoding (an ASCII or GBK
+    terminal, a Windows pipe): the record is the same bytes everywhere."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (a test's StringIO)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()
+    data = memoryview(text.encode("utf-8"))
+    while data:  # unbuffered (`PYTHONUNBUFFERED`, `-u`), it is the raw file: it may write part
+        data = data[buffer.write(data) or 0 :]
+    buffer.flush()
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -380,8 +406,18 @@ def build_parser() -> argparse.ArgumentParser:
         one.add_argument("--database-url", help="database URL (default: the configured one)")
         one.add_argument("--verbose", action="store_true", help=verbose)
         one.set_defaults(func=func)
-    replay = sub.add_parser("replay", help="play a game file without Discord and print its record")
-    replay.add_argument("game", help="a replay file (TOML, docs/replay.md)")
+    replay = sub.add_parser(
+        "replay",
+        help="play a game file without Discord and print its record",
+        description=(
+            "Play a game file (TOML, docs/replay.md) as the bot would judge it, without "
+            "Discord, and print its record, in UTF-8: as a forum judge would post it, or as "
+            "JSON. Exit status: 0 the record is printed; 2 the file cannot be played (one "
+            "line on standard error says why: the step and the key); 1 the record cannot be "
+            "written (standard output closed or full)."
+        ),
+    )
+    replay.add_argument("game", help="the game file (TOML, docs/replay.md)")
     replay.add_argument("--json", action="store_true", help="print the record as JSON")
     replay.set_defaults(func=_replay)
     verify = sub.add_parser("verify", help="recompute the deal and every lot of a finished game")

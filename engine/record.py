@@ -96,6 +96,13 @@ def record_of(
     def named(seats: tuple[Seat, ...]) -> list[str]:
         return [names[s] for s in sorted(seats)]
 
+    # A post valid when made may be void at the lock (stamped after the deadline, its target
+    # gone): its `void` is that reason, as `invalid` counts it (every group's, on a 无间道 day).
+    void_at_lock: dict[tuple[int, int], dict[str, VotePost]] = {}
+    for entry in state.history:
+        if isinstance(entry, DayRecord):
+            window = void_at_lock.setdefault((entry.number, entry.revote), {})
+            window.update({p.post_id: p for p in entry.void_posts})
     phases: list[dict[str, Any]] = []
     for entry in state.history:
         if isinstance(entry, NightRecord):
@@ -114,7 +121,7 @@ def record_of(
                 night["virtual_out"] = list(entry.virtual_out)
             phases.append(night)
         elif isinstance(entry, DayRecord):
-            phases.append(_day(entry, names, named))
+            phases.append(_day(entry, names, named, void_at_lock[entry.number, entry.revote]))
         elif isinstance(entry, LastActRecord):
             act: dict[str, Any] = {
                 "phase": entry.phase.kind.value,
@@ -191,7 +198,9 @@ def _lot_name(option: str, names: dict[Seat, str]) -> str:
     return names[Seat(int(option))] if option.isdigit() else option
 
 
-def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]:
+def _day(
+    entry: DayRecord, names: dict[Seat, str], named: Any, void: Mapping[str, VotePost]
+) -> dict[str, Any]:
     day: dict[str, Any] = {"phase": "day", "number": entry.number}
     if entry.revote:
         day["revote"] = entry.revote
@@ -220,7 +229,10 @@ def _day(entry: DayRecord, names: dict[Seat, str], named: Any) -> dict[str, Any]
     if entry.revealed:
         day["revealed"] = {names[s]: v for s, v in sorted(entry.revealed)}
     if entry.posts:
-        day["posts"] = [_post(p, names) for p in entry.posts]
+        day["posts"] = [
+            _post(void.get(p.post_id, p) if p.void_reason is None else p, names)
+            for p in entry.posts
+        ]
     return day
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
@@ -49,10 +50,31 @@ from engine.game import replay_events as fold
 from engine.model import Camp, Instant, Power, Seat, Team
 from engine.record import record_of
 from engine.setup import card_names
-from engine.state import DayRecord, GameState, Submission
+from engine.state import DayRecord, GameState, Submission, VotePost
 
 GAME_TZ = ZoneInfo("Asia/Shanghai")
 TOP_KEYS = {"ruleset", "seed", "players", "options", "roles", "steps"}
+STEP_KEYS = {
+    "power": ("by", "power", "target", "pass", "at"),
+    "vote": ("by", "target", "at", "id"),
+    "lock": ("at", "window"),
+    "last_words": ("by", "text"),
+    "choose": ("by", "target", "at"),
+}
+"""The keys each kind of step may have (besides `do`): any other is an error, for a misspelt key
+(`taget`, `pas`, `tme`) would otherwise change the game without a word. A `mod` step's keys
+beyond its command's are notes, copied into its `overrides` entry (docs/replay.md)."""
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""A game file is read up to this size (a whole game is some kilobytes): a bigger file, or a
+device that never ends (`/dev/zero`), is refused rather than read into memory."""
+RESERVED_NAMES = ("abstain", "pass")
+"""Words of the file and the record (a vote's target `abstain`; `pass` among a lot's options): a
+player or a substitute of that name could not be told from them."""
+INT_RANGE = (-(2**63), 2**63 - 1)
+"""TOML's integers (TOML 1.0: a number it cannot hold losslessly is an error); Python's `tomllib`
+reads longer ones, which no other reader of the file would."""
+SHOWN = 60
+"""The characters of a value a message repeats (a 10 MB name is not echoed whole)."""
 
 
 class ReplayFileError(Exception):
@@ -71,11 +93,11 @@ def _kind(value: object) -> str:
 
 
 def _toml(value: object) -> str:
-    """A value as it is written in TOML."""
+    """A value as it is written in TOML (text cut to `SHOWN` characters)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):  # what does not print (NUL, U+200B, U+202E) as \uXXXX
+        return "".join(map(_printable, json.dumps(_cut(value), ensure_ascii=False)))
     if isinstance(value, date | time):
         return value.isoformat()
     if isinstance(value, list):
@@ -83,6 +105,67 @@ def _toml(value: object) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
     return repr(value)
+
+
+def _printable(ch: str) -> str:
+    """A character as a message shows it: itself, or its TOML escape if it does not print."""
+    if ch.isprintable():
+        return ch
+    return f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+
+
+def _quoted(value: object) -> str:
+    """A value named in a message: text in Python's quotes, as the messages always were (cut to
+    `SHOWN` characters), anything else as TOML writes it."""
+    return repr(_cut(value)) if isinstance(value, str) else _toml(value)  # repr escapes too
+
+
+def _cut(text: object) -> object:
+    """Text as a message repeats it: at most `SHOWN` characters, then how many more."""
+    if not isinstance(text, str) or len(text) <= SHOWN:
+        return text
+    return f"{text[:SHOWN]}… ({len(text) - SHOWN} more)"
+
+
+def _name_problem(name: str) -> str | None:
+    """Why a player's or substitute's name cannot be used, or None. A name must show something
+    (not only spaces and invisible characters), hold no control character (NUL, a line break:
+    they break the record's text) and not be a word of the file (`abstain`, `pass`)."""
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        ch = next(ch for ch in name if unicodedata.category(ch) == "Cc")
+        return f"holds a control character (U+{ord(ch):04X}): a name is printable text"
+    if not any(unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cf") for ch in name):
+        return "shows nothing (only spaces or invisible characters)"
+    if name in RESERVED_NAMES:
+        return (
+            f"is a word of the file (a vote's target {_toml('abstain')}, {_toml('pass')} among "
+            "a lot's options): give the player another name"
+        )
+    return None
+
+
+def _check_integers(data: Mapping[str, Any]) -> None:
+    """Every integer of the file fits TOML's 64 bits; the first that does not is named (the
+    top-level keys first, then the steps in order)."""
+    todo: list[tuple[object, str, str]] = [(v, "", k) for k, v in data.items() if k != "steps"]
+    steps = data.get("steps")
+    if isinstance(steps, list):  # a step's keys are named as everywhere: "step n: key"
+        todo += [(v, f"step {n}", "") for n, v in enumerate(steps, start=1)]
+    elif "steps" in data:
+        todo.append((steps, "", "steps"))
+    for value, where, key in todo:  # breadth first: what is appended is visited in turn
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+                digits = str(len(str(abs(value)))) if value.bit_length() <= 9_000 else "over 2700"
+                prefix = f"{where}: " if where else ""
+                raise ReplayFileError(
+                    f"{prefix}{key or 'the step'} must be an integer from -2^63 to 2^63-1 "
+                    f"(TOML's range), not an integer of {digits} digits"
+                )
+        elif isinstance(value, list):
+            todo += [(v, where, f"{key}[{i}]") for i, v in enumerate(value, start=1)]
+        elif isinstance(value, dict):
+            todo += [(v, where, f"{key}.{k}" if key else str(k)) for k, v in value.items()]
 
 
 def wrong(where: str, key: str, wanted: str, value: object) -> ReplayFileError:
@@ -119,13 +202,38 @@ def load_file(path: str | Path) -> dict[str, Any]:
     """Read a replay file, naming the line of a TOML syntax error."""
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ReplayFileError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ReplayFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
+        if str(path) == "-" and isinstance(exc, FileNotFoundError):  # the habit for stdin
+            raise ReplayFileError(
+                "-: standard input is not read: give the game file's path (or /dev/stdin)"
+            ) from None
         raise ReplayFileError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ReplayFileError(
+            f"{path}: too big: a game file holds at most {MAX_FILE_BYTES // 2**20} MiB"
+        )
+    return parse(data, str(path))
+
+
+def parse(data: bytes, name: str) -> dict[str, Any]:
+    """A game file's bytes as TOML (UTF-8; a leading byte-order mark is allowed)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReplayFileError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text.removeprefix("\ufeff"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ReplayFileError(f"{name}: not valid TOML: {exc}") from None
+    except RecursionError:  # `tomllib` reads nested arrays and inline tables recursively
+        raise ReplayFileError(
+            f"{name}: not valid TOML here: arrays or inline tables nested too deeply"
+        ) from None
+    except ValueError:  # an integer of over 4300 digits (Python's limit on reading one)
+        raise ReplayFileError(
+            f"{name}: not valid TOML: an integer beyond 64 bits (TOML's range is -2^63 to 2^63-1)"
+        ) from None
 
 
 def to_instant(value: object, where: str, key: str = "at") -> Instant:
@@ -168,7 +276,7 @@ class _Steps:
         if not isinstance(name, str):
             raise wrong(where, key, "a player's name (text)", name)
         if name not in self.seats:
-            raise ReplayFileError(f"{where}: {key} = {name!r} is not a player of this game")
+            raise ReplayFileError(f"{where}: {key} = {_quoted(name)} is not a player of this game")
         return self.seats[name]
 
     def player(self, step: Mapping[str, Any], key: str, where: str) -> str:
@@ -199,6 +307,13 @@ class _Steps:
         if not isinstance(step, Mapping):
             raise ReplayFileError(f"{where}: a step must be a table")
         do = self.require(step, "do", where)
+        if isinstance(do, str) and do in STEP_KEYS:
+            unknown = [k for k in step if k != "do" and k not in STEP_KEYS[do]]
+            if unknown:
+                raise ReplayFileError(
+                    f"{where}: unknown key {_toml(unknown[0])} in a {do} step (its keys: do, "
+                    f"{', '.join(STEP_KEYS[do])})"
+                )
         match do:
             case "power":
                 return self._power(step, where)
@@ -228,9 +343,8 @@ class _Steps:
             case "mod":
                 return self._mod(step, where)
             case _:
-                raise ReplayFileError(
-                    f"{where}: unknown do = {do!r} (power, vote, lock, last_words, choose, mod)"
-                )
+                kinds = ", ".join([*STEP_KEYS, "mod"])
+                raise ReplayFileError(f"{where}: unknown do = {_quoted(do)} ({kinds})")
 
     def _power(self, step: Mapping[str, Any], where: str) -> SubmitPower:
         power_id = self.require(step, "power", where)
@@ -240,7 +354,9 @@ class _Steps:
             power = Power(power_id)
         except ValueError:
             known = ", ".join(p.value for p in Power)
-            raise ReplayFileError(f"{where}: unknown power {power_id!r} (known: {known})") from None
+            raise ReplayFileError(
+                f"{where}: unknown power {_quoted(power_id)} (known: {known})"
+            ) from None
         passed = step.get("pass", False)
         if not isinstance(passed, bool):
             raise wrong(where, "pass", "true or false", passed)
@@ -293,6 +409,11 @@ class _Steps:
                 new = self.require(step, "player", where)
                 if not isinstance(new, str) or not new:
                     raise ReplayFileError(f"{where}: player must be the substitute's name")
+                problem = _name_problem(new)
+                if problem is None and new in self.cards:
+                    problem = "is the name of a card of this game: a substitute needs their own"
+                if problem:
+                    raise ReplayFileError(f"{where}: player = {_toml(new)} {problem}")
                 return ReplacePlayer(seat=seat, new_player=new, by=by)
             case "modkill":
                 return ModKill(seat=self.seat(step, "target", where), by=by)
@@ -313,8 +434,8 @@ class _Steps:
                 return self._penalty(step, where, by)
             case _:
                 raise ReplayFileError(
-                    f"{where}: unknown mod command {command!r} (extend, shorten, set_deadline, "
-                    "pause, resume, advance, replace, modkill, void, end, penalty)"
+                    f"{where}: unknown mod command {_quoted(command)} (extend, shorten, "
+                    "set_deadline, pause, resume, advance, replace, modkill, void, end, penalty)"
                 )
 
     def _penalty(self, step: Mapping[str, Any], where: str, by: str) -> Command:
@@ -368,6 +489,9 @@ def _check_top(
     for i, name in enumerate(players, start=1):
         if not isinstance(name, str) or not name.strip():
             raise wrong("", f"players[{i}]", "a name (non-empty text)", name)
+        problem = _name_problem(name)
+        if problem:
+            raise ReplayFileError(f"players[{i}] = {_toml(name)} {problem}")
     options = data.get("options", {})
     roles = data.get("roles", {})
     steps = data.get("steps", [])
@@ -384,17 +508,34 @@ def _check_top(
 
 def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
     """Play a parsed replay file."""
+    _check_integers(data)
     ruleset, seed, players, options, roles, steps = _check_top(data)
     try:
         created = new_game(
             ruleset=ruleset, players=players, seed=seed, options=options, roles=roles
         )
     except SetupError as exc:
-        raise ReplayFileError(render("en", exc.key, exc.params)) from None
+        given = ("ruleset", "player", "role", "option", "value")  # the file's, not the lists
+        shown = {k: _cut(v) if k in given else v for k, v in exc.params.items()}
+        raise ReplayFileError(render("en", exc.key, shown)) from None
+    cards = len(created.players) // len(players)
+    reader = _Steps(players, cards)
+    for i, name in enumerate(players, start=1):
+        if name in reader.cards:  # `A#1`, a player's name, is also player A's first card's
+            raise ReplayFileError(
+                f"players[{i}] = {_toml(name)} is also the name of a card: in {ruleset} each "
+                f"player holds {cards} cards, named name#1 … name#{cards}"
+            )
     events = start_events(created)
     state = fold(events)
-    reader = _Steps(players, len(created.players) // len(players))
     rejected: list[dict[str, Any]] = []
+    rejected_steps: set[int] = set()  # the steps in `rejected` (kept as it grows, not rebuilt)
+
+    def reject(number: int, key: str, params: Mapping[str, object]) -> None:
+        reason = _reason(reader, steps[number - 1], key, params, locale)
+        rejected.append({"step": number, "reason": reason})
+        rejected_steps.add(number)
+
     overrides: list[dict[str, Any]] = []
     post_steps: dict[str, int] = {}
     power_steps: list[tuple[int, Submission]] = []
@@ -404,9 +545,7 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
         try:
             state, new = apply(state, command)
         except EngineError as exc:
-            rejected.append(
-                {"step": number, "reason": _reason(reader, step, exc.key, exc.params, locale)}
-            )
+            reject(number, exc.key, exc.params)
             continue
         reader.applied(command)
         events.extend(new)
@@ -417,33 +556,16 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
                 cutoff = command.at if isinstance(command, Lock) and command.at else before.deadline
                 for late_step, sub in power_steps:
                     if cutoff is not None and sub.at is not None and sub.at > cutoff:
-                        rejected.append(
-                            {
-                                "step": late_step,
-                                "reason": _reason(
-                                    reader, steps[late_step - 1], "phase.after_deadline", {}, locale
-                                ),
-                            }
-                        )
+                        reject(late_step, "phase.after_deadline", {})
             if isinstance(event, WindowOpened):
                 power_steps.clear()
             if isinstance(event, VotePosted):
                 post_steps[event.post.post_id] = number
                 if event.post.void_reason:
-                    rejected.append(
-                        {
-                            "step": number,
-                            "reason": _reason(
-                                reader,
-                                step,
-                                event.post.void_reason,
-                                dict(event.post.void_params),
-                                locale,
-                            ),
-                        }
-                    )
+                    reject(number, event.post.void_reason, dict(event.post.void_params))
             if isinstance(event, DayResolved):
-                _late_posts(event, post_steps, rejected, reader, steps, locale)
+                for late, post in _late_posts(event, post_steps, rejected_steps):
+                    reject(late, post.void_reason or "", dict(post.void_params))
         if step.get("do") == "mod":
             overrides.append({"step": number, **_mod_summary(step)})
     rejected.sort(key=lambda r: r["step"])
@@ -460,32 +582,13 @@ def with_reason_text(record: dict[str, Any], locale: str = "en") -> dict[str, An
 
 
 def _late_posts(
-    event: DayResolved,
-    post_steps: dict[str, int],
-    rejected: list[dict[str, Any]],
-    reader: _Steps,
-    steps: list[Any],
-    locale: str,
-) -> None:
-    """Posts valid when made but void at the lock (stamped after the deadline, target gone)."""
-    already = {r["step"] for r in rejected}
+    event: DayResolved, post_steps: Mapping[str, int], already: set[int]
+) -> list[tuple[int, VotePost]]:
+    """Posts valid when made but void at the lock (stamped after the deadline, target gone),
+    with their steps: those not `already` rejected."""
     record: DayRecord = event.record
-    for post in record.void_posts:
-        number = post_steps.get(post.post_id)
-        if number is None or number in already:
-            continue
-        rejected.append(
-            {
-                "step": number,
-                "reason": _reason(
-                    reader,
-                    steps[number - 1],
-                    post.void_reason or "",
-                    dict(post.void_params),
-                    locale,
-                ),
-            }
-        )
+    late = [(post_steps.get(post.post_id), post) for post in record.void_posts]
+    return [(number, post) for number, post in late if number is not None and number not in already]
 
 
 def _reason(
@@ -496,10 +599,19 @@ def _reason(
     for name in ("now", "deadline"):  # moments (epoch ms) in the replay's time zone
         moment = shown.get(name)
         if isinstance(moment, int) and not isinstance(moment, bool):
-            local = datetime.fromtimestamp(moment / 1000, UTC).astimezone(GAME_TZ)
-            shown[name], shown["zone"] = local.strftime("%Y-%m-%d %H:%M:%S"), GAME_TZ.key
+            shown[name], shown["zone"] = _local_time(moment), GAME_TZ.key
     text = render(locale, key, shown)
     return f"{who}: {text}" if isinstance(who, str) else text
+
+
+def _local_time(moment: int) -> str:
+    """An instant (epoch ms) as the replay's local time. A deadline moved by a huge `extend`
+    or `shorten` can leave the years 1–9999 that a date can show: it is then told in ms."""
+    try:
+        local = datetime.fromtimestamp(moment / 1000, UTC).astimezone(GAME_TZ)
+    except (OverflowError, ValueError, OSError):
+        return f"{moment} ms from 1970-01-01 00:00 UTC"
+    return local.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _mod_summary(step: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,8 @@ if str(ROOT) not in sys.path:
 
 with atheris.instrument_imports(include=["engine", "bot"]):
     from bot.config import ConfigError, Settings, load
-    from bot.records.replay import Replay, ReplayFileError, run
+    from bot.records.forum_text import forum_text
+    from bot.records.replay import Replay, ReplayFileError, parse, run
     from engine.verify import Finding, verify_record
     from engine.voteparse import Abstain, NotAVote, UnknownTarget, VoteFor, parse_vote_post
 
@@ -58,21 +59,18 @@ def vote_post(data: bytes) -> None:
 
 
 def replay(data: bytes) -> None:
-    """A replay file plays to a record or is refused with a `ReplayFileError` that says why."""
-    text = text_of(data)
-    if text is None:
-        return
+    """A replay file plays to a record or is refused with a `ReplayFileError` that says why;
+    the record is plain JSON, the same each time, and prints as forum text (the default)."""
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return  # `faguan replay` reports the TOML error with its line
-    try:
+        doc = parse(data, "game.toml")  # as `faguan replay` reads a file
         result = run(doc)
     except ReplayFileError as exc:
         assert str(exc).strip(), "a refusal must say why"
         return
     assert isinstance(result, Replay) and isinstance(result.record, dict)
-    json.dumps(result.record, allow_nan=False)  # the record is plain JSON
+    out = json.dumps(result.record, allow_nan=False, ensure_ascii=False)  # plain JSON
+    assert json.dumps(run(parse(data, "game.toml")).record, ensure_ascii=False) == out
+    forum_text(result.record)
 
 
 def verify(data: bytes) -> None:
