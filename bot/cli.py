@@ -128,20 +128,21 @@ def _rulesets(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(path: str, explicit: bool) -> Settings:
-    """The configuration: the file if there is one (it must exist when named), else defaults."""
+def _settings(path: str, explicit: bool, *, running: bool = False) -> Settings:
+    """The configuration: the file if there is one (it must exist when named), else defaults.
+    `running`: with what only `faguan run` needs (`bot.config.load`)."""
     if Path(path).exists():
-        return load(path)
+        return load(path, running=running)
     if explicit:
         raise ConfigError(
             [f"{path}: no such file; copy config.example.toml to {path}"], source=path
         )
-    return load(None)
+    return load(None, running=running)
 
 
 def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int:
     try:
-        settings = _settings(args.config, args.config_given)
+        settings = _settings(args.config, args.config_given, running=True)
         token = settings.require_token()
     except ConfigError as exc:
         print(f"faguan run: {exc}", file=sys.stderr)
@@ -191,7 +192,8 @@ def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int
     except _DatabaseFailed as failed:
         cause = failed.__cause__
         assert isinstance(cause, Exception)
-        return _fail("faguan run", database_error(cause, url), cause, verbose=args.verbose)
+        found = _sqlite_unopenable(cause, url) or database_error(cause, url)
+        return _fail("faguan run", found, cause, verbose=args.verbose)
     except Exception as exc:
         failure = discord_error(exc) or database_error(exc, url)
         return _fail("faguan run", failure, exc, verbose=args.verbose)
@@ -224,6 +226,19 @@ class _DatabaseFailed(Exception):
     """Opening or migrating the database failed (the cause says how), before Discord."""
 
 
+def _sqlite_unopenable(exc: Exception, url: URL) -> OperatorError | None:
+    """The claim's lock file beside a SQLite database could not be made (its folder missing or
+    not writable): said as `faguan db upgrade` says a file it cannot open, not as a server that
+    does not answer."""
+    if url.get_backend_name() != "sqlite" or not isinstance(exc, OSError):
+        return None
+    return OperatorError(
+        Exit.DATABASE_UNREACHABLE,
+        f"cannot open the SQLite file {url.database} ({os_reason(exc)}): check that its "
+        "directory exists and is writable.",
+    )
+
+
 def _fail(command: str, failure: OperatorError | None, exc: Exception, *, verbose: bool) -> int:
     """One line for a failure the operator can fix (and its traceback if `verbose`); a bug
     is raised again, traceback and all."""
@@ -240,7 +255,7 @@ def _db(args: argparse.Namespace) -> int:
         try:
             return _settings(args.config, args.config_given).database.url
         except ConfigError as exc:
-            print(f"faguan db: {exc}", file=sys.stderr)
+            print(f"faguan db upgrade: {exc}", file=sys.stderr)
             raise SystemExit(Exit.CONFIG) from None
 
     given_as = "--database-url" if args.database_url else "database.url"

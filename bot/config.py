@@ -5,6 +5,8 @@ section at a time. Every reader appends to one list of problems instead of raisi
 with five mistakes reports five lines, each "key: what is wrong; allowed: ...". Unknown keys are
 problems too (typo protection), with the nearest valid key suggested. Cross-field checks (the
 schedule's two deadlines, the reminder against the windows) run only on values that parsed.
+`load(running=True)` (`faguan run`) adds what only a running bot needs — a token, and every
+shard in its one process on SQLite — to the same list.
 Only when the list is empty is a frozen `Settings` built; otherwise one `ConfigError` carries
 all problems. The token comes from the environment (`DISCORD_TOKEN`) before the file, and is
 wrapped in `Secret` so it never shows in a repr, a log line or a traceback.
@@ -247,20 +249,22 @@ class Settings:
         """Return the bot token, or raise a ConfigError that says exactly how to provide one."""
         if self.discord.token is not None:
             return self.discord.token.reveal()
-        where = (
-            f"under [discord] in {self.source}"
-            if self.source not in ("defaults", "mapping")
-            else "under [discord] in your config file (copy config.example.toml to config.toml)"
-        )
-        raise ConfigError(
-            [
-                f"discord.token: no Discord bot token; allowed: set the {TOKEN_ENV} environment "
-                f'variable (export {TOKEN_ENV}=...) or put token = "..." {where}. '
-                f"Get a token at {TOKEN_HELP_URL} -> your application -> Bot -> Reset Token, "
-                "and enable the Server Members and Message Content intents on that page."
-            ],
-            source=self.source,
-        )
+        raise ConfigError([_no_token(self.source)], source=self.source)
+
+
+def _no_token(source: str) -> str:
+    """The problem of a configuration read from `source` with no token anywhere."""
+    where = (
+        f"under [discord] in {source}"
+        if source not in ("defaults", "mapping")
+        else "under [discord] in your config file (copy config.example.toml to config.toml)"
+    )
+    return (
+        f"discord.token: no Discord bot token; allowed: set the {TOKEN_ENV} environment "
+        f'variable (export {TOKEN_ENV}=...) or put token = "..." {where}. '
+        f"Get a token at {TOKEN_HELP_URL} -> your application -> Bot -> Reset Token, "
+        "and enable the Server Members and Message Content intents on that page."
+    )
 
 
 # --------------------------------------------------------------------------- parsing helpers
@@ -436,7 +440,10 @@ def _parse_role(value: object) -> RoleRef:
 
 
 def _parse_shard_count(value: object) -> int:
-    allowed = "a whole number of at least 1, or leave it out to let Discord choose"
+    allowed = (
+        "a whole number of at least 1, or leave it out to run one unsharded connection "
+        "(Discord requires shards from 2,500 servers on)"
+    )
     if isinstance(value, int) and not isinstance(value, bool):
         if value >= 1:
             return value
@@ -607,13 +614,15 @@ class _Reader:
             return default, False
 
 
-def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settings:
+def _read(
+    raw: Mapping[str, Any], env: Mapping[str, str], source: str, *, running: bool = False
+) -> Settings:
     reader = _Reader()
     reader.table(raw, "")
 
     # [discord]
     discord_table = reader.table(raw, "discord")
-    file_token, _ = reader.value(discord_table, "discord", "token", _parse_token, None)
+    file_token, token_ok = reader.value(discord_table, "discord", "token", _parse_token, None)
     token = file_token
     token_from = f"discord.token in {source}" if file_token is not None else None
     env_token = env.get(TOKEN_ENV, "")
@@ -622,21 +631,27 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
             token = _parse_token(env_token)
             token_from = f"environment variable {TOKEN_ENV}"
         except _Invalid as exc:
+            token_ok = False
             reader.problem(f"{TOKEN_ENV} (environment variable)", exc.what, exc.allowed)
+    if running and token is None and token_ok:  # told with the file's mistakes, not after them
+        reader.problems.append(_no_token(source))
     default_role = RoleRef(name=DEFAULT_MODERATOR_ROLE)
     role, _ = reader.value(discord_table, "discord", "moderator_role", _parse_role, default_role)
     shard_count, count_ok = reader.value(
         discord_table, "discord", "shard_count", _parse_shard_count, None
     )
     shard_ids, ids_ok = reader.value(discord_table, "discord", "shard_ids", _parse_shard_ids, None)
-    if shard_ids is not None and ids_ok and count_ok:
+    shards_ok = ids_ok and count_ok
+    if shard_ids is not None and shards_ok:
         if shard_count is None:
+            shards_ok = False
             reader.problem(
                 "discord.shard_ids",
                 "set without discord.shard_count",
                 "shard_ids together with shard_count, or neither",
             )
         elif any(not 0 <= shard < shard_count for shard in shard_ids):
+            shards_ok = False
             reader.problem(
                 "discord.shard_ids",
                 f"{list(shard_ids)} has ids outside 0..{shard_count - 1}",
@@ -650,9 +665,11 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
 
     # [database]
     database_table = reader.table(raw, "database")
-    url, _ = reader.value(
+    url, url_ok = reader.value(
         database_table, "database", "url", _parse_database_url, DEFAULT_DATABASE_URL
     )
+    if running and url_ok and shards_ok and shard_count is not None and shard_ids is not None:
+        _check_one_sqlite_process(reader, url, shard_count, shard_ids)
 
     # [backup]
     backup_table = reader.table(raw, "backup")
@@ -709,6 +726,23 @@ def _read(raw: Mapping[str, Any], env: Mapping[str, str], source: str) -> Settin
     )
 
 
+def _check_one_sqlite_process(
+    reader: _Reader, url: str, shard_count: int, shard_ids: tuple[int, ...]
+) -> None:
+    """SQLite is for one process (the claim refuses a second): that process runs every shard,
+    or the servers of the others have no judge."""
+    left = sorted(set(range(shard_count)) - set(shard_ids))
+    if not left or make_url(url).get_backend_name() != "sqlite":
+        return
+    reader.problem(
+        "discord.shard_ids",
+        f"{list(shard_ids)} of {shard_count} leaves shards {', '.join(map(str, left))} to no "
+        "process: SQLite is for one process",
+        "every shard id on SQLite (leave shard_ids out), or a PostgreSQL database.url for "
+        "several shard processes",
+    )
+
+
 def _check_schedule(reader: _Reader, schedule: Schedule, reminder: dt.timedelta | None) -> None:
     power, vote = schedule.power, schedule.vote
     if type(power) is not type(vote):
@@ -746,20 +780,23 @@ def load(
     source: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     *,
     env: Mapping[str, str] | None = None,
+    running: bool = False,
 ) -> Settings:
     """Read and validate settings from a TOML file path, a mapping of the same shape, or defaults.
 
     `env` defaults to `os.environ`; `DISCORD_TOKEN` in it wins over `discord.token` in the file.
+    `running`: also what only `faguan run` needs — a token, and on SQLite (one process) every
+    shard id in this process — listed with the other problems.
     Raises `ConfigError` listing every problem found.
     """
     environment: Mapping[str, str] = os.environ if env is None else env
     if source is None:
-        return _read({}, environment, "defaults")
+        return _read({}, environment, "defaults", running=running)
     if isinstance(source, Mapping):
-        return _read(source, environment, "mapping")
+        return _read(source, environment, "mapping", running=running)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        return _read(_read_toml(path), environment, str(path))
+        return _read(_read_toml(path), environment, str(path), running=running)
     raise TypeError(f"load() takes a path, a mapping or None, not {type(source).__name__}")
 
 

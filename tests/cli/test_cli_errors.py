@@ -41,11 +41,16 @@ def closed_port() -> int:
     return port
 
 
-def faguan(cwd: Path, *args: str, patch: str = "") -> subprocess.CompletedProcess[str]:
-    """`faguan ARGS` in a new process, after `patch` (Python run first, to fake Discord)."""
+def faguan(
+    cwd: Path, *args: str, patch: str = "", token: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """`faguan ARGS` in a new process, after `patch` (Python run first, to fake Discord), with a
+    token in the environment unless `token` is False (logging and asyncio.run as the console
+    script has them)."""
     code = f"import sys\n{patch}\nfrom bot.cli import main\nsys.exit(main({list(args)!r}))\n"
     env = {k: v for k, v in os.environ.items() if k not in ("FAGUAN_DATABASE_URL", "DISCORD_TOKEN")}
-    env["DISCORD_TOKEN"] = TOKEN
+    if token:
+        env["DISCORD_TOKEN"] = TOKEN
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=cwd,
