@@ -64,6 +64,8 @@ def split_text(
         if len(chunks) <= parts or continued is None:
             break
         parts = len(chunks)
+    if not chunks:  # nothing but whitespace: one message, as Discord would trim it
+        return [text.strip()]
     if continued is None:
         return chunks
     count = len(chunks)

@@ -250,6 +250,13 @@ def test_a_list_of_players_is_cut_before_a_seat_when_no_name_is_known(locale: st
             assert ctx.seat(seat) in shown, limit
 
 
+def test_a_long_text_of_whitespace_is_one_message_not_none() -> None:
+    """Whitespace alone over the limit is still one message (an answer is sent, and its view
+    with it): never an empty list, on which a sender's `*first, last` would fail."""
+    assert split_text(" " * 3000) == [""]
+    assert split_text("\n" * 2500, continued=lambda part, parts: f"({part}/{parts}) ") == [""]
+
+
 def test_a_text_that_fits_is_one_message_unchanged() -> None:
     text = "第1天票型：" + "、".join(str(n) for n in range(300))
     assert split_text(text) == [text]
