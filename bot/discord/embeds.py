@@ -32,9 +32,10 @@ def role_embed(ctx: Context, game_id: int, effect: Whisper) -> discord.Embed:
     embed.add_field(name=ctx.t("role_embed.seat"), value=ctx.seat(int(str(p["seat"]))))
     embed.add_field(name=ctx.t("role_embed.role"), value=f"**{role_text(ctx, p)}**")
     none = "role_msg.no_powers_yet" if later else "role_msg.no_powers"
+    sep = "、" if ctx.locale == "zh-CN" else ", "
     embed.add_field(
         name=ctx.t("role_embed.powers"),
-        value="、".join(powers) if powers else ctx.t(none).strip(),
+        value=sep.join(powers) if powers else ctx.t(none).strip(),
         inline=False,
     )
     if later:

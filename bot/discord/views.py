@@ -18,6 +18,7 @@ from bot.discord.interactions import (
     confirm_role,
 )
 from bot.discord.judge import judge_of
+from bot.records.render import label
 from engine.commands import SubmitPower
 from engine.effects import Whisper
 from engine.errors import EngineError
@@ -220,8 +221,9 @@ def views_for_whisper(
                 )
             else:
                 for seat in valid_targets(state, effect.seat, power):
-                    label = f"{name} → {ctx.seat(seat)}"[:100]  # Discord's limit
-                    options.append(discord.SelectOption(label=label, value=str(seat)))
+                    # a menu shows no Markdown: the name as written (`label`), not escaped
+                    shown = label(f"{name} → {ctx.seat_label(seat)}")
+                    options.append(discord.SelectOption(label=shown, value=str(seat)))
             menus.extend(_power_selects(game_id, night, power, name, options, card))
         if len(menus) > ROWS_PER_MESSAGE:  # no ruleset comes near (2 powers × 2 selects at most)
             # DEBUG only: how many selects a seat needs depends on its powers (its role)

@@ -40,6 +40,17 @@ def plain(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", text)
 
 
+LABEL_LIMIT = 100
+"""Discord's longest text of a component: a menu option's label, an autocomplete choice's name."""
+
+
+def label(text: str) -> str:
+    """`text` as a component shows it (a menu option, an autocomplete choice): cut to Discord's
+    limit, never escaped — a component shows no Markdown, so an escape would show its
+    backslash (「5号 \\*星\\*」 for the player who wrote 「*星*」)."""
+    return text[:LABEL_LIMIT]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Context:
     """What rendering needs to know of a game: language, timezone, and who sits where."""
@@ -68,6 +79,13 @@ class Context:
         n = int(seat)
         name = plain(self.names.get(n, "?"))
         return f"{n}号 {name}" if self.locale == "zh-CN" else f"#{n} {name}"
+
+    def seat_label(self, seat: int | str) -> str:
+        """`5号 阿明` / `#5 Amin` as a component shows it (`label`): the name as the player wrote
+        it, where a post escapes it (`seat`)."""
+        n = int(seat)
+        name = self.names.get(n, "?")
+        return label(f"{n}号 {name}" if self.locale == "zh-CN" else f"#{n} {name}")
 
     def seats(self, text: str | int | bool | None) -> str:
         """A comma-separated seat list, rendered."""
@@ -247,11 +265,12 @@ def render_public(ctx: Context, effect: Announce | ClockPost) -> str:
     if key == "lastwords.text":
         return ctx.t("lastwords_msg.text", seat=ctx.seat(p["seat"]), text=p["text"])
     if key == "reveal":
+        colon, sep = ("：", "；") if ctx.locale == "zh-CN" else (": ", "; ")
         items = [
-            f"{ctx.seat(s)}：{ctx.t('role.' + v)}"
+            f"{ctx.seat(s)}{colon}{ctx.t('role.' + v)}"
             for s, _, v in (x.partition(":") for x in str(p["revealed"]).split(","))
         ]
-        return ctx.t("reveal_msg.text", items="；".join(items))
+        return ctx.t("reveal_msg.text", items=sep.join(items))
     if key == "game.over":
         return _game_over(ctx, p)
     if key == "mod.penalty":
@@ -388,7 +407,7 @@ def _tally(ctx: Context, p: Mapping[str, object]) -> str:
                 when = _post_time(ctx, int(at), deadline if isinstance(deadline, int) else None)
                 detail = f"{when}，{detail}" if ctx.locale == "zh-CN" else f"{when}, {detail}"
             items.append(f"{who}（{detail}）" if ctx.locale == "zh-CN" else f"{who} ({detail})")
-        out += "\n" + ctx.t("day.void", items="；".join(items))
+        out += "\n" + ctx.t("day.void", items=between.join(items))
     return out
 
 
@@ -461,7 +480,8 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
             text += "\n" + ctx.t("role_msg.cards_line", cards=cards_text(ctx, p["cards"]))
         return text
     if key == "window.powers":
-        listed = "、".join(_power(ctx, x) for x in str(p["powers"]).split(",") if x)
+        sep = "、" if ctx.locale == "zh-CN" else ", "
+        listed = sep.join(_power(ctx, x) for x in str(p["powers"]).split(",") if x)
         text = ctx.t(
             key, number=p["number"], powers=listed, deadline=deadline_text(ctx, p["deadline"])
         )
@@ -523,7 +543,8 @@ def role_powers_line(ctx: Context, powers: Sequence[str], later: Sequence[str]) 
     (yet, where some come later), then those held later or on leaving the game (`later_powers`),
     each already in words."""
     if powers:
-        line = ctx.t("role_msg.powers_line", powers="、".join(powers))
+        sep = "、" if ctx.locale == "zh-CN" else ", "
+        line = ctx.t("role_msg.powers_line", powers=sep.join(powers))
     else:  # none now: maybe later, or on leaving the game
         line = ctx.t("role_msg.no_powers_yet" if later else "role_msg.no_powers")
     if later:
@@ -637,4 +658,6 @@ def render_reply(ctx: Context, effect: ReplyToPost) -> str | None:
     values = _p(effect.params)
     if "candidates" in values:  # a run-off's candidates, named as seats are everywhere
         values["candidates"] = ctx.seats(values["candidates"])
+    if "raw" in values:  # the poster's words quoted (a target it could not read): text, as names
+        values["raw"] = plain(str(values["raw"]))
     return ctx.t(effect.key, **values)

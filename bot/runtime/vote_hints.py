@@ -4,7 +4,8 @@ A post in the game's discussion channel that reads as a vote (`投 5号`, `弃�
 only the vote channel's posts count. Its author gets one short hint per day pointing there. The
 hint is the same for everyone (a player, a player out of the game, a spectator: it tells nothing
 of roles or of whether the vote would have been valid), and it changes nothing in the game: no
-event, only a mark in the game's row so a restart does not hint twice.
+event, only a mark in the game's row so a restart does not hint twice. A spectator's post that
+names no one (「投票好激烈」) is talk about the vote, as in the vote channel (`is_chat`): no hint.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 from bot.runtime.contexts import Contexts
 from bot.runtime.port import ChannelPost
 from bot.runtime.service import GameService
-from bot.runtime.vote_posts import maps_of
-from engine.voteparse import NotAVote, parse_vote_post
+from bot.runtime.vote_posts import is_chat, maps_of
+from engine.voteparse import parse_vote_post
 from engine.windows import is_vote_window
 
 HINTED = "vote_hint:"
@@ -36,8 +37,9 @@ class VoteHints:
             return False
         state = await self.service.state(game_id)
         names, mentions = maps_of(state, await self.contexts.seat_names(game_id, state))
-        if isinstance(parse_vote_post(post.content, names=names, mentions=mentions), NotAVote):
-            return False
+        parsed = parse_vote_post(post.content, names=names, mentions=mentions)
+        if is_chat(parsed, seated=state.seat_of(str(post.author_id)) is not None):
+            return False  # not a vote, or a spectator's talk about the vote (「投票好激烈」)
         if state.window is None or not is_vote_window(state.window):
             return False  # votes are cast in a vote window: a vote-like line at night is talk
         day = state.window.number

@@ -75,17 +75,29 @@ def maps_of(state: GameState, seat_names: Mapping[int, str]) -> SeatMaps:
     return names, mentions
 
 
+def is_chat(parsed: ParsedPost, *, seated: bool) -> bool:
+    """Whether a post read as `parsed` is chat, not a vote post: it does not read as a vote, or
+    its author holds no seat (`seated`: a spectator, a moderator) and it names no one a vote
+    could be for. A spectator's 「投票好激烈」 is talk about the vote, as a forum judge reads
+    it; a spectator's 「投 5」 or 「弃权」 reads as a vote and is answered that only players
+    vote. A player's post that starts as a vote and names no one is still an unreadable vote
+    (void, asking for a clear one): they may have meant to vote (docs/rulings.md, "Votes")."""
+    return isinstance(parsed, NotAVote) or (not seated and isinstance(parsed, UnknownTarget))
+
+
 def vote_command(
     post: ChannelPost,
     names: Mapping[str, int],
     mentions: Mapping[int, int],
     *,
     opened: int | None = None,
+    seated: bool = True,
 ) -> PostVote | None:
-    """The vote a post casts (None: it is chat), at the post's own time; `opened`: the window
-    the vote channel had last been opened for when it was made (`opened_for`)."""
+    """The vote a post casts (None: it is chat, `is_chat`), at the post's own time; `opened`: the
+    window the vote channel had last been opened for when it was made (`opened_for`); `seated`:
+    whether its author holds a seat in the game."""
     parsed = parse_vote_post(post.content, names=names, mentions=mentions)
-    if isinstance(parsed, NotAVote):
+    if is_chat(parsed, seated=seated):
         return None
     return _post_vote(
         player=str(post.author_id),
@@ -149,7 +161,8 @@ class VotePosts:
             seat_names = await self.contexts.seat_names(game_id, state)
         names, mentions = self.maps.get(game_id, state, seat_names)
         opened = opened_for((await self.service.info(game_id)).channels, post.id)
-        command = vote_command(post, names, mentions, opened=opened)
+        seated = state.seat_of(str(post.author_id)) is not None
+        command = vote_command(post, names, mentions, opened=opened, seated=seated)
         if command is None:
             return None
         return await self.service.submit(game_id, command, message_id=post.id)
@@ -178,13 +191,16 @@ class VotePosts:
         names, mentions = self.maps.get(game_id, state, seat_names)
         return parse_vote_post(text, names=names, mentions=mentions)
 
-    async def reads_as_vote(self, game_id: int, text: str) -> bool:
+    async def reads_as_vote(self, game_id: int, text: str, author: int | None = None) -> bool:
         """Whether `text` reads as a vote post (or an attempt at one) of this game, and a vote
-        window is open: for what is no post of the player's own (a forwarded post)."""
+        window is open: for what is no post of the player's own (a forwarded post). `author`:
+        who shows it (a forwarder); where they hold no seat, as their own post would be read
+        (`is_chat`). None: read as a player's."""
         state = await self.service.state(game_id)
         if state.over or state.window is None or not is_vote_window(state.window):
             return False
-        return not isinstance(await self.read(game_id, text), NotAVote)
+        seated = author is None or state.seat_of(str(author)) is not None
+        return not is_chat(await self.read(game_id, text), seated=seated)
 
     async def catch_up(self, game_id: int) -> None:
         """Read the vote channel (a forum game: the newest day's vote post) from the opening of

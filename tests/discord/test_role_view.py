@@ -15,10 +15,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from gamekit import Game
 
-from bot.discord.cogs.play import describe_view
+from bot.discord.cogs.play import _powers_text, describe_view
+from bot.discord.embeds import role_embed
 from bot.records.render import Context, render_private
 from engine.effects import Whisper
-from engine.model import Seat
+from engine.game import new_game, replay_events, start_events
+from engine.model import Power, Seat
+from engine.publish import effects_for
 from engine.state import GameState
 
 C, K, P = "civilian", "killer", "police"
@@ -236,3 +239,29 @@ def test_role_says_of_the_role_what_the_deals_message_says(locale: str) -> None:
             assert mates in text, (state.ruleset, text)
             said |= {k for k in ("later", "side") if p.get(k)}
     assert said == {"later", "side"}
+
+
+def test_lists_in_english_are_joined_as_english_is_written() -> None:
+    """/role, the role embed and a 5.0 player's cards list in the player's language: 「、」「；」
+    in Chinese, ", " "; " in English (the full-width marks were used in English too)."""
+    events = start_events(
+        new_game(ruleset="tianxia", players=[f"p{i}" for i in range(1, 13)], seed="s")
+    )
+    state = replay_events(events)
+    thief = next(s.seat for s in state.seats if s.role.value == "bad_thief")
+    assert "Your powers: kill (杀人), rob 傻根 (杀傻根)." in role(state, thief, "en")
+    assert "可用权利：杀人、杀傻根。" in role(state, thief)
+    dealt = next(
+        e
+        for e in effects_for(None, events)
+        if isinstance(e, Whisper) and e.key == "role.dealt" and e.seat == thief
+    )
+    names = {int(s.seat): s.player for s in state.seats}
+    en = Context(locale="en", timezone=ZoneInfo("Asia/Shanghai"), names=names)
+    powers = [f.value for f in role_embed(en, 1, dealt).fields]
+    assert "kill (杀人), rob 傻根 (杀傻根)" in powers
+    five = replay_events(start_events(new_game(ruleset="v5", players=list("ABCDEFG"), seed="s")))
+    cards = role(five, 1, "en").splitlines()[0]
+    assert cards.startswith("Your cards (牌位): #1 A: ") and "; #2 A: " in cards
+    assert "；" not in cards
+    assert _powers_text(en, [Power.KILL, Power.CHECK]) == "kill (杀人), check (验人)"

@@ -20,6 +20,7 @@ from simcord import ChannelHandle, MemberActor
 from simcord.backend import serializers
 
 from bot.records.i18n import render
+from bot.records.render import plain
 from engine.speech import silenced
 from engine.state import DayRecord, GameState
 
@@ -364,6 +365,68 @@ async def test_who_posts_moderator_substitute_and_the_replies_tell_nothing_hidde
     assert not any(word in text for texts in answered for text in texts for word in ROLE_WORDS)
 
 
+async def test_a_spectators_talk_about_the_vote_is_chat_and_their_vote_is_answered(
+    table: Table,
+) -> None:
+    """Someone who holds no seat writing 「投票好激烈」 or "投票 is exciting" talks about the vote:
+    it names no one, so it is chat — no reply, nothing recorded, no line in the 票型 (it got 「只
+    有本局玩家可以投票」 and an invalid line). Their 「投 N」 reads as a vote and is answered as
+    before; a player's 「投票好激烈」 is still an unreadable vote (they may have meant one)."""
+    t = table
+    d, roles = await day_one(t)
+    a, b = by_role(roles, "civilian")[:2]
+    talk = [await t.outside.send(t.channel, text) for text in ("投票好激烈", "投票 is exciting")]
+    mod_talk = await t.moderator.send(t.channel, "投票 还有十分钟")
+    await t.env.settle()
+    assert [replies_to(t.channel, m) for m in (*talk, mod_talk)] == [[], [], []]
+    assert votes(await state_of(t, d)) == []
+    vote = await t.outside.send(t.channel, f"投 {b}")
+    abstain = await t.outside.send(t.channel, "弃权")
+    mine = await t.player(a).send(t.channel, "投票好激烈")
+    await t.env.settle()
+    not_player = render("zh-CN", "vote.not_player", {})
+    assert replies_to(t.channel, vote) == [not_player]
+    assert replies_to(t.channel, abstain) == [not_player]
+    assert replies_to(t.channel, mine) == [
+        render("zh-CN", "vote.unknown_target", {"raw": "好激烈"})
+    ]
+    await t.run_deadline()
+    day = last_day(await state_of(t, d))
+    assert sorted(p.void_reason or "" for p in day.void_posts) == [
+        "vote.not_player",
+        "vote.not_player",
+        "vote.unknown_target",
+    ]
+    tally = next(text for text in t.public() if text.startswith("第1天票型"))
+    assert tally.count("非本局玩家") == 2
+
+
+async def test_a_spectators_talk_about_the_vote_gets_no_hint_nor_forward_answer(
+    table: Table,
+) -> None:
+    """In the discussion, a spectator's 「投票好激烈」 earns no hint that votes go to the vote
+    channel (their 「投 N」 still does, as anyone's); forwarded into the vote channel by a
+    spectator, it gets no 「转发的帖子不计票」 (forwarded by a player, it still does)."""
+    t = table
+    votes_channel = t.guild.create_text_channel("votes")
+    d = Driver(t, "v2", vote_channel=votes_channel)
+    roles = await d.start()
+    await d.lock()  # a quiet night: day 1
+    a = by_role(roles, "civilian")[0]
+    talk = await t.outside.send(t.channel, "投票好激烈")
+    await t.env.settle()
+    assert replies_to(t.channel, talk) == []
+    vote = await t.outside.send(t.channel, f"投 {a}")
+    await t.env.settle()
+    assert len(replies_to(t.channel, vote)) == 1  # the day's hint
+    forwarded = await t.outside.forward(talk, votes_channel)
+    by_player = await t.player(a).forward(talk, votes_channel)
+    await t.env.settle()
+    assert replies_to(votes_channel, forwarded) == []
+    assert replies_to(votes_channel, by_player) == [render("zh-CN", "vote.forwarded", {})]
+    assert votes(await state_of(t, d)) == []
+
+
 async def test_a_silenced_players_vote_post_counts_in_the_vote_channel(tmp_path: Path) -> None:
     """森林老人's silence keeps a player out of the discussion for the day, not out of the vote
     (docs/rules.md §1.6): their post in a vote channel of its own counts, unanswered but ✅."""
@@ -410,3 +473,28 @@ async def test_vote_command_typed_by_hand_reads_the_target_as_a_vote_post_does(
         (1, 5), (2, 5), (3, None), (4, 6)
     ]  # fmt: skip
     assert next(p for p in after.posts if p.seat == 3).abstain
+
+
+async def test_an_unreadable_target_is_quoted_as_text(table: Table) -> None:
+    """The reply to a vote whose target cannot be read quotes the poster's words as text, as a
+    name is in every post: 「投 <@&…>」 was answered with the role's mention (a pill under the
+    judge's name), 「投 <#…>」 with a link to a channel; a /vote typed so is answered alike."""
+    t = table
+    d, roles = await day_one(t)
+    a, b = by_role(roles, "civilian")[:2]
+    role = await t.player(a).send(t.channel, f"投 <@&{t.mod_role.id}>")
+    channel = await t.player(b).send(t.channel, f"投 <#{t.channel.id}>")
+    await t.env.settle()
+    assert replies_to(t.channel, role) == [
+        render("zh-CN", "vote.unknown_target", {"raw": plain(f"<@&{t.mod_role.id}>")})
+    ]
+    assert replies_to(t.channel, channel) == [
+        render("zh-CN", "vote.unknown_target", {"raw": plain(f"<#{t.channel.id}>")})
+    ]
+    assert votes(await state_of(t, d)) == [
+        (a, None, "vote.unknown_target"),
+        (b, None, "vote.unknown_target"),
+    ]
+    typed = await t.player(a).slash(t.channel, "vote", target="**谁**")
+    assert typed.ephemeral and typed.response is not None
+    assert typed.response.content == render("en", "vote.unknown_target", {"raw": "\\*\\*谁\\*\\*"})

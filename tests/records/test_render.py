@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.records.i18n import LOCALES, catalog
+from bot.records.i18n import LOCALES, catalog, render
 from bot.records.render import (
     Context,
     duration_text,
@@ -15,6 +15,7 @@ from bot.records.render import (
     render_private,
     render_public,
     render_reply,
+    role_powers_line,
 )
 from engine.commands import (
     EndGame,
@@ -219,3 +220,55 @@ def test_durations_read_as_people_say_them() -> None:
     assert duration_text(zh, 9 * 3_600_000) == "9小时"
     assert duration_text(en, 65 * 60_000) == "1 h 5 min"
     assert duration_text(en, 30_000) == "under a minute"
+
+
+def test_lists_in_english_are_joined_as_english_is_written() -> None:
+    """The 票型's void posts, a 翻牌 and the powers a role message names are lists joined by
+    the game's language: 「；」「：」「、」 in Chinese, "; " ": " ", " in English (the void list and
+    the reveal were joined by the full-width marks in English too)."""
+    zh = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={2: "阿明", 5: "小红"})
+    en = Context(locale="en", timezone=ZoneInfo("Asia/Shanghai"), names={2: "阿明", 5: "小红"})
+    tally = Announce(
+        key="day.tally",
+        params=(
+            ("number", 1),
+            ("revote", 0),
+            ("votes", "2>5"),
+            ("void", "0:not_player:;5:unknown_target:"),
+        ),
+    )
+    assert render_public(en, tally).splitlines()[-1] == (
+        "Void: a non-player (not a player); #5 小红 (unreadable)"
+    )
+    assert (
+        render_public(zh, tally).splitlines()[-1]
+        == "无效：非玩家（非本局玩家）；5号 小红（无法识别）"
+    )
+    reveal = Announce(key="reveal", params=(("revealed", "2:killer,5:police"),))
+    assert (
+        render_public(en, reveal)
+        == "Revealed (翻牌): #2 阿明: 杀手 (killer); #5 小红: 警察 (police)"
+    )
+    assert render_public(zh, reveal).endswith("2号 阿明：杀手；5号 小红：警察")
+    powers = Whisper(
+        seat=Seat(2),
+        key="window.powers",
+        params=(("number", 1), ("powers", "kill,check"), ("deadline", None)),
+    )
+    assert "kill (杀人), check (验人)" in render_private(en, powers)
+    assert "杀人、验人" in render_private(zh, powers)
+    assert role_powers_line(en, ["a", "b"], []) == render(
+        "en", "role_msg.powers_line", {"powers": "a, b"}
+    )
+
+
+def test_a_component_shows_a_name_as_written_a_post_escapes_it() -> None:
+    """A menu option or an autocomplete choice shows no Markdown: the name as the player wrote
+    it, cut to Discord's 100 characters (`seat_label`); a post escapes it (`seat`)."""
+    long = "长" * 120
+    ctx = Context(locale="zh-CN", timezone=ZoneInfo("Asia/Shanghai"), names={2: "*星*", 3: long})
+    assert ctx.seat_label(2) == "2号 *星*"
+    assert ctx.seat(2) == "2号 \\*星\\*"
+    assert ctx.seat_label(3) == f"3号 {long}"[:100] and len(ctx.seat_label(3)) == 100
+    en = Context(locale="en", timezone=ZoneInfo("Asia/Shanghai"), names={2: "a_b"})
+    assert en.seat_label(2) == "#2 a_b" and en.seat(2) == "#2 a\\_b"

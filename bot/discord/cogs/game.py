@@ -24,7 +24,7 @@ from bot.discord.interactions import (
 )
 from bot.discord.required_permissions import lacking_in
 from bot.records.record_html import record_page, with_links
-from bot.records.render import Context, deadline_text, duration_text, public_roster
+from bot.records.render import Context, deadline_text, duration_text, plain, public_roster
 from bot.records.replay import with_reason_text
 from bot.runtime.game_options import (
     check_composition,
@@ -374,7 +374,7 @@ class GameCog(commands.Cog, name="GameCog"):
                 "notice.joined_order" if several else "notice.joined",
                 seat=joined.seat,
                 order=joined.seat,
-                name=name,
+                name=plain(name),  # text, never Markdown, as every post names a player
                 count=joined.count,
                 max=joined.max_players,
             )
@@ -411,7 +411,7 @@ class GameCog(commands.Cog, name="GameCog"):
             say(
                 str(lobby.settings["language"]),
                 "notice.left_lobby",
-                name=interaction.user.display_name,
+                name=plain(interaction.user.display_name),
                 count=left.count,
                 max=left.max_players,
             )

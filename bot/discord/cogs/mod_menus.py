@@ -29,7 +29,7 @@ from bot.discord.interactions import (
     respond,
     text,
 )
-from bot.records.render import error_text
+from bot.records.render import error_text, plain
 from bot.runtime.hosting import is_forum
 from engine.commands import Command, ModKill, ReplacePlayer, VoidPost
 from engine.errors import EngineError
@@ -52,9 +52,11 @@ def substitute_refusal(
     the moderators' notices, so taking a seat would carry that into the game. Both are facts
     about the member, never about any role."""
     if member.bot:
-        return text(judge, interaction, "mod.substitute_is_bot", name=member.display_name)
+        return text(judge, interaction, "mod.substitute_is_bot", name=plain(member.display_name))
     if is_moderator(judge, member):
-        return text(judge, interaction, "mod.substitute_is_moderator", name=member.display_name)
+        return text(
+            judge, interaction, "mod.substitute_is_moderator", name=plain(member.display_name)
+        )
     return None
 
 
@@ -276,7 +278,7 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         if seat is None:
             await respond(
                 interaction,
-                text(self.judge, interaction, "notice.not_seated", name=member.display_name),
+                text(self.judge, interaction, "notice.not_seated", name=plain(member.display_name)),
             )
             return None
         if not state.seat(seat).alive:  # said before the form, not after it is filled in

@@ -31,7 +31,9 @@ from bot.records.render import (
     Context,
     check_line,
     known_seats,
+    label,
     later_powers,
+    plain,
     public_roster,
     role_powers_line,
     role_text,
@@ -192,7 +194,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
         snapshots = getattr(message, "message_snapshots", None) or ()
         for snapshot in snapshots:
             text = getattr(snapshot, "content", "") or ""
-            if text and await self.judge.runtime.votes.reads_as_vote(game_id, text):
+            votes = self.judge.runtime.votes
+            if text and await votes.reads_as_vote(game_id, text, message.author.id):
                 return True
         return False
 
@@ -473,7 +476,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
                     abstain = True
                 else:
                     key = "vote.unknown_target"
-                    await respond(interaction, text(self.judge, interaction, key, raw=target))
+                    said = plain(target)  # quoted as text, as a post's unreadable target is
+                    await respond(interaction, text(self.judge, interaction, key, raw=said))
                     return
         player = str(interaction.user.id)
         # the window the vote channel was opened for: a post made now comes after that opening
@@ -596,7 +600,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
         mine = next((g for g in groups if seat in g.voters), None)
         if mine is not None:
             pool = tuple(s for s in pool if s in mine.candidates)
-        choices += [app_commands.Choice(name=ctx.seat(s), value=str(s)) for s in pool]
+        # a choice shows no Markdown: the name as written (`seat_label`), not escaped
+        choices += [app_commands.Choice(name=ctx.seat_label(s), value=str(s)) for s in pool]
         return [c for c in choices if current.lower() in c.name.lower()][:25]
 
     @app_commands.command(
@@ -662,10 +667,11 @@ class PlayCog(commands.Cog, name="PlayCog"):
         acting = self._acting_card(state, seat, Power(power), card) or seat
         # what the engine would accept from this card now: nothing for a power it lacks
         targets = valid_targets(state, acting, Power(power), self.judge.runtime.now_ms())
+        shown = {s: ctx.seat_label(s) for s in targets}  # as written: a choice shows no Markdown
         return [
-            app_commands.Choice(name=ctx.seat(s), value=int(s))
+            app_commands.Choice(name=shown[s], value=int(s))
             for s in targets
-            if current in ctx.seat(s)
+            if current.lower() in shown[s].lower()
         ][:25]
 
     @act.autocomplete("card")
@@ -680,7 +686,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
         mine = [s for s in state.seats_of(state.seat(seat).player) if state.seat(s).alive]
         return [
             app_commands.Choice(
-                name=f"{ctx.seat(s)} {ctx.t(f'role.{state.seat(s).role.value}')}", value=int(s)
+                name=label(f"{ctx.seat_label(s)} {ctx.t(f'role.{state.seat(s).role.value}')}"),
+                value=int(s),
             )
             for s in mine
         ][:25]
@@ -798,7 +805,8 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
             )
             for card, v in zip(cards, views, strict=True)
         ]
-        lines.append(ctx.t("role_msg.cards_line", cards="；".join(items)))
+        sep = "；" if ctx.locale == "zh-CN" else "; "
+        lines.append(ctx.t("role_msg.cards_line", cards=sep.join(items)))
     else:
         p = role_params(view, cards)
         lines.append(
@@ -814,7 +822,7 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
         if state.seat(seat).alive:  # as the role message says them: now, and later
             lines.append(role_powers_line(ctx, powers, later_powers(ctx, p.get("later"))).strip())
         elif powers:  # out of the game: a power on leaving it, until the next lock
-            lines.append(ctx.t("role_msg.powers_line", powers="、".join(powers)).strip())
+            lines.append(role_powers_line(ctx, powers, []).strip())
     known = _known(ctx, state, cards, views)
     if known:  # nobody known: no line
         lines.append(ctx.t("role_msg.mates_line", teammates=known))
@@ -852,7 +860,8 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
 
 
 def _powers_text(ctx: Context, powers: Sequence[Power]) -> str:
-    return "、".join(ctx.t(f"power.{p.value}") for p in powers)
+    sep = "、" if ctx.locale == "zh-CN" else ", "
+    return sep.join(ctx.t(f"power.{p.value}") for p in powers)
 
 
 def _card_powers(ctx: Context, view: PlayerView, cards: Sequence[Seat]) -> str:
