@@ -5,23 +5,32 @@ alive, is the window open, ...): the engine does.  It only says what the post *m
 
 Theory of operation
 -------------------
-0. Discord Markdown that makes no words of the poster's own is dropped (from the text in NFKC,
-   without format characters, its lines kept: see 1.):
-   quoted lines (``> ...``, and everything after ``>>> ``: a quote is someone's words, or one's
-   own earlier ones, never the post's vote), struck-through text (``~~投 3~~``: taken back), and
-   a code block's opening fence with its language (the code itself is read: ```` `投 3` ````).
-   A spoiler (``||投 3||``) is hidden from view, not from the judge: it is read.
+0. Invisible format characters (zero-width space, BOM, ...: category Cf) are dropped first, so
+   that one changes nothing, not even Markdown (one inside ``~~``).  Then Discord Markdown that
+   makes no words of the poster's own is dropped, from the text as typed, its lines kept: quoted
+   lines (``> ...``, and everything after ``>>> ``: a quote is someone's words, or one's own
+   earlier ones, never the post's vote), struck-through text (``~~投 3~~``: taken back), and a
+   code block's opening fence with its language (the code itself is read: ```` `投 3` ````).
+   Only ASCII Markdown, as Discord reads it: a full-width ``＞`` quotes nothing and ``～～``
+   strikes nothing (they are text, read as ``>`` / ``~~`` after step 1: ``～～投5号～～`` is a
+   vote).  A spoiler (``||投 3||``) is hidden from view, not from the judge: it is read.
 1. Normalise: Unicode NFKC (full-width digits, letters, spaces, ``＃``, ``：``, ``，``, ``№``
-   become ASCII), drop invisible format characters (zero-width space, BOM, ...), collapse runs
-   of whitespace to one space, strip, strip one leading block marker (a heading ``# `` ..
-   ``### ``, subtext ``-# ``, a list item ``- ``), and leading Markdown emphasis (``**``,
-   ``__``, ``~``, ``||``, a backtick).  Matching is done on a case-folded copy; tokens reported
-   back in ``UnknownTarget`` come from the normalised (not folded) text.
+   become ASCII), collapse runs of whitespace to one space, strip, strip one leading block
+   marker (a heading ``# `` .. ``### ``, subtext ``-# ``, a list item ``- ``), and leading
+   Markdown emphasis (``**``, ``__``, ``~``, ``||``, a backtick): these are read through, so
+   stripped after NFKC, full-width or not.  Names are normalised alike (format characters, then
+   NFKC).  Matching is done on a case-folded copy; tokens reported back in ``UnknownTarget``
+   come from the normalised (not folded) text.
 2. Keyword: the post must START with ``投票给`` | ``投给`` | ``投票`` | ``投`` | ``vote``
    (any case; ``vote`` must not run on into a letter: ``voted`` is not a keyword), optionally
    followed by ``for`` (after ``vote``) and by any punctuation/spaces such as ``:`` / ``：``;
    or with ``改投`` / ``改投给`` / ``改票`` / ``改票给`` / ``改票为`` / ``改票了`` (a changed
    vote, 改票), where ``改票`` may go on with one of the keywords above (``改票：投5号``).
+   A change keyword is one only before a target that reads (a seat, a known name or mention, an
+   abstention), or ``改票`` (``改票了``) before ``投`` / ``vote``: else the post talks about
+   changing votes and is ``NotAVote`` (``改票了``, ``改票的人请说明理由``, ``改投 路人甲``), as
+   ``弃票了`` is.  Every keyword that matches is a reading, longest first (``改投给力``:
+   ``给力`` if ``力`` is none).
    A post starting with ``弃权`` / ``弃权票`` / ``弃票`` / ``abstain`` is read as if ``投``
    preceded it (``弃票``, "giving up one's vote", is the forum's other word for an abstention,
    and the forum game's 投票帖 asks for it).
@@ -46,9 +55,13 @@ Theory of operation
    skipping punctuation, spaces, emoji and conjunctions (和 跟 与 及 或 或者 还有 还是 以及
    and or & + /), if a seat number, a mention, a resolvable ``@name`` or an abstention comes
    next -- or a bare name when a conjunction was skipped, or a second vote (a keyword and a
-   target that resolves: ``投5号，改投6号``, ``投 3 投 4``) -- the post is ambiguous ->
+   target that resolves and ends its statement: the post's end, punctuation, a space or line
+   break, an emoji, maybe after a final particle 了 吧 啊 呀 啦 哦 嘛, or a further target:
+   ``投5号，改投6号``, ``投 3 投 4``, ``投5号，改投6号了``) -- the post is ambiguous ->
    ``UnknownTarget`` carrying the text from the first target to the end of the second.
-   So ``投5号，理由：...`` is a vote for 5, ``投5号和6号`` / ``vote 5, 6`` / ``投 5 6`` are not.
+   So ``投5号，理由：...`` is a vote for 5, ``投5号和6号`` / ``vote 5, 6`` / ``投 5 6`` are not,
+   and ``投3号，投4号的人都是杀手`` is a vote for 3 (its reason names a vote: 4号 runs on into
+   words).
    The same player named again another way (``投 <@id> 5号``, ``投 阿明（3号）``) or voted for
    again (``投5号，投5号！``) is one vote; a number written twice (``投 5 5``, ``投 5.5``) is
    two numbers.
@@ -102,10 +115,13 @@ ParsedPost: TypeAlias = VoteFor | Abstain | UnknownTarget | NotAVote
 
 # All matching happens on case-folded text, so every literal below is lower case.
 _KEYWORDS = ("投票给", "投给", "投票", "投", "vote")
-# 改投 / 改票 ("I change my vote to"): a keyword of their own; 改票 may go on with 投 (改票：投5号).
-# Longest first where one is a prefix of another.
+# 改投 / 改票 ("I change my vote to"): a keyword of their own before a target that reads, or when
+# 改票 goes on with 投 / vote (改票：投5号); else chat (改票了, 改票的人请说明理由). Each one that
+# matches is a reading (改投给力: 改投给 + 力, or 改投 + 给力), longest first.
 _CHANGE_KEYWORDS = ("改投给", "改投", "改票给", "改票为", "改票了", "改票")
 _CHANGE_THEN_TOU = ("改票了", "改票")
+# Sentence-final particles that may close a second vote (投5号，改投6号了); not 吗 / 呢: a question.
+_FINAL_PARTICLES = frozenset("了吧啊呀啦哦嘛")
 _ABSTAIN_WORDS = ("弃权票", "弃权", "弃票", "abstain")
 # Longest first where one is a prefix of another (或者 before 或).
 _CONJUNCTIONS: tuple[str, ...] = ("或者", "还有", "还是", "以及", "和", "跟", "与", "及", "或")
@@ -119,8 +135,9 @@ _CN_DIGITS = "一二三四五六七八九"
 _MENTION_RE = re.compile(r"<(@[!&]?|#)([0-9]{1,25})>")
 _SEAT_RE = re.compile(r"(?:(?:#|no\.?) ?)?([0-9]{1,6}|[一二三四五六七八九十]{1,3})( ?[号號])?")
 _SPACES_RE = re.compile(r"\s+")
-# Discord Markdown, on the cleaned text (`_unmarked`): a quote line ("> ", or ">" alone), a quote of
-# the rest of the post (">>> "), struck-through text, a code fence's opening with its language.
+# Discord Markdown, ASCII only, on the text as typed (`_unmarked`): a quote line ("> ", or ">"
+# alone), a quote of the rest of the post (">>> "), struck-through text, a code fence's opening with
+# its language. Discord reads no full-width form of them (＞, ～～, ｀｀｀): they are text.
 _QUOTE_LINE_RE = re.compile(r" {0,3}>(?: |$)")
 _QUOTE_REST_RE = re.compile(r" {0,3}>>>(?:[ \t]|$)")
 _STRUCK_RE = re.compile(r"~~(?!~).+?~~", re.DOTALL)
@@ -163,7 +180,10 @@ def _parse_full(
     )
     # Several readings only when a keyword is a prefix of another ("投票给" / "投票" / "投") or
     # "vote for": the first one that resolves wins, else the report of the longest reading.
-    results = [_parse_from(ctx, pos) for pos in starts]
+    # A reading after 改投 / 改票 needs a target that reads (`_target_starts`): else it is none.
+    results = [r for pos, needs in starts if (r := _parse_from(ctx, pos, needs)) is not None]
+    if not results:
+        return NotAVote()  # 改票了, 改票的人请说明理由: talk about changing votes
     return next((r for r in results if isinstance(r, VoteFor | Abstain)), results[0])
 
 
@@ -286,7 +306,9 @@ def _plain_start(c: str) -> bool:
 def _unmarked(text: str) -> str:
     """The post without what Discord's Markdown makes no words of the poster's own: quoted lines
     (``> ...``; ``>>> `` quotes the rest of the post), struck-through text (``~~...~~``: taken
-    back) and a code block's opening fence with its language (the code itself is read)."""
+    back) and a code block's opening fence with its language (the code itself is read).  Read on
+    the text as typed (before NFKC): Discord's Markdown is ASCII, a full-width ``＞`` or ``～～``
+    is text."""
     if not any(c in text for c in "~>`"):
         return text
     fence = _FENCE_RE.match(text)
@@ -304,21 +326,24 @@ def _unmarked(text: str) -> str:
 
 
 def _normalise(s: str) -> str:
-    return _SPACES_RE.sub(" ", _clean(s)).strip()
+    """Format characters dropped, then NFKC, whitespace collapsed: a name as a post's text is."""
+    return _SPACES_RE.sub(" ", unicodedata.normalize("NFKC", _visible(s))).strip()
 
 
-def _clean(s: str) -> str:
-    """NFKC, without format characters: lines kept (`_unmarked` reads them)."""
-    s = unicodedata.normalize("NFKC", s)
-    if not s.isascii():  # no ASCII character is a format character (Cf)
-        s = s.translate(_FORMAT_CHARS)
-    return s
+def _visible(s: str) -> str:
+    """``s`` without format characters (Cf), dropped first: then an invisible character changes
+    nothing, not even Markdown (one inside ``~~``) or NFKC's composition around it (no NFKC result
+    is a format character, nor does NFKC change one)."""
+    if s.isascii():  # no ASCII character is a format character (Cf)
+        return s
+    return s.translate(_FORMAT_CHARS)
 
 
 def _read_text(text: str) -> str:
-    """What the parser reads of a post: cleaned (`_clean`: so a full-width ``＞`` or an
-    invisible character changes nothing), unmarked (`_unmarked`), spaces collapsed."""
-    return _SPACES_RE.sub(" ", _unmarked(_clean(text))).strip()
+    """What the parser reads of a post: without format characters (`_visible`), unmarked as
+    typed (`_unmarked`: ASCII Markdown, so a full-width ``＞`` or ``～～`` stays text), then NFKC
+    (full-width forms read as ASCII) and spaces collapsed."""
+    return _SPACES_RE.sub(" ", unicodedata.normalize("NFKC", _unmarked(_visible(text)))).strip()
 
 
 class _FormatCharsDropped(dict[int, int | None]):
@@ -446,18 +471,19 @@ def _skip(t: str, k: int, *, conjunctions: bool) -> tuple[int, bool]:
     return k, saw
 
 
-def _target_starts(t: str, k: int = 0, *, change: bool = True) -> list[int]:
-    """Positions where the target may begin after a keyword at ``k``, best reading first; []
-    if no keyword is there (at the post's start: not a vote post, unless a bare abstention).
-    ``change``: 改投 / 改票 are keywords too (not right after 改票)."""
-    starts: list[int] = []
+def _target_starts(t: str, k: int = 0, *, change: bool = True) -> list[tuple[int, bool]]:
+    """Positions where the target may begin after a keyword at ``k``, best reading first, each
+    with whether it is a reading only if a target that reads is there (after 改投 / 改票: else
+    the post talks about changing votes); [] if no keyword is there (at the post's start: not a
+    vote post, unless a bare abstention).  ``change``: 改投 / 改票 are keywords too (not right
+    after 改票).  Every keyword that matches is a reading, longest first (改投给力: 给力)."""
+    starts: list[tuple[int, bool]] = []
     for kw in _CHANGE_KEYWORDS if change else ():
         if t.startswith(kw, k):
             pos = _skip(t, k + len(kw), conjunctions=False)[0]
-            if kw in _CHANGE_THEN_TOU:  # 改票：投5号
+            if kw in _CHANGE_THEN_TOU:  # 改票：投5号 (a reading as 投5号 is)
                 starts += _target_starts(t, pos, change=False)
-            starts.append(pos)
-            break
+            starts.append((pos, True))
     for kw in _KEYWORDS:
         if not t.startswith(kw, k):
             continue
@@ -467,18 +493,22 @@ def _target_starts(t: str, k: int = 0, *, change: bool = True) -> list[int]:
                 continue  # "voted", "voters"
             pos, _ = _skip(t, end, conjunctions=False)
             if t.startswith("for", pos) and _boundary(t, pos + 3):  # "vote for 5"
-                starts.append(_skip(t, pos + 3, conjunctions=False)[0])
-            starts.append(pos)
+                starts.append((_skip(t, pos + 3, conjunctions=False)[0], False))
+            starts.append((pos, False))
         else:
-            starts.append(_skip(t, end, conjunctions=False)[0])
+            starts.append((_skip(t, end, conjunctions=False)[0], False))
     bare = k == 0 and not starts
     if bare and any(t.startswith(w) and _boundary(t, len(w)) for w in _ABSTAIN_WORDS):
-        starts.append(0)  # a bare abstention
+        starts.append((0, False))  # a bare abstention
     return starts
 
 
-def _parse_from(ctx: _Context, pos: int) -> ParsedPost:
+def _parse_from(ctx: _Context, pos: int, needs_target: bool = False) -> ParsedPost | None:
+    """The reading whose target begins at ``pos``; None when ``needs_target`` and no target
+    that reads (a seat, a known name or mention, an abstention) is there."""
     found = _target(ctx, pos, bare_names=True)
+    if needs_target and (found is None or not isinstance(found[0], VoteFor | Abstain)):
+        return None
     if found is None:
         return UnknownTarget(token=_token(ctx, pos))
     result, end = found
@@ -501,14 +531,30 @@ def _parse_from(ctx: _Context, pos: int) -> ParsedPost:
 
 
 def _statement(ctx: _Context, k: int) -> tuple[ParsedPost, int] | None:
-    """A vote at ``k`` (a keyword, then a target that reads), and where its target ends."""
+    """A vote at ``k`` (a keyword, then a target that reads and ends the statement: `_closes`),
+    and where its target ends."""
     if k >= len(ctx.text) or not ctx.text[k].isalpha():
         return None
-    for start in _target_starts(ctx.text, k):
+    for start, _ in _target_starts(ctx.text, k):
         found = _target(ctx, start, bare_names=True)
-        if found is not None and isinstance(found[0], VoteFor | Abstain):
+        if found is not None and isinstance(found[0], VoteFor | Abstain) and _closes(ctx, found[1]):
             return found
     return None
+
+
+def _closes(ctx: _Context, end: int) -> bool:
+    """Whether a second vote's target ending at ``end`` ends its statement: the post's end,
+    punctuation, a space or line break, an emoji (anything but a letter, digit or CJK word),
+    maybe after sentence-final particles (改投6号了); or a further target follows (投4号和5号).
+    Not a word (投4号的人都是杀手: the reason names a vote, it is none)."""
+    t = ctx.text
+    k = end
+    while k < len(t) and t[k] in _FINAL_PARTICLES:
+        k += 1
+    if k >= len(t) or not t[k].isalnum():
+        return True
+    k, saw_conjunction = _skip(t, end, conjunctions=True)
+    return _target(ctx, k, bare_names=saw_conjunction) is not None
 
 
 def _target(ctx: _Context, i: int, *, bare_names: bool) -> tuple[ParsedPost, int] | None:

@@ -271,17 +271,18 @@ async def test_replies_quotes_and_attachments_as_written(table: Table) -> None:
 
 
 async def test_a_keyword_alone_is_answered_with_the_post_itself(table: Table) -> None:
-    """「投」 or 「改票」 alone names nobody: void, and the reply quotes what was posted (it
-    quoted nothing: 「无法识别“”的投票对象」)."""
+    """「投」 or 「投票」 alone names nobody: void, and the reply quotes what was posted (it
+    quoted nothing: 「无法识别“”的投票对象」), a quote before it not included. (「改票」 alone
+    is talk about changing votes: chat.)"""
     t = table
     d, roles = await day_one(t)
     a, b = by_role(roles, "civilian")[:2]
     alone = await t.player(a).send(t.channel, "投")
-    changed = await t.player(b).send(t.channel, "> 投 3\n改票")
+    changed = await t.player(b).send(t.channel, "> 投 3\n投票")
     await t.env.settle()
     assert replies_to(t.channel, alone) == [render("zh-CN", "vote.unknown_target", {"raw": "投"})]
     assert replies_to(t.channel, changed) == [
-        render("zh-CN", "vote.unknown_target", {"raw": "改票"})
+        render("zh-CN", "vote.unknown_target", {"raw": "投票"})
     ]
     assert votes(await state_of(t, d)) == [
         (a, None, "vote.unknown_target"),

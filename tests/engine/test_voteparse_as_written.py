@@ -23,6 +23,7 @@ from engine.voteparse import (
 )
 
 NAMES = {"玩家1": 1, "玩家10": 10, "阿明": 3, "3": 5, "007": 6, "Joe2": 7, "a~~b~~": 8}
+NAMES |= {"给力": 11, "为民": 12, "了然": 13}  # names that begin as 改投给 / 改票为 / 改票了 end
 MENTIONS = {111: 1, 222: 2}
 
 
@@ -82,10 +83,37 @@ CHANGED_VOTE = [
     pytest.param("改票给三号", VoteFor(seat=3), id="gaipiao-gei"),
     pytest.param("改票，弃权", Abstain(), id="gaipiao-abstain"),
     pytest.param("改投弃权", Abstain(), id="gaitou-abstain"),
-    pytest.param("改票", UnknownTarget(token=""), id="gaipiao-alone"),
-    pytest.param("改投 路人甲", UnknownTarget(token="路人甲"), id="gaitou-unknown"),
+    pytest.param("改票了 3号", VoteFor(seat=3), id="gaipiao-le-target"),
+    pytest.param("改票：投 路人甲", UnknownTarget(token="路人甲"), id="gaipiao-tou-unknown"),
+    pytest.param("改票：投", UnknownTarget(token=""), id="gaipiao-tou-alone"),
+    pytest.param("改投5号和6号", UnknownTarget(token="5号和6号"), id="gaitou-two-targets"),
     pytest.param("我改投3号", NotAVote(), id="keyword-not-first"),
     pytest.param("改天再投", NotAVote(), id="gai-is-no-keyword"),
+]
+
+CHANGE_TALK = [
+    # 改投 / 改票 are a vote's keyword only before a target that reads, or before 投 / vote: talk
+    # about changing votes is chat, as 弃票了 is (docs/rulings.md)
+    pytest.param("改票", NotAVote(), id="gaipiao-alone"),
+    pytest.param("改票了", NotAVote(), id="gaipiao-le-alone"),
+    pytest.param("改票的人请说明理由", NotAVote(), id="gaipiao-de-ren"),
+    pytest.param("改票是允许的吗", NotAVote(), id="gaipiao-shi"),
+    pytest.param("改投的理由是什么", NotAVote(), id="gaitou-de-liyou"),
+    pytest.param("改票吗", NotAVote(), id="gaipiao-ma"),
+    pytest.param("改投 路人甲", NotAVote(), id="gaitou-unknown-name"),
+    pytest.param("改投 <@999>", NotAVote(), id="gaitou-unknown-mention"),
+]
+
+CHANGE_THEN_NAME = [
+    # a name that begins as a longer change keyword ends (给力 after 改投给): every reading is
+    # tried, longest first, as 投给力 is read
+    pytest.param("投给力", VoteFor(seat=11), id="tougei-li"),
+    pytest.param("改投给力", VoteFor(seat=11), id="gaitou-geili"),
+    pytest.param("改投给给力", VoteFor(seat=11), id="gaitougei-geili"),
+    pytest.param("改票给力", VoteFor(seat=11), id="gaipiao-geili"),
+    pytest.param("改票为民", VoteFor(seat=12), id="gaipiao-weimin"),
+    pytest.param("改票了然", VoteFor(seat=13), id="gaipiao-leran"),
+    pytest.param("改票了，了然", VoteFor(seat=13), id="gaipiao-le-leran"),
 ]
 
 TWICE = [
@@ -104,6 +132,39 @@ TWICE = [
     pytest.param("投3号，他昨天说要投4号", VoteFor(seat=3), id="vote-in-the-reason"),
     pytest.param("投5号，投票截止前不改了", VoteFor(seat=5), id="toupiao-chat-after"),
     pytest.param("投5号，投一下试试", VoteFor(seat=5), id="tou-yixia-after"),
+    pytest.param("投5号，改投6号！", UnknownTarget(token="5号,改投6号"), id="second-then-mark"),
+    pytest.param("投5号，改投6号😀", UnknownTarget(token="5号,改投6号"), id="second-then-emoji"),
+    pytest.param("投5号\n改投6号\n理由见上", UnknownTarget(token="5号 改投6号"), id="second-line"),
+    pytest.param("投5号，改投6号了", UnknownTarget(token="5号,改投6号"), id="second-then-le"),
+    pytest.param("投3号，投4号和5号", UnknownTarget(token="3号,投4号"), id="second-of-two"),
+]
+
+REASON_NAMES_A_VOTE = [
+    # the reason after a vote may name anyone, a vote of others included: a second vote is one
+    # whose target ends a statement (the post's end, punctuation, a space or line, an emoji)
+    pytest.param("投3号，投4号的人都是杀手", VoteFor(seat=3), id="tou-de-ren"),
+    pytest.param("投3号，投4号的是狼", VoteFor(seat=3), id="tou-de-shi"),
+    pytest.param("投3号，改投4号的人请解释", VoteFor(seat=3), id="gaitou-de-ren"),
+    pytest.param("投 3\n投4号的理由不充分", VoteFor(seat=3), id="tou-hao-de-liyou"),
+    pytest.param("投 3\n投4的理由不充分", VoteFor(seat=3), id="tou-de-liyou"),
+    pytest.param("投3号，投<@222>的人", VoteFor(seat=3), id="tou-mention-de"),
+    pytest.param("投3号，弃权的人是好人", VoteFor(seat=3), id="abstain-de"),
+    pytest.param("投5号，改投6号吗？", VoteFor(seat=5), id="a-question"),
+]
+
+FULL_WIDTH_IS_TEXT = [
+    # Discord's Markdown is ASCII: full-width ～～ strikes nothing and ＞ quotes nothing (they
+    # are read after NFKC as the text they show)
+    pytest.param("～～投5号～～", VoteFor(seat=5), id="full-width-tildes-around-vote"),
+    pytest.param("投～～5号～～", VoteFor(seat=5), id="full-width-tildes-around-target"),
+    pytest.param("投 ～～3～～ 4", UnknownTarget(token="3~~ 4"), id="full-width-tildes-two-seats"),
+    pytest.param("＞ 投 4\n投 3", NotAVote(), id="full-width-quote-mark-is-text"),
+    pytest.param("> 投 4\n投 3", VoteFor(seat=3), id="ascii-quote"),
+    pytest.param(">\u3000投 4\n投 3", NotAVote(), id="quote-mark-then-ideographic-space"),
+    pytest.param("\u3000> 投 4\n投 3", NotAVote(), id="ideographic-space-then-quote-mark"),
+    pytest.param("~~投5号~~", NotAVote(), id="ascii-tildes"),
+    pytest.param("~\u200b~投5号~~", NotAVote(), id="invisible-inside-tildes"),
+    pytest.param("｀｀｀text\n投 3", NotAVote(), id="full-width-fence-is-text"),
 ]
 
 AS_BEFORE = [
@@ -132,7 +193,18 @@ AS_BEFORE = [
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [*QUOTES, *CODE_AND_BLOCKS, *STRIKE_AND_SPOILER, *CHANGED_VOTE, *TWICE, *AS_BEFORE],
+    [
+        *QUOTES,
+        *CODE_AND_BLOCKS,
+        *STRIKE_AND_SPOILER,
+        *CHANGED_VOTE,
+        *CHANGE_TALK,
+        *CHANGE_THEN_NAME,
+        *TWICE,
+        *REASON_NAMES_A_VOTE,
+        *FULL_WIDTH_IS_TEXT,
+        *AS_BEFORE,
+    ],
 )
 def test_as_written(text: str, expected: ParsedPost) -> None:
     assert parse(text) == expected
@@ -173,7 +245,7 @@ def test_long_posts_of_markdown_and_repeated_votes_are_read_at_once() -> None:
 
 @pytest.mark.parametrize(
     ("text", "words"),
-    [("投", "投"), ("> 3号说的对\n改票：", "改票:"), ("~~投 3~~ 投票！", "投票!")],
+    [("投", "投"), ("> 3号说的对\n改票：投", "改票:投"), ("~~投 3~~ 投票！", "投票!")],
 )
 def test_own_words_show_a_vote_whose_keyword_stands_alone(text: str, words: str) -> None:
     """What the judge's reply quotes for a post that names no target (its token is empty)."""
@@ -188,24 +260,51 @@ def test_own_words_are_clipped() -> None:
 @pytest.mark.parametrize(
     ("text", "same_as"),
     [
-        ("＞ 投 3\n投 5", "> 投 3\n投 5"),
         ("\u200b> 投 3\n投 5", "> 投 3\n投 5"),
-        ("～～投 3～～ 投 4", "~~投 3~~ 投 4"),
+        ("~\u200b~投 3~~ 投 4", "~~投 3~~ 投 4"),
         ("｀投 3｀", "`投 3`"),
     ],
 )
-def test_markdown_read_after_full_width_and_invisible_characters(text: str, same_as: str) -> None:
-    """Full-width forms and invisible characters change nothing (the parser's promise, tests/
-    robustness): the Markdown is read after them."""
+def test_markdown_read_after_invisible_characters(text: str, same_as: str) -> None:
+    """Invisible characters change nothing (the parser's promise, tests/robustness): they are
+    dropped before the Markdown is read."""
     assert parse(text) == parse(same_as) != NotAVote()
 
 
+@pytest.mark.parametrize(
+    ("text", "ascii", "expected"),
+    [
+        ("＞ 投 3\n投 5", "> 投 3\n投 5", NotAVote()),
+        ("～～投 3～～ 投 4", "~~投 3~~ 投 4", UnknownTarget(token="3~~ 投 4")),
+    ],
+)
+def test_full_width_markdown_characters_are_text(
+    text: str, ascii: str, expected: ParsedPost
+) -> None:
+    """Discord reads only ASCII Markdown: a full-width ＞ or ～～ is text as shown (it was read
+    as the ASCII quote or strike after NFKC). Written as Discord shows it, 「＞ 投 3」 then
+    「投 5」 starts with no keyword; 「～～投 3～～ 投 4」 votes twice."""
+    assert parse(text) == expected != parse(ascii)
+
+
 MARKDOWN_ALPHABET = "投票改弃权5６号 　\n>＞~～`｀#-|*和阿明\u200b"
+MARKDOWN_FULL_WIDTH = "＞～｀\u3000"
+"""Full-width forms Discord's Markdown does not read: ＞ ～ ｀, and the ideographic space (a
+quote's ``>`` goes with an ASCII space)."""
+
+
+def _flat_but_markdown(text: str) -> str:
+    return "".join(
+        c if c in MARKDOWN_FULL_WIDTH else unicodedata.normalize("NFKC", c) for c in text
+    )
 
 
 @given(text=st.text(st.sampled_from(MARKDOWN_ALPHABET), max_size=30), cut=st.integers(0, 30))
 def test_markdown_reading_keeps_the_parsers_promises(text: str, cut: int) -> None:
-    """With quotes, strikes and code in play, an invisible character or a full-width form still
-    changes nothing."""
+    """With quotes, strikes and code in play, an invisible character still changes nothing,
+    nor does a full-width form other than Markdown's own (＞ ～ ｀, and the ideographic space
+    beside a ``>``)."""
     assert parse(text[:cut] + "\u200b" + text[cut:]) == parse(text)
-    assert parse(unicodedata.normalize("NFKC", text)) == parse(text)
+    assert parse(_flat_but_markdown(text)) == parse(text)
+    if ">" not in text:
+        assert parse(text.replace("\u3000", " ")) == parse(text)

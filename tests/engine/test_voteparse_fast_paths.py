@@ -1,6 +1,7 @@
 """The parser's fast paths read text exactly as the plain per-character code does: normalising
-(format characters dropped through a memo table) and case folding (positions kept by a range
-when no character folds to several)."""
+(format characters dropped through a memo table, before NFKC) and case folding (positions kept by
+a range when no character folds to several); and `_fast_path` answers what `_parse_full` does,
+Markdown (ASCII and full-width look-alikes) and 改投 / 改票 included."""
 
 from __future__ import annotations
 
@@ -15,12 +16,22 @@ from engine import voteparse
 from engine.voteparse import _fold, _fold_per_char, _FormatCharsDropped, _normalise
 
 SPECIAL = "ßİıﬁẞΣςσǅ\u0130\u1e9e\u200b\u200d\ufeff\u00ad\u2060\U000e0001 \u3000\t\n投票号５５ＡＢ"
+SPECIAL += "e\u0301\u0327~～>＞`｀改"
 
 
 def _normalise_per_char(s: str) -> str:
-    s = unicodedata.normalize("NFKC", s)
     s = "".join(c for c in s if unicodedata.category(c) != "Cf")
+    s = unicodedata.normalize("NFKC", s)
     return re.sub(r"\s+", " ", s).strip()
+
+
+def test_format_characters_are_dropped_before_nfkc() -> None:
+    """An invisible character between a letter and its accent changes nothing: dropped before
+    NFKC composes them (after, the accent stayed apart and a name with it did not match)."""
+    assert _normalise("Jose\u200b\u0301") == _normalise("Jose\u0301") == "José"
+    assert voteparse.parse_vote_post("投 Jose\u200b\u0301", names={"José": 4}) == (
+        voteparse.VoteFor(seat=4)
+    )
 
 
 texts = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(SPECIAL)))
@@ -98,16 +109,38 @@ BODIES = [
 ]  # fmt: skip
 AFTER = ["", "号", "號", " 号", "楼", "th", "5"]
 SEPARATORS = [*" ,，。:：", "", "、", "  ", "\u200b", "!"]
+# Markdown (ASCII, and the full-width look-alikes Discord does not read) and 改投 / 改票, in every
+# part of a post: what the fast paths must leave to the full parser, or read as it does.
+MARKED_HEADS = [
+    "改投", "改投 ", "改投给", "改票", "改票 ", "改票：投", "改票了，投 ", "改票为", "~~投 3~~ 投",
+    "~~投", "～～投", "投～～", "> 投 3\n投", ">>> 投 3\n投", "＞ 投 3\n投", "`投", "｀投",
+    "```\n投", "｀｀｀\n投", "\u200b> 投 3\n投 ", "~\u200b~投 3~~ 投",
+]  # fmt: skip
+MARKED_BODIES = ["~~5~~", "～～5～～", "`5`", "｀5｀", "5~~", "给力", "力", "和平"]
+MARKED_AFTER = ["~~", "～～", "`", "｀", "\n> 6号", "\n＞ 6号", "~~ 6号~~"]
+MARKED_SEPARATORS = ["~", "～", "~~", "`", "｀", "\n", "\n> ", "\n＞ ", ">", "＞"]
+MARKED_COMMENTS = [
+    "，改投6号", "，改投6号的人", "，改投6号了", "，改投6号吗", "，改票了", "，改票", " 改投给力",
+    "~~6号~~", "～～6号～～", " ~~6号~~", "\n> 6号", "\n＞ 6号", "\n>>> 6号", " `6号`",
+    " ｀6号｀", "\n投6号", "\n投6号的人", "，投6号！", "，投 6😀", "\n改票：投6号", "，投6号和7号",
+]  # fmt: skip
 LEADS = [
-    *"和跟与及或还以一二三四五六七八九十号號弃票给他理由昨",
+    *"和跟与及或还以一二三四五六七八九十号號弃票给他理由昨改",
     "<@123456>",
     "@",
     "#",
     "5",
     "a",
     "and",
+    "改投",
+    "改票",
+    "~~",
+    "～～",
+    "`",
+    "｀",
 ]
-REST = ["", "由", "者", "有", "5号", "6", "玩家1", "，6号", " ", "\u200b", "ß"]
+REST = ["", "由", "者", "有", "5号", "6", "玩家1", "，6号", " ", "\u200b", "ß", "6号~~", "~~"]
+REST += ["\n> 6号", "\n＞ 6号", "`", "投6号", "6号的人", "6号了"]
 
 
 def _agree(text: str, names: dict[str, int] = NAMES) -> None:
@@ -119,11 +152,16 @@ def _agree(text: str, names: dict[str, int] = NAMES) -> None:
     ), text
 
 
+MARKDOWN_ALPHABET = "投票改给为了弃权56６号 　\n>＞~～`｀#-|*,，和阿明给力\u200b"
+marked_texts = st.text(st.sampled_from(MARKDOWN_ALPHABET), max_size=20)
+
 comments = st.one_of(
     st.just(""),
+    st.sampled_from(MARKED_COMMENTS),
+    marked_texts,
     st.builds(
         lambda *parts: "".join(parts),
-        st.sampled_from(SEPARATORS),
+        st.sampled_from(SEPARATORS + MARKED_SEPARATORS),
         st.one_of(
             st.sampled_from(LEADS), st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF)
         ),
@@ -140,9 +178,12 @@ def _mostly(common: list[str], every: list[str]) -> st.SearchStrategy[str]:
 
 shapes = st.builds(
     lambda *parts: "".join(parts),
-    _mostly(["投", "投 ", "vote "], HEADS),
-    st.one_of(_mostly(["5", "十六", "<@123456>", "弃权", "玩家16"], BODIES), st.text(max_size=4)),
-    _mostly(["", "号"], AFTER),
+    _mostly(["投", "投 ", "vote "], HEADS + MARKED_HEADS),
+    st.one_of(
+        _mostly(["5", "十六", "<@123456>", "弃权", "玩家16"], BODIES + MARKED_BODIES),
+        st.text(max_size=4),
+    ),
+    _mostly(["", "号"], AFTER + MARKED_AFTER),
     st.one_of(st.just(""), comments),
 )
 
@@ -156,6 +197,24 @@ def test_every_shape_of_the_parts_is_parsed_as_the_full_parser_does() -> None:
         _agree(head + body + after + comment)
 
 
+def test_every_shape_with_markdown_or_a_changed_vote_is_parsed_as_the_full_parser_does() -> None:
+    """Quotes, strikes, code (ASCII or full-width) and 改投 / 改票 anywhere in a post: a fast
+    path answers what the full parser does (nearly all go to it: read only then, as `_agree`
+    would read them twice)."""
+    heads = ["投", "投 ", "vote ", "", *MARKED_HEADS]
+    bodies = ["5", "十六", "<@123456>", "弃权", "玩家16", "给力", *MARKED_BODIES]
+    answered = 0
+    for head, body, after, comment in itertools.product(
+        heads, bodies, ["", "号", *MARKED_AFTER], ["", "，理由", *COMMENTS[4:8], *MARKED_COMMENTS]
+    ):
+        text = head + body + after + comment
+        fast = voteparse._fast_path(text, NAMES, MENTIONS)
+        if fast is not None:
+            answered += 1
+            assert fast == voteparse._parse_full(text, names=NAMES, mentions=MENTIONS), text
+    assert answered > 0
+
+
 @given(shapes)
 def test_the_fast_paths_answer_what_the_full_parser_does(text: str) -> None:
     _agree(text)
@@ -166,6 +225,17 @@ def test_any_text_is_parsed_as_the_full_parser_does(text: str) -> None:
     _agree(text)
     _agree("投" + text)
     _agree("投 5号" + text)
+
+
+@given(marked_texts)
+def test_any_text_of_markdown_and_changed_votes_is_parsed_as_the_full_parser_does(
+    text: str,
+) -> None:
+    _agree(text)
+    _agree("投" + text)
+    _agree("投 5号" + text)
+    _agree("投5号，" + text)
+    _agree("改投" + text)
 
 
 def test_a_plain_comment_is_any_cjk_character_but_those_that_may_start_a_target() -> None:
