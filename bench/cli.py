@@ -18,12 +18,26 @@ from typing import Any
 SECTIONS = ("ingest", "restart", "deadlines", "day", "shards", "discord", "engine")
 #: The databases the store sections can measure.
 BACKENDS = ("sqlite", "postgresql")
-#: The optional dependencies `faguan bench` needs beyond the runtime install.
-EXTRA = "pip install -e '.[bench]'"
+#: The optional dependencies `faguan bench` needs beyond the runtime install (with the versions
+#: CI tested, as the README installs everything).
+EXTRA = "pip install -c constraints.txt -e '.[bench]'"
+
+
+class _HelpWithDefaults(argparse.HelpFormatter):
+    """Each option's help ends with its default, unless the help gives it already (in words:
+    "both", "all") or there is none to give (a switch, a value left out)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of `faguan bench` (sizes: issue #16's; the defaults take ~8 min on 2 cores)."""
+    """The flags of `faguan bench` (sizes: issue #16's; the defaults take ~8 min on 2 cores),
+    each shown with its default in `faguan bench --help`."""
+    parser.formatter_class = _HelpWithDefaults
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument(
         "--backends",
@@ -62,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--day-posts", type=int, default=5000, help="day: vote posts in one long day"
     )
+    parser.add_argument(
+        "--night-submissions",
+        type=int,
+        default=5000,
+        help="day: power submissions in one long night (a player's /act again and again)",
+    )
     parser.add_argument("--timers", type=int, default=1000, help="deadlines: games' timers per run")
     parser.add_argument(
         "--spread",
@@ -81,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
     """Every asked-for section; the rows of the table in order."""
-    from bench import day, deadlines, engine_speed, ingest, restart, shards
+    from bench import day, deadlines, engine_speed, ingest, night, restart, shards
     from bench.report import Row
     from bench.stores import DEFAULT_PG_URL, open_bench, pg_reachable
 
@@ -117,6 +137,8 @@ async def run(args: argparse.Namespace, progress: Any = None) -> list[Any]:
             if "day" in only:
                 say(f"{backend}: one long day")
                 rows += await day.measure(bench, posts=args.day_posts)
+                say(f"{backend}: one long night")
+                rows += await night.measure(bench, submissions=args.night_submissions)
     if "shards" in only:
         if "postgresql" not in _names(args.backends):
             why = "shard processes share PostgreSQL, not in --backends"

@@ -32,7 +32,9 @@ GAME_BASE = 80_000
 """The bench's game number for the long day (the short one's is the next)."""
 
 
-async def _written(bench: Bench) -> int:
+async def written_bytes(bench: Bench) -> int:
+    """Bytes written so far: SQLite's by this process and its writer process (`write()`), or
+    PostgreSQL's WAL position."""
     if bench.backend == "postgresql":
         async with bench.db.engine.connect() as conn:
             lsn = (await conn.execute(text("SELECT pg_current_wal_lsn()::text"))).scalar_one()
@@ -53,7 +55,7 @@ def _wchar(pid: str) -> int:
     return 0
 
 
-def _cpu(bench: Bench) -> float:
+def process_cpu(bench: Bench) -> float:
     """CPU seconds so far of this process and of SQLite's writer process."""
     return time.process_time() + writer_cpu(bench)
 
@@ -81,9 +83,9 @@ async def _in_turns(long: _Game, short: _Game, posts: int, ids: Snowflakes) -> t
     spent = [0.0, 0.0]
     for _ in range(posts):
         for n, game in enumerate((long, short)):
-            cpu = _cpu(game.bench)
+            cpu = process_cpu(game.bench)
             await game.post(ids)
-            spent[n] += _cpu(game.bench) - cpu
+            spent[n] += process_cpu(game.bench) - cpu
     return spent[0], spent[1]
 
 
@@ -103,12 +105,16 @@ async def measure(bench: Bench, *, posts: int, window: int = 100) -> list[Row]:
         while done < alone:
             n = min(window, alone - done)
             await bench.repo.flush()
-            written, cpu, wall = await _written(bench), _cpu(bench), time.perf_counter()
+            written, cpu, wall = await written_bytes(bench), process_cpu(bench), time.perf_counter()
             for _ in range(n):
                 await day.post(ids)
             await bench.repo.flush()
             windows.append(
-                (_cpu(bench) - cpu, time.perf_counter() - wall, await _written(bench) - written)
+                (
+                    process_cpu(bench) - cpu,
+                    time.perf_counter() - wall,
+                    await written_bytes(bench) - written,
+                )
             )
             done += n
         last, early = await _in_turns(day, fresh, posts - alone, ids)
@@ -140,7 +146,7 @@ async def measure(bench: Bench, *, posts: int, window: int = 100) -> list[Row]:
             met=cpu_ratio is not None and cpu_ratio <= 1.2,
             note="CPU of the bot's process (its threads too) and SQLite's writer process; the "
             f"long day's windows before, {window} posts each: "
-            f"{_ms_range(windows, window)} ms/post; the lock that ends the day took "
+            f"{ms_range(windows, window)} ms/post; the lock that ends the day took "
             f"{lock_ms:.0f} ms" + ("" if outcome.ok else f" and was refused ({outcome.error})"),
             values={
                 "windows": [{"cpu_s": c, "wall_s": w, "bytes": b} for c, w, b in windows],
@@ -162,7 +168,7 @@ async def measure(bench: Bench, *, posts: int, window: int = 100) -> list[Row]:
     ]
 
 
-def _ms_range(windows: list[tuple[float, float, int]], window: int) -> str:
+def ms_range(windows: list[tuple[float, float, int]], window: int) -> str:
     """The least and most CPU per post of the windows, in ms."""
     if not windows:
         return "none"

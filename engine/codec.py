@@ -78,7 +78,7 @@ def _dumper(cls: type) -> Dump:
         return _fields_dumper(cls)
     if issubclass(cls, Enum):
         return _value if _redefines_value(cls) else _stored_value
-    if issubclass(cls, tuple | list | state.PostLog):
+    if issubclass(cls, tuple | list | state.AppendLog):
         return _listed
     if issubclass(cls, frozenset | set):
         return _sorted
@@ -343,8 +343,9 @@ def _converter(hint: Any, *, intern: bool = True) -> Convert:
         return lambda value: (
             None if value is None else frozenset(map(member, value)) if value else _EMPTY
         )
-    if hint is state.PostLog:  # a window's posts: stored as a list of them
-        return lambda value: None if value is None else state.PostLog(map(_load_dataclass, value))
+    if isinstance(hint, type) and issubclass(hint, state.AppendLog):
+        log = hint  # a window's posts or submissions: stored as a list of them
+        return lambda value: None if value is None else log(map(_load_dataclass, value))
     if isinstance(hint, type):
         if issubclass(hint, Enum):
             enum = hint

@@ -36,7 +36,7 @@ from engine.events import (
 )
 from engine.model import Seat
 from engine.replacing import replacer
-from engine.state import NO_POSTS, POSTS, GameState, PostLog, SeatState
+from engine.state import NO_POSTS, NO_SUBMISSIONS, POSTS, GameState, PostLog, SeatState
 
 if TYPE_CHECKING:  # mypy checks each call's field names and types against the class
     from dataclasses import replace
@@ -45,6 +45,8 @@ else:  # the same copies, made faster (`engine.replacing`)
 
 _with_posts = replacer(GameState, "posts")
 """`replace(state, posts=...)` without looking the copy up: one for every vote post."""
+_with_submissions = replacer(GameState, "submissions")
+"""`replace(state, submissions=...)`, likewise: one for every power submission."""
 
 
 def _apply_changes(state: GameState, changes: Iterable[SeatChange]) -> tuple[SeatState, ...]:
@@ -78,12 +80,13 @@ def evolve(state: GameState, event: Event) -> GameState:
                 window_index=state.window_index + 1,
                 deadline=event.deadline,
                 paused_remaining=None,
-                submissions=(),
+                submissions=NO_SUBMISSIONS,
                 posts=NO_POSTS,
                 choice=None,
             )
         case PowerSubmitted():
-            return replace(state, submissions=(*state.submissions, event.submission))
+            # the night is not copied (`SubmissionLog`): a resubmission costs as the first did
+            return _with_submissions(state, submissions=state.submissions.plus(event.submission))
         case NightResolved() | DayResolved():
             if isinstance(event, NightResolved):
                 counters = {**dict(state.counters), **dict(event.counters)}
@@ -102,7 +105,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 last_acts_open=event.last_acts,
                 window=None,
                 deadline=None,
-                submissions=(),
+                submissions=NO_SUBMISSIONS,
                 posts=NO_POSTS,
                 choice=None,
             )

@@ -89,7 +89,7 @@ def powers_owed(state: GameState) -> dict[Seat, tuple[Power, ...]]:
     if window.kind is not PhaseKind.NIGHT:
         return {}
     rules = rules_for(state)
-    submitted = {(s.seat, s.power) for s in state.submissions}
+    submitted = state.submissions.latest().keys()  # each (seat, power) once, however often
     for seat in state.seats:
         for power in usable_night_powers(state, rules, seat):
             team = rules.team_of(seat)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, overload
+from typing import Any, Self, TypeVar, overload
 
 from engine.model import (
     Camp,
@@ -19,6 +19,8 @@ from engine.model import (
     Team,
     TiePolicy,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -100,32 +102,32 @@ class VotePost:
     void_params: tuple[tuple[str, str], ...] = ()
 
 
-class PostLog(Sequence[VotePost]):
-    """A vote window's posts, in the order seen: an immutable sequence that grows by one post
-    without copying the day (`plus`), so a vote post costs the same at post 5,000 as at post 100
-    (a tuple copied every post ~6 µs at 5,000, and as much again to free the one before).
+class AppendLog(Sequence[T]):
+    """An immutable sequence that grows by one item without copying the ones before (`plus`),
+    so appending costs the same at item 5,000 as at item 100 (a tuple copied on every append
+    ~6 µs at 5,000, and as much again to free the one before).
 
     The states of one window share one list; each holds a view of its first `len` items. Only
     the view that reaches the list's end (the newest state) appends in place; any other (an older
     state, decided again) copies its own items first, so no view ever sees an item change. It is
-    equal to, and hashes as, the tuple of the same posts, and is stored as a list (`codec`).
+    equal to, and hashes as, the tuple of the same items, and is stored as a list (`codec`).
     """
 
     __slots__ = ("_items", "_n")
 
-    _items: list[VotePost]
+    _items: list[T]
     _n: int
 
-    def __init__(self, posts: Iterable[VotePost] = ()) -> None:
-        self._items = list(posts)
+    def __init__(self, items: Iterable[T] = ()) -> None:
+        self._items = list(items)
         self._n = len(self._items)
 
-    def plus(self, post: VotePost) -> PostLog:
-        """These posts and then `post`."""
-        newest = self._n and len(self._items) == self._n  # NO_POSTS never lends its list
+    def plus(self, item: T) -> Self:
+        """These items and then `item`."""
+        newest = self._n and len(self._items) == self._n  # an empty log never lends its list
         items = self._items if newest else self._items[: self._n]
-        items.append(post)
-        grown: PostLog = object.__new__(PostLog)
+        items.append(item)
+        grown = object.__new__(type(self))
         grown._items = items
         grown._n = self._n + 1
         return grown
@@ -134,25 +136,29 @@ class PostLog(Sequence[VotePost]):
         return self._n
 
     @overload
-    def __getitem__(self, index: int) -> VotePost: ...
+    def __getitem__(self, index: int) -> T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> tuple[VotePost, ...]: ...
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
 
-    def __getitem__(self, index: int | slice) -> VotePost | tuple[VotePost, ...]:
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
             return tuple(self._items[: self._n][index])
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:
-            raise IndexError("PostLog index out of range")
+            raise IndexError(f"{type(self).__name__} index out of range")
         return self._items[index]
 
-    def __iter__(self) -> Iterator[VotePost]:
+    def __iter__(self) -> Iterator[T]:
         return islice(self._items, self._n)
 
+    def __reversed__(self) -> Iterator[T]:
+        items = self._items
+        return (items[i] for i in range(self._n - 1, -1, -1))
+
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, PostLog):
+        if isinstance(other, AppendLog):
             if self._n != other._n:
                 return False
             return self._items is other._items or self._items[: self._n] == other._items[: self._n]
@@ -164,14 +170,77 @@ class PostLog(Sequence[VotePost]):
         return hash(tuple(self))
 
     def __repr__(self) -> str:
-        return f"PostLog({tuple(self)!r})"
+        return f"{type(self).__name__}({tuple(self)!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return PostLog, (tuple(self),)
+        return type(self), (tuple(self),)
+
+
+class PostLog(AppendLog[VotePost]):
+    """A vote window's posts, in the order seen (an `AppendLog`: a vote post costs the same at
+    post 5,000 as at post 100)."""
+
+    __slots__ = ()
 
 
 NO_POSTS = PostLog()
 """A window's posts before its first (shared: a view of none never changes)."""
+
+
+SubmissionKey = tuple[Seat, Power]
+"""A seat and one of its powers: a later submission for the same key replaces the one before."""
+
+
+class SubmissionLog(AppendLog[Submission]):
+    """A window's power submissions, in the order made (an `AppendLog`: a player who submits
+    again and again costs the same at submission 5,000 as at submission 100), and where each
+    seat's latest submission per power is (`latest`), without reading the window's submissions:
+    a dict of each key's position, shared with the list and kept by the view that appends in
+    place (the newest state). Any other view reads its own items instead, and a copy made to
+    append (an older state, decided again) makes its own dict. The dict is no part of the
+    value: equality, hash and stored form are the submissions' own."""
+
+    __slots__ = ("_latest",)
+
+    _latest: dict[SubmissionKey, int]
+
+    def __init__(self, submissions: Iterable[Submission] = ()) -> None:
+        super().__init__(submissions)
+        self._latest = _positions(self._items)
+
+    def plus(self, item: Submission) -> Self:
+        """These submissions and then `item`."""
+        n = self._n
+        if n and len(self._items) == n:  # the newest view: its list and dict grow in place
+            items, latest = self._items, self._latest
+        else:  # an older view, or none made yet (the empty log never lends its list)
+            items = self._items[:n]
+            latest = _positions(items)
+        latest[(item.seat, item.power)] = n
+        items.append(item)
+        grown = object.__new__(type(self))
+        grown._items = items
+        grown._n = n + 1
+        grown._latest = latest
+        return grown
+
+    def latest(self) -> dict[SubmissionKey, Submission]:
+        """Each (seat, power) submitted for, in the order first submitted, with its latest
+        submission: as `{(s.seat, s.power): s for s in self}` (a new dict, the caller's), read in
+        as many steps as there are keys for the newest view."""
+        items, n = self._items, self._n
+        if len(items) == n:
+            return {key: items[at] for key, at in self._latest.items()}
+        return {(s.seat, s.power): s for s in islice(items, n)}
+
+
+def _positions(submissions: list[Submission]) -> dict[SubmissionKey, int]:
+    """Each (seat, power)'s latest position in `submissions`, in the order first submitted."""
+    return {(s.seat, s.power): at for at, s in enumerate(submissions)}
+
+
+NO_SUBMISSIONS = SubmissionLog()
+"""A window's submissions before its first (shared: a view of none never changes)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -350,7 +419,7 @@ class GameState:
     deadline: Instant | None = None
     paused_remaining: int | None = None
     """Milliseconds left on the deadline while the game is paused."""
-    submissions: tuple[Submission, ...] = ()
+    submissions: SubmissionLog = NO_SUBMISSIONS
     posts: PostLog = NO_POSTS
     choice: Seat | None = None
     """In a victim's-choice window, the pick made so far."""

@@ -155,9 +155,9 @@ def view_for(state: GameState, seat: Seat | None) -> PlayerView:
     group = {me.seat, *mates}
     subs: dict[tuple[Seat, Power], Seat | None] = {}
     shared = rules.team_powers(team) if team is not None else frozenset()
-    for sub in state.submissions:
-        if sub.seat == me.seat or (sub.seat in group and sub.power in shared):
-            subs[(sub.seat, sub.power)] = sub.target
+    for (who, power), sub in state.submissions.latest().items():  # not every one made
+        if who == me.seat or (who in group and power in shared):
+            subs[(who, power)] = sub.target
     checks = tuple(  # as told: a team's answers go to its members in the game that night
         (entry.number, c.target, c.result)
         for entry in state.history

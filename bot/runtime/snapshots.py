@@ -7,10 +7,11 @@ made it (after an upgrade, each game is replayed once and snapshotted again).
 
 Cadence (``due``): after every input that changes the phase (its events open a window), and within
 a window once the events since the last snapshot are at least ``EVERY`` and at least as many as the
-window's vote posts the state holds. A snapshot's size grows with the day's posts, so this spaces
-them geometrically: the bytes written per post stay the same however long the day (a fixed
-cadence wrote the whole day again every ``EVERY`` posts, ~1 MB at 5,000 posts), and the tail a
-restart replays stays within the day's posts.
+window's vote posts and power submissions the state holds. A snapshot's size grows with them, so
+this spaces them geometrically: the bytes written per post (or per submission: a player may submit
+again and again in one night) stay the same however long the window (a fixed cadence wrote the
+whole day again every ``EVERY`` posts, ~1 MB at 5,000 posts), and the tail a restart replays stays
+within the window's posts and submissions.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ SNAPSHOTS: SnapshotCodec[GameState] = SnapshotCodec(
 def due(state: GameState, events: Sequence[Event], since_snapshot: int) -> bool:
     """Whether to snapshot ``state`` after an input's ``events``: they opened a window, or the
     events since the last snapshot (``since_snapshot``, these included) are at least ``EVERY``
-    and at least the vote posts ``state`` holds."""
-    if since_snapshot >= max(EVERY, len(state.posts)):
+    and at least the vote posts and power submissions ``state`` holds."""
+    if since_snapshot >= max(EVERY, len(state.posts) + len(state.submissions)):
         return True
     return any(isinstance(e, WindowOpened) for e in events)

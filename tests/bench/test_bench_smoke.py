@@ -19,7 +19,8 @@ RULESET_DIRS = sorted(p.name for p in (ROOT / "tests" / "games").iterdir() if p.
 
 TINY = [
     "--backends", "sqlite", "--posts", "12", "--games", "1,2", "--raw-rows", "8",
-    "--restart-games", "3", "--timers", "6", "--day-posts", "30", "--spread", "0.3", "--engine-seconds", "0.05",
+    "--restart-games", "3", "--timers", "6", "--day-posts", "30", "--night-submissions", "30",
+    "--spread", "0.3", "--engine-seconds", "0.05",
 ]  # fmt: skip
 SECTIONS = ("ingest", "deadlines", "restart", "day", "discord", "engine")
 
@@ -38,6 +39,7 @@ def test_bench_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert any("the Python floor" in line for line in table)
     assert any("the bot's rows by C sqlite3" in line for line in table)
     assert any("the engine floor" in line for line in table)
+    assert any("one night of 30 power submissions" in line for line in table)  # in `day`
 
 
 def test_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,7 +92,8 @@ def test_without_the_bench_extra_the_discord_section_names_it_and_the_rest_runs(
     refused = _without_simcord(tmp_path, *TINY)
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr == (
-        "faguan bench: the discord section needs simcord, the faguan[bench] extra: pip install -e '.[bench]' "
+        "faguan bench: the discord section needs simcord, the faguan[bench] extra: "
+        "pip install -c constraints.txt -e '.[bench]' "
         "(or leave it out: --only ingest,restart,deadlines,day,shards,engine)\n"
     )
     ran = _without_simcord(tmp_path, *TINY, "--only", "engine", "--json")

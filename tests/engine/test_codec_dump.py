@@ -12,7 +12,7 @@ from playouts import steps_of
 
 from engine import codec
 from engine.publish import effects_for
-from engine.state import PostLog
+from engine.state import AppendLog
 
 AS_IS = (str, int, float, bool, type(None))
 
@@ -23,7 +23,7 @@ def dump_field_by_field(obj: Any) -> Any:
         return obj
     if isinstance(obj, Enum):
         return obj.value
-    if isinstance(obj, tuple | list | PostLog):
+    if isinstance(obj, tuple | list | AppendLog):
         return list(map(dump_field_by_field, obj))
     if isinstance(obj, frozenset | set):
         return sorted(map(dump_field_by_field, obj))
