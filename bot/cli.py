@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int
         found = _sqlite_unopenable(cause, url) or database_error(cause, url)
         return _fail("faguan run", found, cause, verbose=args.verbose)
     except Exception as exc:
-        failure = discord_error(exc) or database_error(exc, url)
+        failure = discord_error(exc, settings.source) or database_error(exc, url)
         return _fail("faguan run", failure, exc, verbose=args.verbose)
     return Exit.OK
 
@@ -383,7 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
             "status: 2 configuration, 3 token rejected, 4 privileged intents not enabled, "
             "5 Discord unreachable, 6 database unreachable, 7 not a database, 8 database "
             "schema newer than this faguan, 9 another process runs this SQLite file (SQLite is "
-            "for one process). Once running, a process that loses its PostgreSQL shard claim "
+            "for one process), 10 Discord requires sharding or refused the shard settings, 11 "
+            "Discord refused the gateway version or intents this faguan sends (upgrade it). "
+            "Once running, a process that loses its PostgreSQL shard claim "
             "(the database restarted, the connection dropped) stops with status 6."
         ),
     )

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_DATABASE_URL",
     "LANGUAGES",
     "LAYOUT",
+    "NO_FILE",
     "TOKEN_ENV",
     "ConfigError",
     "DailyAt",
@@ -47,6 +48,7 @@ __all__ = [
     "WindowLength",
     "load",
     "parse_deadline_rule",
+    "setting_in",
 ]
 
 TOKEN_ENV: Final = "DISCORD_TOKEN"
@@ -58,6 +60,9 @@ DEFAULT_VOTE_DEADLINE: Final = "22:00"
 DEFAULT_REMINDER: Final = dt.timedelta(hours=2)
 MAX_WINDOW: Final = dt.timedelta(days=30)
 TOKEN_HELP_URL: Final = "https://discord.com/developers/applications"
+NO_FILE: Final = "the environment (no config file)"
+"""The source of settings read without a file (`load(None)`): the defaults, and what the
+environment gives (`DISCORD_TOKEN`). A problem then is the environment's: its heading says so."""
 
 Language = Literal["zh-CN", "en"]
 LANGUAGES: Final[tuple[Language, ...]] = get_args(Language)
@@ -241,7 +246,7 @@ class Settings:
     discord: DiscordSettings
     database: DatabaseSettings
     game: GameDefaults
-    source: str = "defaults"
+    source: str = NO_FILE
     metrics: MetricsSettings = MetricsSettings()
     backup: BackupSettings = BackupSettings()
 
@@ -252,16 +257,20 @@ class Settings:
         raise ConfigError([_no_token(self.source)], source=self.source)
 
 
+def setting_in(source: str) -> str:
+    """Where an operator writes a setting, for settings read from `source`: that file, or the
+    file to make when none was read."""
+    if source in (NO_FILE, "mapping"):
+        return "your config file (copy config.example.toml to config.toml)"
+    return source
+
+
 def _no_token(source: str) -> str:
     """The problem of a configuration read from `source` with no token anywhere."""
-    where = (
-        f"under [discord] in {source}"
-        if source not in ("defaults", "mapping")
-        else "under [discord] in your config file (copy config.example.toml to config.toml)"
-    )
     return (
         f"discord.token: no Discord bot token; allowed: set the {TOKEN_ENV} environment "
-        f'variable (export {TOKEN_ENV}=...) or put token = "..." {where}. '
+        f'variable (export {TOKEN_ENV}=...) or put token = "..." under [discord] in '
+        f"{setting_in(source)}. "
         f"Get a token at {TOKEN_HELP_URL} -> your application -> Bot -> Reset Token, "
         "and enable the Server Members and Message Content intents on that page."
     )
@@ -791,7 +800,7 @@ def load(
     """
     environment: Mapping[str, str] = os.environ if env is None else env
     if source is None:
-        return _read({}, environment, "defaults", running=running)
+        return _read({}, environment, NO_FILE, running=running)
     if isinstance(source, Mapping):
         return _read(source, environment, "mapping", running=running)
     if isinstance(source, (str, os.PathLike)):

@@ -1,9 +1,10 @@
 """What an operator sees when `faguan run` or `faguan db upgrade` cannot go on.
 
 Each failure an operator can fix (Discord or the database unreachable, a rejected token, missing
-intents, a file that is not a database, a schema from a newer faguan) becomes one line — what went
-wrong, what to do — and its own exit status, like configuration mistakes (`bot.config`). Anything
-else is a bug and keeps its traceback. `--verbose` shows the traceback in every case.
+intents, sharding Discord requires, a file that is not a database, a schema from a newer faguan)
+becomes one line — what went wrong, what to do — and its own exit status, like configuration
+mistakes (`bot.config`). Anything else is a bug and keeps its traceback. `--verbose` shows the
+traceback in every case.
 
 Discord unreachable *at start* exits (status 5) instead of retrying: at start an operator or a
 supervisor (systemd's Restart=on-failure, a container's restart policy) is watching, and the
@@ -46,6 +47,8 @@ class Exit(IntEnum):
     NOT_A_DATABASE = 7
     SCHEMA_TOO_NEW = 8
     ALREADY_RUNNING = 9  # another process holds the SQLite file, or this process's shards
+    SHARDS_REFUSED = 10  # Discord requires sharding (4011) or refused the shard settings (4010)
+    OUTDATED = 11  # Discord refused the gateway version or intents this faguan sends (4012, 4013)
 
 
 class OperatorError(Exception):

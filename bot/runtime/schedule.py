@@ -77,3 +77,51 @@ def to_ms(when: dt.datetime) -> int:
 def from_ms(ms: int) -> dt.datetime:
     """Epoch milliseconds as an aware UTC datetime."""
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
+
+
+class SkippedTime(ValueError):
+    """A wall-clock time the clocks skip when they go forward: no moment has it."""
+
+    def __init__(self, start: dt.datetime, end: dt.datetime) -> None:
+        super().__init__(f"the clocks go from {start:%Y-%m-%d %H:%M} to {end:%H:%M}")
+        self.start = start
+        """The first wall-clock time skipped (naive, local)."""
+        self.end = end
+        """What the clocks show at the jump (naive, local): the first time after the gap."""
+
+
+def moment_of(local: dt.datetime, tz: ZoneInfo, *, now: dt.datetime) -> dt.datetime:
+    """The moment (aware UTC) the wall-clock time `local` (naive) names in `tz`, for a one-off
+    deadline (`/mod set-deadline`).
+
+    A time the clocks skip names none: `SkippedTime`, with the gap (the moderator writes another;
+    read with the offset before, as a daily deadline is, 02:30 would silently be 03:30). A time
+    they repeat is the next time the clocks show it: its first occurrence, or its second once
+    the first is not after `now`. That is how a daily deadline reads it too (`next_deadline`),
+    and the format names no occurrence: always the first, the second would be out of reach (a
+    time already past is refused)."""
+    first = local.replace(tzinfo=tz, fold=0)
+    second = local.replace(tzinfo=tz, fold=1)
+    if first.astimezone(dt.UTC).astimezone(tz).replace(tzinfo=None) != local:
+        raise _gap_around(local, tz)
+    if second.utcoffset() != first.utcoffset() and first.astimezone(dt.UTC) <= now:
+        return second.astimezone(dt.UTC)
+    return first.astimezone(dt.UTC)
+
+
+def _gap_around(local: dt.datetime, tz: ZoneInfo) -> SkippedTime:
+    """The gap of skipped wall-clock times `local` is in: bisected, as zoneinfo names no
+    transition (its moment is where the offset changes between the two readings of `local`)."""
+    before = local.replace(tzinfo=tz, fold=0).utcoffset()
+    after = local.replace(tzinfo=tz, fold=1).utcoffset()
+    assert before is not None and after is not None and after > before
+    low = (local - after).replace(tzinfo=dt.UTC)  # still the offset before
+    high = (local - before).replace(tzinfo=dt.UTC)  # already the offset after
+    while high - low > dt.timedelta(seconds=1):
+        middle = low + (high - low) / 2
+        if middle.astimezone(tz).utcoffset() == after:
+            high = middle
+        else:
+            low = middle
+    change = high.replace(microsecond=0, tzinfo=None)
+    return SkippedTime(start=change + before, end=change + after)

@@ -22,7 +22,7 @@ SEASON = "season"
 """Server settings key: the current season's name."""
 DEFAULT_SEASON = "1"
 SEASON_LIMIT = 32
-"""The longest season name: a new one is cut to it, and no longer one is looked up."""
+"""The longest season name: a longer new one is refused, and no longer one is looked up."""
 
 
 async def current_season(repo: Repository, server_id: int) -> str:

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+import aiosqlite
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy.engine import URL, Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import NullPool
 
 from bot.store.db import create_engine, resolve_url
@@ -35,8 +39,50 @@ def alembic_config() -> Config:
     return config
 
 
+WORKER_STOP_SECONDS = 10.0
+"""How long a SQLite connection that could not open waits for aiosqlite's thread to stop."""
+
+
+def _engine(url: str | URL | None) -> AsyncEngine:
+    """An engine for a migration's one connection; on SQLite, one whose failure to open is
+    raised only once aiosqlite's thread has stopped (`_open_sqlite`)."""
+    resolved = resolve_url(url)
+    if resolved.get_driver_name() != "aiosqlite":
+        return create_engine(resolved, poolclass=NullPool)
+    # SQLAlchemy's aiosqlite adapter calls this instead of aiosqlite.connect, with the same
+    # arguments (the URL's), and awaits what it returns
+    opened = {"async_creator_fn": _open_sqlite}
+    return create_engine(resolved, poolclass=NullPool, connect_args=opened)
+
+
+async def _open_sqlite(*args: Any, **kwargs: Any) -> aiosqlite.Connection:
+    """`aiosqlite.connect`, except that a file it cannot open (its folder missing, not a file)
+    is raised only once the connection's thread has stopped.
+
+    aiosqlite raises that failure at once and only queues the stop of its thread, which then
+    posts the stop's result to the event loop. `faguan db upgrade` (and `faguan run`) end right
+    after the failure: when `asyncio.run` had closed the loop before the thread got to post
+    (about one run in ten where it was seen), the thread died printing a traceback
+    ("RuntimeError: Event loop is closed") after the command's one-line message. Waiting here
+    for the thread keeps the loop open until it has posted; the engine's dispose has nothing to
+    do with it (no connection was made, so the pool holds none to close)."""
+    connection = aiosqlite.connect(*args, **kwargs)
+    # aiosqlite 0.22 keeps its thread in `_thread` (SQLAlchemy's own connect reaches for it
+    # there too); before, the connection was the thread
+    thread = connection if isinstance(connection, threading.Thread) else None
+    thread = thread or getattr(connection, "_thread", None)
+    if isinstance(thread, threading.Thread):
+        thread.daemon = True  # as SQLAlchemy makes it: a stuck thread never holds the exit
+    try:
+        return await connection
+    except BaseException:
+        if isinstance(thread, threading.Thread) and thread.is_alive():
+            await asyncio.to_thread(thread.join, WORKER_STOP_SECONDS)
+        raise
+
+
 async def _run(url: str | URL | None, action: Callable[[Config], None]) -> None:
-    engine = create_engine(url, poolclass=NullPool)
+    engine = _engine(url)
 
     def with_connection(connection: Connection) -> None:
         if connection.dialect.name == "postgresql":  # released when the transaction ends
@@ -106,7 +152,7 @@ async def check(url: str | URL | None = None) -> None:
 
 async def current(url: str | URL | None = None) -> str | None:
     """The revision the database is at (None for an empty database)."""
-    engine = create_engine(url, poolclass=NullPool)
+    engine = _engine(url)
     try:
         async with engine.connect() as connection:
             return await connection.run_sync(

@@ -51,7 +51,7 @@ def test_defaults() -> None:
     assert settings.game.live_tally is False
     assert settings.backup.folder is None  # no backups unless a folder is set
     assert (settings.backup.every, settings.backup.keep) == (timedelta(hours=6), 28)
-    assert settings.source == "defaults"
+    assert settings.source == config.NO_FILE == "the environment (no config file)"
 
 
 def test_settings_are_frozen() -> None:

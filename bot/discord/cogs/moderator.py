@@ -28,7 +28,7 @@ from bot.discord.interactions import (
     window_at_arrival,
 )
 from bot.records.render import error_text
-from bot.runtime.schedule import from_ms, to_ms
+from bot.runtime.schedule import SkippedTime, from_ms, moment_of, to_ms
 from engine.commands import (
     Command,
     EndGame,
@@ -155,13 +155,29 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         # them) read as their ASCII forms
         written = unicodedata.normalize("NFKC", time).strip()
         try:
-            local = dt.datetime.strptime(written, "%Y-%m-%d %H:%M").replace(tzinfo=ctx.timezone)
-            from_ms(to_ms(local))  # a deadline the scheduler can hold (not at year 1 or 9999)
+            wall = dt.datetime.strptime(written, "%Y-%m-%d %H:%M")
+            # a time the clocks skip is refused; one they repeat is the next time they show it
+            moment = moment_of(wall, ctx.timezone, now=from_ms(now))
+            from_ms(to_ms(moment))  # a deadline the scheduler can hold (not at year 1 or 9999)
+        except SkippedTime as skipped:
+            start, end = skipped.start, skipped.end
+            shown_end = f"{end:%H:%M}" if end.date() == start.date() else f"{end:%Y-%m-%d %H:%M}"
+            gap = {"date": f"{start:%Y-%m-%d}", "start": f"{start:%H:%M}", "end": shown_end}
+            answer = text(
+                self.judge,
+                interaction,
+                "notice.skipped_time",
+                value=written,
+                zone=ctx.timezone.key,
+                **gap,
+            )
+            await respond(interaction, answer)
+            return
         except (ValueError, OverflowError):
             await respond(interaction, text(self.judge, interaction, "notice.bad_time", value=time))
             return
         command = SetDeadline(
-            deadline=Instant(to_ms(local)), by=by, at=now, window=window, seen=seen
+            deadline=Instant(to_ms(moment)), by=by, at=now, window=window, seen=seen
         )
         await answer_command(self.judge, interaction, gid, command)
 
@@ -348,7 +364,17 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         assert interaction.guild is not None
         repo = self.judge.runtime.service.repo
         old = await current_season(repo, interaction.guild.id)
-        new = (next_season_name(old) if name is None else name.strip())[:SEASON_LIMIT]
+        new = next_season_name(old) if name is None else name.strip()
+        if len(new) > SEASON_LIMIT:  # refused, not cut: a name cut short is not the one given
+            answer = text(
+                self.judge,
+                interaction,
+                "standings.season_name_too_long",
+                max=SEASON_LIMIT,
+                length=len(new),
+            )
+            await respond(interaction, answer)
+            return
         if not new or new == old:  # a blank name would be read back as season "1"
             await respond(
                 interaction, text(self.judge, interaction, "standings.bad_season_name", season=old)
