@@ -7,6 +7,7 @@ message id makes it idempotent, so reading a post twice records it once.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -139,6 +140,26 @@ class KnownMaps:
         self._games.pop(game_id, None)
 
 
+class _Reading:
+    """A hold on a post being read (`VotePosts.reading`): released, it wakes the post's edits."""
+
+    __slots__ = ("_holds", "_owner", "_post")
+
+    def __init__(self, holds: dict[int, asyncio.Future[None] | None], post_id: int) -> None:
+        self._holds, self._post, self._owner = holds, post_id, False
+
+    def __enter__(self) -> None:
+        if self._post not in self._holds:
+            self._holds[self._post] = None
+            self._owner = True
+
+    def __exit__(self, *_: object) -> None:
+        if self._owner:
+            done = self._holds.pop(self._post)
+            if done is not None and not done.done():
+                done.set_result(None)
+
+
 class VotePosts:
     """Turns vote-channel posts into votes: one at a time as they arrive, or a channel's history."""
 
@@ -147,9 +168,33 @@ class VotePosts:
         self.contexts = contexts
         self.port = port
         self.maps = KnownMaps()
+        self._reading: dict[int, asyncio.Future[None] | None] = {}
+        """Posts being read (`reading`), each with the future its edits wait on, once one does."""
+
+    def reading(self, post_id: int) -> _Reading:
+        """Held while a post is read and recorded (`ingest`; the shell holds it from the post's
+        arrival, before its own awaits): an edit of the post waits for it (`read_done`), so an
+        edit handled meanwhile never records the edited text first and has the original
+        dropped as its duplicate. Nested holds of one post are one."""
+        return _Reading(self._reading, post_id)
+
+    async def read_done(self, post_id: int) -> None:
+        """Once no reading of the post is under way (at once if none is)."""
+        if post_id not in self._reading:
+            return
+        done = self._reading[post_id]
+        if done is None:
+            done = self._reading[post_id] = asyncio.get_running_loop().create_future()
+        await asyncio.shield(done)  # a waiter cancelled leaves the others waiting
 
     async def ingest(self, game_id: int, post: ChannelPost) -> Outcome | None:
         """Record a post in the vote channel as a vote (None: the game is over, or it is chat)."""
+        if post.edited:  # an edit: its handler waited for the post's own reading first
+            return await self._ingest(game_id, post)
+        with self.reading(post.id):
+            return await self._ingest(game_id, post)
+
+    async def _ingest(self, game_id: int, post: ChannelPost) -> Outcome | None:
         state = self.service.active_state(game_id)
         if state is None:
             if not await self.service.is_active(game_id):
@@ -182,14 +227,29 @@ class VotePosts:
             return None
         return await self.ingest(game_id, post)
 
-    async def read(self, game_id: int, text: str) -> ParsedPost:
-        """What `text` means as a vote post of this game now (its names and mentions)."""
+    async def _maps_now(self, game_id: int) -> SeatMaps:
+        """The game's names and mentions as they are now (`KnownMaps`)."""
         state = await self.service.state(game_id)
         seat_names = self.contexts.known_seat_names(game_id, state)
         if seat_names is None:
             seat_names = await self.contexts.seat_names(game_id, state)
-        names, mentions = self.maps.get(game_id, state, seat_names)
+        return self.maps.get(game_id, state, seat_names)
+
+    async def read(self, game_id: int, text: str) -> ParsedPost:
+        """What `text` means as a vote post of this game now (its names and mentions)."""
+        names, mentions = await self._maps_now(game_id)
         return parse_vote_post(text, names=names, mentions=mentions)
+
+    async def typed_target(self, game_id: int, typed: str) -> ParsedPost:
+        """What a target typed by hand (`/vote target:`) names: a player's name exactly as it is
+        written (an option shows no Markdown: 「小明~~大~~」 is that name, not 「小明」), else
+        what the post 「投 {typed}」 would (「5号」, 「五号」, 「弃票」, a name as a post names
+        one)."""
+        names, mentions = await self._maps_now(game_id)
+        seat = names.get(typed.strip())
+        if seat is not None:
+            return VoteFor(seat=seat)
+        return parse_vote_post(f"投 {typed}", names=names, mentions=mentions)
 
     async def reads_as_vote(self, game_id: int, text: str, author: int | None = None) -> bool:
         """Whether `text` reads as a vote post (or an attempt at one) of this game, and a vote

@@ -6,6 +6,7 @@ catch-up, moderators, substitutes, and what the judge answers."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -198,6 +199,34 @@ async def test_a_pin_or_link_preview_of_a_vote_post_is_no_edit(table: Table) -> 
     await t.player(a).edit(vote, f"投 {c}")  # a real edit: answered, changes nothing
     await t.env.settle()
     assert replies_to(t.channel, vote) == [render("zh-CN", "vote.edited", {})]
+    assert votes(await state_of(t, d)) == [(a, b, None)]
+
+
+async def test_a_pin_of_a_post_edited_before_is_no_edit_even_after_a_restart(table: Table) -> None:
+    """Discord's update for a pin carries the post's last edit time, if it was ever edited: that
+    is no new edit. The judge compares it with the post it has cached, or, with none cached (after
+    a restart), with the time now: it answered 「编辑投票帖无效」 again, as if edited anew."""
+    t = table
+    d, roles = await day_one(t)
+    a, b, c = by_role(roles, "civilian")[:3]
+    vote = await d.post_vote(a, f"投 {b}", b)
+    await t.player(a).edit(vote, f"投 {c}")  # an edit: answered once, changes nothing
+    await t.env.settle()
+    answered = [render("zh-CN", "vote.edited", {})]
+    assert replies_to(t.channel, vote) == answered
+    cog = t.bot.get_cog("PlayCog")
+    stored = t.env.backend.get_message(vote.channel.id, vote.id)
+    pin = dict(serializers.message_payload(t.env.backend, stored), pinned=True)
+    assert pin["edited_timestamp"]  # Discord's pin update: the old edit time
+    cog._edited.clear()  # type: ignore[union-attr]  # what the judge answered: forgotten
+    t.env.backend.emit("MESSAGE_UPDATE", pin)  # the post cached as edited then
+    await t.env.settle()
+    assert replies_to(t.channel, vote) == answered
+    await t.env.advance_time(600)
+    t.bot._connection._messages.clear()  # type: ignore[union-attr]  # nothing cached, as after a restart
+    t.env.backend.emit("MESSAGE_UPDATE", pin)
+    await t.env.settle()
+    assert replies_to(t.channel, vote) == answered
     assert votes(await state_of(t, d)) == [(a, b, None)]
 
 
@@ -499,3 +528,60 @@ async def test_an_unreadable_target_is_quoted_as_text(table: Table) -> None:
     typed = await t.player(a).slash(t.channel, "vote", target="**谁**")
     assert typed.ephemeral and typed.response is not None
     assert typed.response.content == render("en", "vote.unknown_target", {"raw": "\\*\\*谁\\*\\*"})
+
+
+async def test_an_edit_handled_while_its_post_is_being_read_waits_for_it(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vote post is still being recorded (its game busy, the database slow) when its author
+    fixes a typo in it: the edit waits for the post's own reading, so the vote counts as first
+    posted and the edit is answered as an edit of a vote. (It recorded the edited text first, as
+    a post edited before the judge read it, and the original was then dropped as its duplicate:
+    the vote was void.)"""
+    t = table
+    d, roles = await day_one(t)
+    a, b = by_role(roles, "civilian")[:2]
+    service = t.bot.runtime.service
+    submit = service.submit
+    recorded = asyncio.Event()
+    held: list[int] = []
+
+    async def slow_first(game_id: int, command: Any, **kwargs: Any) -> Any:
+        if not held and not getattr(command, "edited_unseen", True):
+            held.append(kwargs["message_id"])
+            await t.env.external_wait(recorded.wait(), reason="the database is slow")
+        return await submit(game_id, command, **kwargs)
+
+    monkeypatch.setattr(service, "submit", slow_first)
+    votes_in = t.bot.runtime.votes
+    read_done = getattr(votes_in, "read_done", None)
+
+    async def told_to_simcord(post_id: int) -> None:  # the edit's wait is on the held post
+        assert read_done is not None
+        await t.env.external_wait(read_done(post_id), reason="the post's reading, held above")
+
+    monkeypatch.setattr(votes_in, "read_done", told_to_simcord, raising=False)
+    made = await t.player(a).send(t.channel, f"投 {b}")
+    await t.player(a).edit(made, f"投 {b}号 理由：划水")  # a typo fixed, the same vote
+    recorded.set()
+    await t.env.settle()
+    assert held == [made.id]
+    assert votes(await state_of(t, d)) == [(a, b, None)]
+    assert replies_to(t.channel, made) == [render("zh-CN", "vote.edited", {})]
+
+
+async def test_vote_command_typed_by_hand_takes_a_name_as_written(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slash command's option shows no Markdown: a target typed by hand that is a player's
+    name exactly is that player, though a post would read its `~~…~~` as struck through (it
+    voted for 「小明」 when 「小明~~大~~」 was typed)."""
+    t = table
+    d, roles = await day_one(t)
+    a = by_role(roles, "civilian")[0]
+    named = {n: f"p{n}" for n in range(1, 9)} | {3: "小明", 4: "小明~~大~~"}
+    contexts = t.bot.runtime.contexts
+    monkeypatch.setattr(contexts, "known_seat_names", lambda game_id, state: named)
+    answer = await t.player(a).slash(t.channel, "vote", target="小明~~大~~")
+    assert answer.response is not None
+    assert [(v, target) for v, target, why in votes(await state_of(t, d))] == [(a, 4)]

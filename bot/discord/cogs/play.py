@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ from bot.records.render import (
 from bot.runtime.game_options import clipped
 from bot.runtime.hosting import is_forum, vote_channel_for
 from bot.runtime.port import ChannelPost
-from bot.runtime.schedule import to_ms
+from bot.runtime.schedule import from_ms, to_ms
 from bot.runtime.vote_posts import VOTES_WINDOW
 from engine.commands import ChooseTied, GiveLastWords, PostVote, SubmitPower
 from engine.effects import seats_text
@@ -141,18 +142,23 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await self._in_thread(message, author)
             return
         if self.judge.runtime.routes.is_vote_channel(game_id, message.channel.id):
-            # the overwrites keep who may not post out of it, unless Discord refused them
-            if game_id in self.judge.refused_permissions:
-                found = await self._kept_silent(game_id, message.channel.id, author)
-                if found is not None and await self._took_down_post(game_id, message, found):
-                    return
-            await self.judge.runtime.votes.ingest(game_id, post_of(message))
-            if not message.content and await self._forwarded_vote(game_id, message):
-                await self._reply_forwarded(game_id, message)
+            with self.judge.runtime.votes.reading(message.id):  # its edits wait: held at once
+                await self._vote_post(game_id, message, author)
         elif (found := await self._kept_silent(game_id, message.channel.id, author)) is not None:
             await self._took_down_post(game_id, message, found)  # gone or not: no hint
         elif await self.judge.runtime.hints.due(game_id, post_of(message)):
             await self._hint(game_id, message)
+
+    async def _vote_post(self, game_id: int, message: discord.Message, author: str) -> None:
+        """A post in the game's vote channel: recorded as a vote, or chat."""
+        # the overwrites keep who may not post out of it, unless Discord refused them
+        if game_id in self.judge.refused_permissions:
+            found = await self._kept_silent(game_id, message.channel.id, author)
+            if found is not None and await self._took_down_post(game_id, message, found):
+                return
+        await self.judge.runtime.votes.ingest(game_id, post_of(message))
+        if not message.content and await self._forwarded_vote(game_id, message):
+            await self._reply_forwarded(game_id, message)
 
     async def _in_thread(self, message: discord.Message, author: str) -> None:
         """A post in a public thread of a game's channel: in one of the discussion, taken down
@@ -262,8 +268,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
             return
         if await self._took_down_edit(game_id, payload, payload.channel_id):
             return
-        if not _persons_edit(payload.data) or payload.message_id in self._edited:
+        now = from_ms(self.judge.runtime.now_ms())
+        if not _persons_edit(payload, now) or payload.message_id in self._edited:
             return  # no edit of a person's text (a pin, a link preview), or answered already
+        await self.judge.runtime.votes.read_done(payload.message_id)  # the post's own first
         state = await self.judge.runtime.service.state(game_id)
         if not any(p.post_id == str(payload.message_id) for p in state.posts):
             post = _edited_post(payload)
@@ -469,7 +477,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
             if target.isdecimal():  # isdigit() also takes "²", which int() refuses
                 voted = Seat(int(target))
             else:  # typed by hand: read as a vote post's target is (「5号」, 「弃票」, a name)
-                read = await self.judge.runtime.votes.read(game_id, f"投 {target}")
+                read = await self.judge.runtime.votes.typed_target(game_id, target)
                 if isinstance(read, VoteFor):
                     voted = Seat(read.seat)
                 elif isinstance(read, Abstain):
@@ -733,18 +741,31 @@ class PlayCog(commands.Cog, name="PlayCog"):
         await answer_command(self.judge, interaction, gid, command)
 
 
-def _persons_edit(data: Mapping[str, Any]) -> bool:
-    """Whether a message update is its author's edit of a person's post: its text given, an
+FRESH_EDIT = dt.timedelta(minutes=5)
+"""An update of a post not in the client's cache is its author's edit only if its edit time is
+this recent: a pin or a preview of a post edited long ago carries that old edit time."""
+
+
+def _persons_edit(payload: discord.RawMessageUpdateEvent, now: dt.datetime) -> bool:
+    """Whether a message update is its author's edit of a person's post: its text given, a new
     edit time (Discord also sends updates for a pin, a link preview or embeds suppressed, with
-    no edit), no bot's, webhook's or system message."""
+    the post's last edit time, if any: the cached post's, or long before `now` when the post is
+    not cached, as after a restart), no bot's, webhook's or system message."""
+    data = payload.data
     author = data.get("author") or {}
-    return (
+    if not (
         "content" in data
-        and bool(data.get("edited_timestamp"))
+        and data.get("edited_timestamp")
         and not author.get("bot")
         and not data.get("webhook_id")
         and data.get("type", 0) in (0, 19)  # a post, or a reply
-    )
+    ):
+        return False
+    edited = discord.utils.parse_time(str(data["edited_timestamp"]))
+    before = payload.cached_message
+    if before is not None:
+        return before.edited_at != edited or before.content != data["content"]
+    return now - edited <= FRESH_EDIT
 
 
 def _edited_post(payload: discord.RawMessageUpdateEvent) -> ChannelPost | None:
@@ -839,10 +860,7 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
     for who, power, target in submissions:
         shown = ctx.seat(target) if target is not None else passed
         if target is None and power in rules_for(state).untargeted_powers:
-            used = next(
-                (s for s in reversed(state.submissions) if (s.seat, s.power) == (who, power)),
-                None,
-            )
+            used = state.submissions.latest().get((who, power))
             shown = ctx.t("power.use") if used is not None and used.untargeted else passed
         lines.append(
             ctx.t(
