@@ -130,14 +130,18 @@ def _rulesets(args: argparse.Namespace) -> int:
 
 def _settings(path: str, explicit: bool, *, running: bool = False) -> Settings:
     """The configuration: the file if there is one (it must exist when named), else defaults.
-    `running`: with what only `faguan run` needs (`bot.config.load`)."""
+    `running`: with what only `faguan run` needs (`bot.config.load`), the token among it. The
+    other commands (`faguan db ...`) never use the token: the environment's (DISCORD_TOKEN, which
+    a unit's EnvironmentFile gives them as it gives `faguan run`) is not read for them, so a
+    malformed one is `faguan run`'s to refuse, not theirs. The file is checked whole either way."""
+    env = None if running else {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
     if Path(path).exists():
-        return load(path, running=running)
+        return load(path, env=env, running=running)
     if explicit:
         raise ConfigError(
             [f"{path}: no such file; copy config.example.toml to {path}"], source=path
         )
-    return load(None, running=running)
+    return load(None, env=env, running=running)
 
 
 def _run(args: argparse.Namespace, connect: Connect = connect_to_discord) -> int:

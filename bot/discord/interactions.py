@@ -283,6 +283,7 @@ class JudgeTree(discord.app_commands.CommandTree):
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
         note_arrival(interaction)  # before the first await: nothing can have moved yet
+        await read_on_arrival(interaction)  # a game not in memory: read now, before any check
         return True
 
 
@@ -292,7 +293,9 @@ def note_arrival(interaction: discord.Interaction[Any]) -> None:
     between — and in `interaction.extras["states"]` the whole state then. A clock command is bound
     to that window (`window_at_arrival`), not to whatever window is open after the awaits of the
     command's own checks; a moderator's command names what it saw (`state_at_arrival`: the seat's
-    holder, the deadline), so a second moderator's at the same moment does not act twice."""
+    holder, the deadline), so a second moderator's at the same moment does not act twice. A game
+    not in memory (after a restart or a reload, or another process's game) is listed in
+    `interaction.extras["unread"]`, for `read_on_arrival` to read at the first await."""
     try:
         runtime = judge_of(interaction.client).runtime
     except TypeError:
@@ -307,13 +310,47 @@ def note_arrival(interaction: discord.Interaction[Any]) -> None:
         games.add(named)
     windows: dict[int, int | None] = {}
     states: dict[int, GameState] = {}
-    for game_id in games:
+    unread: list[int] = []
+    for game_id in sorted(games):
         state = runtime.service.cached_state(game_id)
         if state is not None:
-            windows[game_id] = state.window_index if state.window is not None else None
+            windows[game_id] = open_window(state)
             states[game_id] = state
+        else:
+            unread.append(game_id)
     interaction.extras["windows"] = windows
     interaction.extras["states"] = states
+    interaction.extras["unread"] = unread
+
+
+async def read_on_arrival(interaction: discord.Interaction[Any]) -> None:
+    """Read, once and at once — before the awaits of the command's own checks, in which another
+    command may change the game — the state of each game `note_arrival` found not in memory, and
+    record it (and the window open in it) as that game's state at arrival. A game that cannot be
+    read now (none by that id, the database away) is left to the command, which says why; its
+    state at arrival is then the first read of it (`state_at_arrival`), and never a second."""
+    unread = interaction.extras.pop("unread", ())
+    if not unread:
+        return
+    runtime = judge_of(interaction.client).runtime
+    for game_id in unread:
+        try:
+            state = await runtime.service.state(game_id)
+        except Exception as exc:  # the command reads it again, and answers its failure
+            log.debug("game %s: not read on arrival (%s)", game_id, type(exc).__name__)
+            continue
+        _arrived(interaction, game_id, state)
+
+
+def _arrived(interaction: discord.Interaction[Any], game_id: int, state: GameState) -> None:
+    """Record `state` as the game's state when the interaction arrived (a first one stays)."""
+    interaction.extras.setdefault("states", {}).setdefault(game_id, state)
+    interaction.extras.setdefault("windows", {}).setdefault(game_id, open_window(state))
+
+
+def open_window(state: GameState) -> int | None:
+    """The index of the window open in `state` (None: none is open)."""
+    return state.window_index if state.window is not None else None
 
 
 def _option(data: Any, name: str) -> Any:
@@ -332,21 +369,24 @@ def _option(data: Any, name: str) -> Any:
 async def window_at_arrival(
     judge: Judge, interaction: discord.Interaction[Any], game_id: int
 ) -> int | None:
-    """The window the game had open when the interaction arrived (see `note_arrival`); for a game
-    not in memory then, the one open now."""
+    """The window the game had open when the interaction arrived (see `note_arrival`): the one
+    open in `state_at_arrival`, so the window and the deadline seen always come from one state."""
     windows = interaction.extras.get("windows", {})
     if game_id in windows:
         return windows[game_id]  # type: ignore[no-any-return]
-    state = await judge.runtime.service.state(game_id)
-    return state.window_index if state.window is not None else None
+    return open_window(await state_at_arrival(judge, interaction, game_id))
 
 
 async def state_at_arrival(
     judge: Judge, interaction: discord.Interaction[Any], game_id: int
 ) -> GameState:
-    """The game's state when the interaction arrived (see `note_arrival`); for a game not in
-    memory then, the state now."""
+    """The game's state when the interaction arrived (see `note_arrival`, `read_on_arrival`). A
+    game read neither then nor on arrival (not named by the interaction's channel or options) is
+    read now, once: the first read is kept on the interaction, and every later reader of it (the
+    window, the deadline seen, a seat's holder) has that same state."""
     states = interaction.extras.get("states", {})
     if game_id in states:
         return states[game_id]  # type: ignore[no-any-return]
-    return await judge.runtime.service.state(game_id)
+    state = await judge.runtime.service.state(game_id)
+    _arrived(interaction, game_id, state)
+    return interaction.extras["states"][game_id]  # type: ignore[no-any-return]

@@ -42,7 +42,10 @@ DEFAULT_URL = "sqlite+aiosqlite:///./faguan.db"
 """The default database: a file beside the working directory."""
 
 URL_ENV = "FAGUAN_DATABASE_URL"
-"""Environment variable naming the database when nothing else does (Alembic command line too)."""
+"""Environment variable naming the database for a caller that gives no URL (``resolve_url(None)``):
+Alembic's own command line (alembic.ini, migrations/env.py). The faguan commands never rely on
+it: they always give a URL (``--database-url``, else ``database.url`` of the config file, whose
+default is ./faguan.db), as README.md and docs/deploy.md say."""
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
@@ -91,7 +94,8 @@ def normalize_url(url: str | URL) -> URL:
 
 
 def resolve_url(url: str | URL | None = None) -> URL:
-    """The URL to use: the one given, else ``$FAGUAN_DATABASE_URL``, else ./faguan.db."""
+    """The URL to use: the one given, else ``$FAGUAN_DATABASE_URL``, else ./faguan.db (the
+    faguan commands always give one: see ``URL_ENV``)."""
     return normalize_url(url if url is not None else os.environ.get(URL_ENV) or DEFAULT_URL)
 
 

@@ -171,9 +171,11 @@ def main_db_upgrade(
     """``faguan db upgrade [--database-url URL]``: the CLI entry; returns the exit status.
 
     Without ``--database-url``: ``default_url`` (the configured database; a callable is called
-    only then, so a URL on the command line needs no config file), else
-    ``$FAGUAN_DATABASE_URL``, else ./faguan.db. ``check_url`` may refuse the resolved URL (by
-    raising) before anything connects.
+    only then, so a URL on the command line needs no config file). ``faguan db upgrade`` always
+    gives it: ``database.url`` of the config file, whose default is ./faguan.db, so
+    ``$FAGUAN_DATABASE_URL`` is never read there (it is Alembic's own command line's,
+    alembic.ini); only a caller giving no ``default_url`` falls back to it (``resolve_url``).
+    ``check_url`` may refuse the resolved URL (by raising) before anything connects.
     """
     parser = argparse.ArgumentParser(
         prog="faguan db upgrade", description="Bring the database schema up to date."

@@ -20,6 +20,7 @@ from bot.discord.interactions import (
     is_moderator,
     locale_of,
     moderates,
+    open_window,
     public_locale,
     respond,
     say,
@@ -114,8 +115,8 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         and the deadline in force, when the command arrived: a second moderator's at the same
         moment is told that it was moved meanwhile, instead of moving it twice."""
         gid = game_here(self.judge, interaction)
-        window = await window_at_arrival(self.judge, interaction, gid)
-        seen = (await state_at_arrival(self.judge, interaction, gid)).deadline
+        arrived = await state_at_arrival(self.judge, interaction, gid)  # one state: never two
+        window, seen = open_window(arrived), arrived.deadline
         await answer_command(self.judge, interaction, gid, build(window, seen))
 
     @mod.command(name="extend", description=_("Extend the current deadline"))
@@ -148,8 +149,8 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
         by, now = str(interaction.user.id), self.judge.runtime.now_ms()
         gid = game_here(self.judge, interaction)
-        window = await window_at_arrival(self.judge, interaction, gid)
-        seen = (await state_at_arrival(self.judge, interaction, gid)).deadline
+        arrived = await state_at_arrival(self.judge, interaction, gid)  # one state: never two
+        window, seen = open_window(arrived), arrived.deadline
         ctx = await self.judge.runtime.contexts.context(gid)
         # full-width digits and colon (２０２６-１２-０２ ２２：００, as a Chinese keyboard types
         # them) read as their ASCII forms

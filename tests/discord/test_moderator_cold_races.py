@@ -1,0 +1,146 @@
+"""Two /mod commands at the same moment on a game not in memory (after a restart, a reload, or
+another process's game): each names what the game was as it arrived, read once — before the
+awaits of the command's own checks — so the second is told, and does not act again.
+
+Before, such a game's state was read after those checks, and for a clock command twice (the
+window, then the deadline seen): a command held in its checks while another acted saw the game
+as the other had left it, and acted a second time."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+import pytest_asyncio
+from envclock import EnvClock
+from gamebot import Driver, Table, by_role, running_table
+from simcord import MemberActor
+
+import bot.discord.cogs.moderator as moderator_cog
+from bot.records.i18n import render
+from bot.records.render import error_text
+from engine.model import Seat
+from engine.state import OverrideRecord
+
+SEED = "cold-races-seed"
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path) -> AsyncIterator[Table]:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
+        yield t
+
+
+def en(key: str, **params: object) -> str:
+    return render("en", key, params)
+
+
+def private(result: Any) -> str:
+    """The private answer to an interaction, whether sent at once or after a deferral."""
+    texts = [m.content for m in result.followups if m.ephemeral]
+    if result.response is not None:
+        texts.insert(0, result.response.content)
+    assert texts, "no answer"
+    return str(texts[0])
+
+
+def overrides(state: Any, command: str) -> list[OverrideRecord]:
+    return [r for r in state.history if isinstance(r, OverrideRecord) and r.command == command]
+
+
+def cold(t: Table, d: Driver) -> None:
+    """The game's state no longer in memory, as after a restart."""
+    t.bot.runtime.service._loaded.pop(d.game_id)
+    assert t.bot.runtime.service.cached_state(d.game_id) is None
+
+
+def first_acts_while_second_checks(
+    t: Table, monkeypatch: pytest.MonkeyPatch, first: MemberActor, second: MemberActor
+) -> None:
+    """Both commands arrive together; the second's own checks (the moderators' check, with its
+    database reads) last until the first has acted: the first's input is held until the second
+    is in its checks, and the second's checks end once the first's input is recorded."""
+    service = t.bot.runtime.service
+    submit = service.submit
+    checking, acted = asyncio.Event(), asyncio.Event()
+
+    async def held_submit(game_id: int, command: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(command, "by", None) != str(first.id):
+            return await submit(game_id, command, *args, **kwargs)
+        await asyncio.wait_for(checking.wait(), timeout=30)
+        try:
+            return await submit(game_id, command, *args, **kwargs)
+        finally:
+            acted.set()
+
+    original = moderator_cog.moderates
+
+    async def slow_check(judge: Any, interaction: discord.Interaction[Any], gid: Any) -> bool:
+        if interaction.user.id == second.id:
+            checking.set()
+            await asyncio.wait_for(acted.wait(), timeout=30)
+        return await original(judge, interaction, gid)
+
+    monkeypatch.setattr(service, "submit", held_submit)
+    monkeypatch.setattr(moderator_cog, "moderates", slow_check)
+
+
+async def at_once(*calls: tuple[MemberActor, str, dict[str, Any]], t: Table) -> list[Any]:
+    """Slash commands sent together (simcord's guarded verb refuses overlapping ones)."""
+    slash = inspect.unwrap(MemberActor.slash)
+    results = await asyncio.gather(*(slash(who, t.channel, name, **o) for who, name, o in calls))
+    await t.env.settle()
+    return list(results)
+
+
+async def test_two_extends_at_once_on_a_cold_game_move_the_deadline_once(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = table
+    d = Driver(t, "v2")
+    await d.start()
+    before = (await t.bot.runtime.service.state(d.game_id)).deadline
+    assert before is not None
+    second = t.guild.add_member(t.env.create_user("管理乙"), roles=[t.mod_role])
+    await t.env.settle()
+    cold(t, d)
+    first_acts_while_second_checks(t, monkeypatch, t.moderator, second)
+    did, told = await at_once(
+        (t.moderator, "mod extend", {"minutes": 30}), (second, "mod extend", {"minutes": 30}), t=t
+    )
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.deadline == before + 30 * 60_000
+    assert len(overrides(state, "extend")) == 1
+    ctx = await t.bot.runtime.contexts.context(d.game_id, locale="en")
+    assert private(did) == en("notice.accepted")
+    assert private(told) == error_text(ctx, "mod.deadline_moved", {"deadline": state.deadline})
+
+
+async def test_two_replacements_of_one_seat_at_once_on_a_cold_game_replace_it_once(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = table
+    d = Driver(t, "v2")
+    roles = await d.start()
+    idle = by_role(roles, "civilian")[0]
+    second = t.guild.add_member(t.env.create_user("管理乙"), roles=[t.mod_role])
+    other = t.guild.add_member(t.env.create_user("路人乙"))
+    await t.env.settle()
+    cold(t, d)
+    first_acts_while_second_checks(t, monkeypatch, t.moderator, second)
+    did, told = await at_once(
+        (t.moderator, "mod replace", {"seat": idle, "member": t.outside}),
+        (second, "mod replace", {"seat": idle, "member": other}),
+        t=t,
+    )
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert len(overrides(state, "replace")) == 1
+    assert state.seat(Seat(idle)).player == str(t.outside.id)
+    assert private(did) == en("notice.accepted")
+    assert private(told) == en("mod.seat_changed", seat=idle)
+    assert t.dms(other) == []  # never sent the seat's role
