@@ -304,7 +304,8 @@ def note_arrival(interaction: discord.Interaction[Any]) -> None:
         return
     routes = runtime.routes.channel_games
     parent = getattr(interaction.channel, "parent_id", None)
-    games = {routes[c] for c in (interaction.channel_id, parent) if c in routes}
+    here = {routes[c] for c in (interaction.channel_id, parent) if c in routes}
+    games = set(here)
     named = _option(interaction.data, "game_id")
     if isinstance(named, int):
         games.add(named)
@@ -316,7 +317,9 @@ def note_arrival(interaction: discord.Interaction[Any]) -> None:
         if state is not None:
             windows[game_id] = open_window(state)
             states[game_id] = state
-        else:
+        elif game_id in here and interaction.type is not discord.InteractionType.autocomplete:
+            # only the game of the channel it is used in (a moderator's command acts on that
+            # one): a game id typed in an option is anyone's to type, and is checked first
             unread.append(game_id)
     interaction.extras["windows"] = windows
     interaction.extras["states"] = states

@@ -47,11 +47,11 @@ def discord_error(exc: BaseException, source: str = NO_FILE) -> OperatorError | 
     if code == SHARDING_REQUIRED:
         return OperatorError(
             Exit.SHARDS_REFUSED,
-            "Discord requires sharding: the bot is in too many servers for one connection "
-            f"(2,500 or more; close code 4011). Set shard_count under [discord] in "
-            f"{setting_in(source)} to at least its number of servers divided by 2,500, rounded "
-            "up (one process runs them all; several processes need PostgreSQL: "
-            "docs/deploy.md), and run again.",
+            "Discord requires more shards: a shard may hold at most 2,500 servers, and this "
+            f"bot's shards hold more (close code 4011). Set shard_count under [discord] in "
+            f"{setting_in(source)} to about its number of servers divided by 1,000, rounded "
+            "up, so each shard has room to grow (one process runs them all; several processes "
+            "need PostgreSQL: docs/deploy.md), and run again.",
         )
     if code == INVALID_SHARD:
         shard = getattr(exc, "shard_id", None)

@@ -122,7 +122,7 @@ def closing_with(code: int) -> str:
 @pytest.mark.parametrize(
     ("code", "status", "said"),
     [
-        (4011, Exit.SHARDS_REFUSED, "Discord requires sharding"),
+        (4011, Exit.SHARDS_REFUSED, "Discord requires more shards"),
         (4010, Exit.SHARDS_REFUSED, "Discord refused a shard of this process as invalid"),
         (4012, Exit.OUTDATED, "Discord refused the gateway API version this faguan sends"),
         (4013, Exit.OUTDATED, "Discord refused the intents value this faguan sends"),

@@ -144,3 +144,30 @@ async def test_two_replacements_of_one_seat_at_once_on_a_cold_game_replace_it_on
     assert private(did) == en("notice.accepted")
     assert private(told) == en("mod.seat_changed", seat=idle)
     assert t.dms(other) == []  # never sent the seat's role
+
+
+async def test_a_game_id_typed_by_anyone_is_not_read_before_it_is_checked(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the game of the channel a command is used in is read on arrival: a game id typed in
+    an option (anyone's to type, from a DM) is checked first (its row: whose server, whose
+    seat), so an outsider's `/role game_id:` never has a game's whole log read and kept (it was:
+    every game named that way, on any server, stayed in memory)."""
+    t = table
+    d = Driver(t, "basic")
+    await d.start()
+    service = t.bot.runtime.service
+    service._loaded.pop(d.game_id)
+    loads: list[int] = []
+    load_game = service.repo.load_game
+
+    async def counted(game_id: int, *args: Any, **kwargs: Any) -> Any:
+        loads.append(game_id)
+        return await load_game(game_id, *args, **kwargs)
+
+    monkeypatch.setattr(service.repo, "load_game", counted)
+    await t.outside.user.send_dm("hi")  # opens the DM channel
+    for game_id in (d.game_id, d.game_id + 1000):
+        answer = await t.outside.user.slash("role", game_id=game_id)
+        assert answer.response is not None and answer.ephemeral
+    assert loads == [] and service.cached_state(d.game_id) is None

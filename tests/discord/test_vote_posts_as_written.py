@@ -530,17 +530,10 @@ async def test_an_unreadable_target_is_quoted_as_text(table: Table) -> None:
     assert typed.response.content == render("en", "vote.unknown_target", {"raw": "\\*\\*谁\\*\\*"})
 
 
-async def test_an_edit_handled_while_its_post_is_being_read_waits_for_it(
-    table: Table, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A vote post is still being recorded (its game busy, the database slow) when its author
-    fixes a typo in it: the edit waits for the post's own reading, so the vote counts as first
-    posted and the edit is answered as an edit of a vote. (It recorded the edited text first, as
-    a post edited before the judge read it, and the original was then dropped as its duplicate:
-    the vote was void.)"""
-    t = table
-    d, roles = await day_one(t)
-    a, b = by_role(roles, "civilian")[:2]
+def hold_first_vote(t: Table, monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, list[int]]:
+    """The first vote post's recording waits (its game busy, the database slow) until the
+    event is set; its message id is listed once it waits. Its edits' wait for it is told to
+    simcord as the external wait it depends on."""
     service = t.bot.runtime.service
     submit = service.submit
     recorded = asyncio.Event()
@@ -561,8 +554,42 @@ async def test_an_edit_handled_while_its_post_is_being_read_waits_for_it(
         await t.env.external_wait(read_done(post_id), reason="the post's reading, held above")
 
     monkeypatch.setattr(votes_in, "read_done", told_to_simcord, raising=False)
+    return recorded, held
+
+
+async def test_an_edit_handled_while_its_post_is_being_read_waits_for_it(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vote post is still being recorded (its game busy, the database slow) when its author
+    fixes a typo in it: the edit waits for the post's own reading, so the vote counts as first
+    posted and the edit is answered as an edit of a vote. (It recorded the edited text first, as
+    a post edited before the judge read it, and the original was then dropped as its duplicate:
+    the vote was void.)"""
+    t = table
+    d, roles = await day_one(t)
+    a, b = by_role(roles, "civilian")[:2]
+    recorded, held = hold_first_vote(t, monkeypatch)
     made = await t.player(a).send(t.channel, f"投 {b}")
     await t.player(a).edit(made, f"投 {b}号 理由：划水")  # a typo fixed, the same vote
+    recorded.set()
+    await t.env.settle()
+    assert held == [made.id]
+    assert votes(await state_of(t, d)) == [(a, b, None)]
+    assert replies_to(t.channel, made) == [render("zh-CN", "vote.edited", {})]
+
+
+async def test_two_edits_waiting_for_their_post_are_answered_once(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two quick edits of a vote post still being recorded both wait for it: the judge answers
+    「编辑投票帖无效」 once, as for any later edit (both answered when they woke together)."""
+    t = table
+    d, roles = await day_one(t)
+    a, b = by_role(roles, "civilian")[:2]
+    recorded, held = hold_first_vote(t, monkeypatch)
+    made = await t.player(a).send(t.channel, f"投 {b}")
+    await t.player(a).edit(made, f"投 {b}号")
+    await t.player(a).edit(made, f"投 {b}号！")
     recorded.set()
     await t.env.settle()
     assert held == [made.id]

@@ -273,6 +273,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
             return  # no edit of a person's text (a pin, a link preview), or answered already
         await self.judge.runtime.votes.read_done(payload.message_id)  # the post's own first
         state = await self.judge.runtime.service.state(game_id)
+        if payload.message_id in self._edited:  # another edit of it answered meanwhile
+            return
         if not any(p.post_id == str(payload.message_id) for p in state.posts):
             post = _edited_post(payload)
             if post and self.judge.runtime.routes.is_vote_channel(game_id, payload.channel_id):
@@ -743,7 +745,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
 
 FRESH_EDIT = dt.timedelta(minutes=5)
 """An update of a post not in the client's cache is its author's edit only if its edit time is
-this recent: a pin or a preview of a post edited long ago carries that old edit time."""
+this recent: a pin or a preview of a post edited long ago carries that old edit time. Read
+against the bot's clock (kept right by the host's time service, as the deadlines need it)."""
 
 
 def _persons_edit(payload: discord.RawMessageUpdateEvent, now: dt.datetime) -> bool:
