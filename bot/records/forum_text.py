@@ -8,6 +8,14 @@ from typing import Any
 from bot.records.i18n import render
 
 SEP = "、"
+"""Between the names of a list, in zh-CN text (English text: ", "; `marks`)."""
+
+
+def marks(locale: str) -> tuple[str, str]:
+    """The marks a record's text joins with in a locale: between the names of a list, and
+    between groups (a day's tally lines, the roles revealed): 「A、B」「…；…」 in zh-CN,
+    "A, B" "…; …" in English (the game's own terms stay Chinese there, its punctuation not)."""
+    return (SEP, "；") if locale == "zh-CN" else (", ", "; ")
 
 
 def forum_text(record: Mapping[str, Any], locale: str = "zh-CN") -> str:
@@ -16,7 +24,7 @@ def forum_text(record: Mapping[str, Any], locale: str = "zh-CN") -> str:
     def t(key: str, **params: object) -> str:
         return render(locale, key, params)
 
-    sep = SEP if locale == "zh-CN" else ", "
+    sep, between = marks(locale)
     lines = [
         t("record.title", ruleset=record["ruleset"]),
         t("record.commitment", commitment=record["commitment"]),
@@ -28,7 +36,7 @@ def forum_text(record: Mapping[str, Any], locale: str = "zh-CN") -> str:
             head += t("record.revote", revote=phase["revote"])
         lines.append(head)
         if "tally" in phase:
-            lines.extend(_day_lines(phase, t, sep))
+            lines.extend(_day_lines(phase, t, sep, between))
         if phase.get("confess"):
             lines.append("  " + t("record.confess", name=phase["confess"]))
         if phase.get("vetoed"):
@@ -40,7 +48,12 @@ def forum_text(record: Mapping[str, Any], locale: str = "zh-CN") -> str:
         for check in phase.get("checks", []):
             result = render(locale, f"check.{check['result']}")
             if check.get("by"):
-                line = t("record.check_by", by=check["by"], target=check["target"], result=result)
+                line = t(
+                    "record.check_by",
+                    by=sep.join(check["by"]),
+                    target=check["target"],
+                    result=result,
+                )
             else:
                 line = t("record.check", target=check["target"], result=result)
             lines.append("  " + line)
@@ -69,7 +82,7 @@ def forum_text(record: Mapping[str, Any], locale: str = "zh-CN") -> str:
     return "\n".join(lines)
 
 
-def _day_lines(phase: Mapping[str, Any], t: Any, sep: str) -> list[str]:
+def _day_lines(phase: Mapping[str, Any], t: Any, sep: str, between: str) -> list[str]:
     out: list[str] = []
     tally = phase.get("tally", {})
     if tally:
@@ -86,7 +99,7 @@ def _day_lines(phase: Mapping[str, Any], t: Any, sep: str) -> list[str]:
             ]
         else:
             parts = [t("record.tally_counts", target=k, count=n) for k, n in tally.items()]
-        out.append("  " + t("record.tally", lines="；".join(parts)))
+        out.append("  " + t("record.tally", lines=between.join(parts)))
     if phase.get("abstained"):
         out.append("  " + t("record.abstained", names=sep.join(phase["abstained"])))
     if phase.get("invalid"):

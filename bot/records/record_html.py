@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from bot.records.forum_text import tie_key
+from bot.records.forum_text import marks, tie_key
 from bot.records.i18n import render
 
 CSS = """
@@ -61,8 +61,9 @@ def _phase_title(locale: str, phase: Mapping[str, Any]) -> str:
     return title
 
 
-def _names(items: Sequence[str]) -> str:
-    return ", ".join(_e(x) for x in items) if items else "—"
+def _names(locale: str, items: Sequence[str]) -> str:
+    """A list of names, joined with the locale's mark (「A、B」, "A, B")."""
+    return marks(locale)[0].join(_e(x) for x in items) if items else "—"
 
 
 def vote_svg(
@@ -120,9 +121,10 @@ def vote_svg(
 
 
 def _night(locale: str, phase: Mapping[str, Any]) -> list[str]:
-    out = [f"<p>{_e(_t(locale, 'html.left'))}: <span class=out>{_names(phase['left'])}</span></p>"]
+    left = _names(locale, phase["left"])
+    out = [f"<p>{_e(_t(locale, 'html.left'))}: <span class=out>{left}</span></p>"]
     for check in phase.get("checks", []):
-        by = f" ({_names(check['by'])})" if check.get("by") else ""
+        by = f" ({_names(locale, check['by'])})" if check.get("by") else ""
         result = _t(locale, f"check.{check['result']}")
         out.append(
             f"<p>{_e(_t(locale, 'html.check'))}{by}: {_e(check['target'])} → "
@@ -161,14 +163,14 @@ def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[
         else f"<p>{_e(_t(locale, 'day.tally_empty'))}</p>"
     )
     tally = phase.get("tally", {})
-    sep = "；" if locale == "zh-CN" else "; "
-    counts = sep.join(f"{_e(k)} {v}" for k, v in tally.items()) if tally else "—"
+    sep, between = marks(locale)
+    counts = between.join(f"{_e(k)} {v}" for k, v in tally.items()) if tally else "—"
     left = list(phase.get("left", []))
     picture = vote_svg(players, {v: t for v, t in votes.items() if t != "abstain"}, left)
     out.append(f'<div class="votes"><div>{table}</div>{picture}</div>')
     out.append(f"<p>{_e(_t(locale, 'html.tally'))}: {counts}</p>")
     if phase.get("abstained"):
-        names = "、".join(phase["abstained"])
+        names = sep.join(phase["abstained"])
         out.append(f"<p>{_e(_t(locale, 'record.abstained', names=names))}</p>")
     void = [p for p in posts if p.get("void")]
     if void:
@@ -186,12 +188,14 @@ def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[
     tie = phase.get("tie")
     if tie:
         out.append(f"<p>{_e(_tie(locale, tie))}</p>")
-    out.append(f"<p>{_e(_t(locale, 'html.left'))}: <span class=out>{_names(left)}</span></p>")
+    out.append(
+        f"<p>{_e(_t(locale, 'html.left'))}: <span class=out>{_names(locale, left)}</span></p>"
+    )
     return out
 
 
 def _tie(locale: str, tie: Mapping[str, Any]) -> str:
-    names = "、".join(tie["tied"])
+    names = marks(locale)[0].join(tie["tied"])
     return _t(
         locale,
         tie_key(tie),
@@ -237,7 +241,7 @@ def record_page(record: Mapping[str, Any], locale: str, *, title: str = "") -> s
     for i, name in enumerate(seats, 1):
         shown = _e(name)
         if name in subs:
-            shown += f" → {_names(subs[name])}"
+            shown += f" → {_names(locale, subs[name])}"
         role = roles.get(name)
         body.append(
             f"<tr><td>{i}</td><td>{shown}</td><td>{_e(_role(locale, role)) if role else '—'}</td>"
@@ -252,12 +256,12 @@ def record_page(record: Mapping[str, Any], locale: str, *, title: str = "") -> s
         body.append(f'<section class="phase {kind}"><h3>{_e(_phase_title(locale, phase))}</h3>')
         body += _night(locale, phase) if kind == "night" else _day(locale, phase, seats)
         if phase.get("revealed"):
-            items = ("；" if locale == "zh-CN" else "; ").join(
+            items = marks(locale)[1].join(
                 f"{_e(k)} {_e(_role(locale, v))}" for k, v in phase["revealed"].items()
             )
             body.append(f"<p>{_e(_t(locale, 'html.revealed'))}: {items}</p>")
         if phase.get("last_words"):
-            words = "、".join(phase["last_words"])
+            words = marks(locale)[0].join(phase["last_words"])
             body.append(f"<p>{_e(_t(locale, 'record.last_words', names=words))}</p>")
         body.append("</section>")
 
@@ -276,7 +280,7 @@ def record_page(record: Mapping[str, Any], locale: str, *, title: str = "") -> s
         body.append(f"<h2>{_e(_t(locale, 'html.lots'))}</h2><ul>")
         for lot in lots:
             body.append(
-                f"<li><code>{_e(lot['label'])}</code>: {_names(lot['among'])} → "
+                f"<li><code>{_e(lot['label'])}</code>: {_names(locale, lot['among'])} → "
                 f"<b>{_e(lot['drawn'])}</b></li>"
             )
         body.append("</ul>")
