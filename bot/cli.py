@@ -26,6 +26,7 @@ from bot.operator_errors import (
     database_error,
 )
 from bot.records.forum_text import forum_text
+from bot.records.i18n import LOCALES
 from bot.records.replay import ReplayFileError, replay_file
 from bot.runtime.termination import until_terminated
 from bot.store import pg_backup
@@ -60,14 +61,15 @@ def _replay(args: argparse.Namespace) -> int:
     """Exit status: 0 the record is printed, 2 the file cannot be played (the message says
     why), 1 the record cannot be written (standard output closed or full)."""
     try:
-        replay = replay_file(args.game)
+        # the JSON record's reasons are English whatever --lang says (the public contract)
+        replay = replay_file(args.game, locale="en" if args.json else args.lang)
     except ReplayFileError as exc:
         print(f"faguan replay: {exc}", file=sys.stderr)
         return 2
     if args.json:
         text = json.dumps(replay.record, ensure_ascii=False, indent=2)
     else:
-        text = forum_text(replay.record)
+        text = forum_text(replay.record, args.lang)
     try:
         _write_utf8(text + "\n")
     except OSError as exc:
@@ -440,6 +442,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("game", help="the game file (TOML, docs/replay.md)")
     replay.add_argument("--json", action="store_true", help="print the record as JSON")
+    replay.add_argument(
+        "--lang",
+        choices=LOCALES,
+        default="zh-CN",
+        help="the language of the forum-style record, refusals included (default: zh-CN); the "
+        "JSON record is the same whatever this says",
+    )
     replay.set_defaults(func=_replay)
     verify = sub.add_parser("verify", help="recompute the deal and every lot of a finished game")
     verify.add_argument("record", help="the game record (JSON) with its published seed")

@@ -629,6 +629,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def replay_file(path: str | Path) -> Replay:
-    """Read and play a replay file."""
-    return run(load_file(path))
+def replay_file(path: str | Path, *, locale: str = "en") -> Replay:
+    """Read and play a replay file (`locale`: the language of the refusals' reasons, `run`)."""
+    return run(load_file(path), locale=locale)

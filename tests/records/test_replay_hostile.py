@@ -482,3 +482,32 @@ def test_the_fairness_instructions_work_by_hand(
     kill, tie = record["lots"]
     assert record["phases"][0]["left"] == ([] if kill["drawn"] == "pass" else ["E"])
     assert record["phases"][1]["left"] == [tie["drawn"]]
+
+
+V1I_01 = ROOT / "tests" / "games" / "v1_inspector" / "v1i_01_veto_last_words_good.toml"
+"""Steps 11, 16 and 29 are refused (no last words to give, a veto by night, a second veto)."""
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        ((), "无效操作（第16步）：D: 只能在白天进行此操作。"),
+        (("--lang", "en"), "Refused (step 16): D: That can only be done during the day."),
+    ],
+)
+def test_the_text_record_says_refusals_in_its_own_language(
+    extra: tuple[str, ...], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The forum-style record gave the refusals' reasons in English in its zh-CN text."""
+    assert main(["replay", str(V1I_01), *extra]) == 0
+    assert line in capsys.readouterr().out.splitlines()
+
+
+def test_the_json_record_is_the_same_whatever_the_language(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["replay", str(V1I_01), "--json"]) == 0
+    english = capsys.readouterr().out
+    assert main(["replay", str(V1I_01), "--json", "--lang", "zh-CN"]) == 0
+    assert capsys.readouterr().out == english
+    assert '"reason": "D: That can only be done during the day."' in english
