@@ -209,6 +209,10 @@ class GameService:
         self._info.pop(game_id, None)
         self._info_writes[game_id] += 1
 
+    def cached_info(self, game_id: int) -> GameInfo | None:
+        """The game's row if cached (what ``info`` would answer at once), without I/O."""
+        return self._info.get(game_id)
+
     def cached_state(self, game_id: int) -> GameState | None:
         """The state if loaded, without I/O."""
         loaded = self._loaded.get(game_id)
@@ -444,11 +448,11 @@ class GameService:
             # starts when its input leaves this lock).
             async with self._private_locks[game_id]:
                 pass
-        foreign = not await self.owns(game_id)
+        foreign = self.shards is not None and not await self.owns(game_id)
         if foreign:
             self._loaded.pop(game_id, None)  # its owner appends: read it as it is now
         for attempt in (1, 2):
-            loaded = await self._load(game_id)
+            loaded = self._loaded.get(game_id) or await self._load(game_id)
             try:
                 outcome, pending = await self._commit(game_id, loaded, command, message_id, name)
             except SeqConflict:
@@ -515,7 +519,8 @@ class GameService:
         public, private = for_delivery(published)
         # a forum game's vote posts: opened and locked after the engine's public effects (its
         # 看表帖), before any private one
-        shell = vote_post_steps(events) if is_forum((await self.info(game_id)).channels) else []
+        info = self._info.get(game_id) or await self.info(game_id)
+        shell = vote_post_steps(events) if is_forum(info.channels) else []
         finished = any(isinstance(e, GameEnded) for e in events)
         subs: list[SeatSpec] = []
         if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
@@ -525,12 +530,8 @@ class GameService:
             subs.append(SeatSpec(seat=command.seat, name=named, user_id=user))
         result = await self.repo.record(
             game_id,
-            events=[codec.dump(e) for e in events],
-            effects=[
-                *(codec.dump(e) for e in public),
-                *shell,
-                *(codec.dump(e) for e in private),
-            ],
+            events=list(map(codec.dump, events)),
+            effects=[*map(codec.dump, public), *shell, *map(codec.dump, private)],
             message_id=message_id,
             expected_seq=loaded.seq,
             substitutes=subs,

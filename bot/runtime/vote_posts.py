@@ -205,7 +205,8 @@ class VotePosts:
         if seat_names is None:
             seat_names = await self.contexts.seat_names(game_id, state)
         names, mentions = self.maps.get(game_id, state, seat_names)
-        opened = opened_for((await self.service.info(game_id)).channels, post.id)
+        info = self.service.cached_info(game_id) or await self.service.info(game_id)
+        opened = opened_for(info.channels, post.id)
         seated = state.seat_of(str(post.author_id)) is not None
         command = vote_command(post, names, mentions, opened=opened, seated=seated)
         if command is None:

@@ -235,7 +235,8 @@ def _plans(group: Group) -> list[PlannedAppend]:
         _planned(
             game_id=a.game_id, expected_seq=a.expected_seq, finish=a.finish,
             message_id=a.batch.message_id, outcome=a.batch.outcome, events=a.batch.events,
-            types=[_event_type(p) for p in a.batch.events], effects=a.batch.effects,
+            types=a.batch.types or [_event_type(p) for p in a.batch.events],
+            effects=a.batch.effects,
         )
         for a in group.appends
     ]  # fmt: skip
@@ -455,12 +456,12 @@ class Repository:
         is recorded with no events (its outcome and any reply effects), so it too is done once.
         Returns once the transaction holding it is committed (group commit: see the module).
         """
-        for payload in events:
-            _event_type(payload)
-        seats = [spec.seat for spec in substitutes]
-        if len(set(seats)) != len(seats):
-            raise ValueError("one substitute per seat per input")
-        batch = Batch(events, effects, message_id, outcome, substitutes)
+        types = [_event_type(payload) for payload in events]
+        if substitutes:
+            seats = [spec.seat for spec in substitutes]
+            if len(set(seats)) != len(seats):
+                raise ValueError("one substitute per seat per input")
+        batch = Batch(events, effects, message_id, outcome, substitutes, types)
         # Awaited as it is, not shielded: a caller cancelled cancels only its own future, which
         # the group then leaves unanswered (``Append.answer``), its input written all the same.
         return await self._grouped().append(game_id, batch, expected_seq, finish)
@@ -630,16 +631,8 @@ class Repository:
         recording and why a refused input was refused)."""
         results: list[RecordResult | StoreError] = []
         for append, answer in zip(group.appends, written.appends, strict=True):
-            if answer == SEEN:
-                assert s is not None and append.batch.message_id is not None
-                results.append(
-                    cast(RecordResult, await self._duplicate(s, append.batch.message_id))
-                )
-            elif answer == REFUSED:
-                assert s is not None
-                results.append(await self._refusal(s, append.game_id, append.expected_seq))
-            else:
-                last_seq, outbox_ids = cast(tuple[int, list[int]], answer)
+            if isinstance(answer, tuple):  # recorded (the commonest answer first)
+                last_seq, outbox_ids = answer
                 n = len(append.batch.events)
                 first, last = (last_seq - n + 1, last_seq) if n else (None, None)
                 outcome = dict(append.batch.outcome) if append.batch.outcome is not None else None
@@ -649,6 +642,14 @@ class Repository:
                         append.game_id, last_seq, (first, last), outcome, outbox_ids, payloads, at
                     )
                 )
+            elif answer == SEEN:
+                assert s is not None and append.batch.message_id is not None
+                results.append(
+                    cast(RecordResult, await self._duplicate(s, append.batch.message_id))
+                )
+            else:
+                assert answer == REFUSED and s is not None
+                results.append(await self._refusal(s, append.game_id, append.expected_seq))
         return results
 
     async def _append_group(

@@ -4,10 +4,11 @@ A group's Python work (JSON of every event, effect and outcome, its rows, ``exec
 each of sqlite3's hand-offs of the GIL would otherwise compete with the bot's event loop. Here
 they have a process of their own; the bot only pickles the group and waits for the answer.
 
-Started as ``python -I -S sqlite_child.py`` (a fast start: no site-packages), so it imports the
-standard library and ``sqlite_group`` (found beside this file) alone. It reads request frames from
-stdin, one at a time, runs them on its one connection, and writes an answer frame for each to
-stdout (``sqlite_frames``). The first frame says how to open the
+Started as ``python -I -S sqlite_child.py [directory]`` (a fast start: no site-packages), so it
+imports only the standard library, ``sqlite_group`` (found beside this file) and, from the
+directory given (where the bot found it installed), ``orjson`` for ``sqlite_group.json_dumps``.
+It reads request frames from stdin, one at a time, runs them on its one connection, and writes
+an answer frame for each to stdout (``sqlite_frames``). The first frame says how to open the
 connection: ``(connect args, connect kwargs, busy timeout in ms)``, as the engine opens its own.
 Requests: ``("commit", durable, at, marks, appends, snapshots)`` (``appends`` as
 ``sqlite_group.as_fields`` tuples; ``at``: the rows' time as ``sqlite_group.stored_time`` writes
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from bot.store.sqlite_frames import frame, read_frame
 else:  # run as a script, without the package: its modules beside it are top-level modules
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the standard library
+    sys.path += sys.argv[1:2]  # where orjson is installed, if it is (sqlite_process)
     import sqlite_group
     from sqlite_frames import frame, read_frame
 

@@ -9,23 +9,26 @@ one INSERT per table, snapshots) and ``COMMIT``.
 What they write is what the SQLAlchemy statements of ``bot.store.statements`` write, column for
 column (JSON by the store's serializer, datetimes as SQLAlchemy stores them on SQLite).
 
-It imports nothing from ``bot`` (the child runs it with the standard library alone), so what both
-processes need lives here, defined once: the JSON serializer, the SQLite connection settings and
-the chunking of long id lists.
+It imports nothing from ``bot`` (the child runs it with the standard library and, where it is
+installed, ``orjson`` alone), so what both processes need lives here, defined once: the JSON
+serializer, the SQLite connection settings and the chunking of long id lists.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, Protocol
 
 
-def _json_serializer() -> Callable[[Any], str]:
+def _standard_serializer() -> Callable[[Any], str]:
     """The store's JSON: compact, no NaN (PostgreSQL's json refuses it), Chinese kept readable.
 
     What ``json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))``
@@ -46,8 +49,85 @@ def _json_serializer() -> Callable[[Any], str]:
     return dumps
 
 
-json_dumps = _json_serializer()
-"""The store's JSON serializer (SQLAlchemy's, and that of the writes that bypass it)."""
+_standard_dumps = _standard_serializer()
+
+_DECIMALS = re.compile(r"\.[0-9]").finditer
+_EXPONENT = re.compile(r"e[+-][0-9]").finditer
+
+
+def _may_hold_floats(text: str) -> bool:
+    """Whether orjson's ``text`` may hold a float (every one it writes has a digit, then ``.``
+    or ``e+``/``e-`` and a digit: ``1.5``, ``1e+16``, ``5e-324``): their digits can differ from
+    Python's ``float.__repr__`` (``1e-05``: ``0.00001``). Text that only looks like one
+    (``"v1.2"``) is written by the standard encoder too, at its cost."""
+    if "." in text:
+        for found in _DECIMALS(text):
+            if text[found.start() - 1] in "0123456789":
+                return True
+    if "+" in text or "-" in text:
+        for found in _EXPONENT(text):
+            if text[found.start() - 1] in "0123456789":
+                return True
+    return False
+
+
+def _serializers() -> tuple[Callable[[Any], str], Callable[[list[Any]], list[str]]]:
+    """``json_dumps`` and ``dump_all``: by orjson where it is installed and its text is the
+    standard encoder's, else by the standard encoder.
+
+    orjson refuses keys other than str, ints beyond 64 bits, lone surrogates and (options below)
+    subclasses, dataclasses and datetimes: the standard encoder writes those, or refuses them.
+    It writes NaN and infinities as null, plain ``Enum`` members and UUIDs by their value (the
+    standard encoder refuses them all), and floats by digits of its own (``1e-05``: ``0.00001``):
+    its text is kept only if it reads back equal to the value and holds no float. A vote post's
+    event and reply: 2.7 µs by the standard encoder, 0.4 by orjson, 2.2 with the check (most of
+    it ``loads``), 1.4 in a group's ``dump_all`` (one check for all)."""
+    try:
+        import orjson
+    except ImportError:
+        return _standard_dumps, lambda values: [_standard_dumps(_as_dict(v)) for v in values]
+    fast, read = orjson.dumps, orjson.loads
+    options = (
+        orjson.OPT_PASSTHROUGH_SUBCLASS
+        | orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+    )
+
+    def kept(text: str, value: Any) -> str:
+        if _may_hold_floats(text) or read(text) != value:
+            return _standard_dumps(value)
+        return text
+
+    def dumps(value: Any) -> str:
+        try:
+            text = fast(value, None, options).decode()
+        except TypeError:  # orjson's JSONEncodeError
+            return _standard_dumps(value)
+        return kept(text, value)
+
+    def dump_all(values: list[Any]) -> list[str]:
+        try:
+            texts = [fast(value, None, options).decode() for value in values]
+        except TypeError:  # one refused, or a mapping that is no dict: each alone
+            return [dumps(_as_dict(value)) for value in values]
+        every = f"[{','.join(texts)}]"
+        if _may_hold_floats(every) or read(every) != values:  # (all dicts: orjson wrote them)
+            return [kept(text, value) for text, value in zip(texts, values, strict=True)]
+        return texts
+
+    return dumps, dump_all
+
+
+def _as_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    return value if type(value) is dict else dict(value)
+
+
+_SERIALIZERS = _serializers()
+json_dumps = _SERIALIZERS[0]
+"""The store's JSON serializer (SQLAlchemy's, and that of the writes that bypass it): the
+standard encoder's text (``_standard_dumps``), by orjson where it can."""
+dump_all = _SERIALIZERS[1]
+"""``[json_dumps(dict(value)) for value in values]`` for a list of mappings, faster."""
 
 CHUNK = 10_000
 """Most ids bound in one statement: drivers refuse more than 32,767 parameters (asyncpg, SQLite's
@@ -125,6 +205,8 @@ class Written:
     appends: list[tuple[int, list[int]] | str] = field(default_factory=list)
 
 
+_game_id = attrgetter("game_id")
+
 _PLANNED_FIELDS = tuple(f.name for f in fields(PlannedAppend))
 
 
@@ -178,7 +260,7 @@ def _bump_together(
     bumped: dict[int, int] = {}
     for start in range(0, len(appends), CHUNK):
         part = appends[start : start + CHUNK]
-        rows = ", ".join("(?, ?, ?)" for _ in part)
+        rows = ", ".join(["(?, ?, ?)"] * len(part))
         params: list[Any] = [at]
         for append in part:
             params += (append.game_id, len(append.events), append.expected_seq)
@@ -188,7 +270,7 @@ def _bump_together(
             f"AND (v.column3 IS NULL OR games.last_seq = v.column3) RETURNING id, last_seq",
             params,
         ).fetchall()
-        bumped.update((int(game), int(seq)) for game, seq in found)
+        bumped |= {int(game): int(seq) for game, seq in found}
     return bumped
 
 
@@ -198,9 +280,12 @@ def _bumped_together(appends: Sequence[PlannedAppend], seen: set[int]) -> list[P
     matter). Fewer than two: none (a statement alone is what ``_bump_sql`` writes)."""
     if len(appends) < 2:
         return []
-    fresh = [a for a in appends if a.message_id is None or a.message_id not in seen]
-    games = Counter(a.game_id for a in fresh)
-    together = [a for a in fresh if not a.finish and games[a.game_id] == 1]
+    fresh = [a for a in appends if a.message_id not in seen] if seen else appends
+    games = Counter(map(_game_id, fresh))
+    if len(games) == len(fresh):  # one input a game (a burst of many games' posts)
+        together = [a for a in fresh if not a.finish]
+    else:
+        together = [a for a in fresh if not a.finish and games[a.game_id] == 1]
     return together if len(together) > 1 else []
 
 
@@ -294,62 +379,93 @@ def write(
         query = f"SELECT message_id FROM inputs WHERE message_id IN ({holes})"
         seen = {row[0] for row in conn.execute(query, ids)}
     inputs: list[tuple[Any, ...]] = []
-    events: list[tuple[Any, ...]] = []
-    outbox: list[tuple[Any, ...]] = []
-    placed: list[tuple[int, int]] = []  # (index in out.appends, outbox rows)
+    # the events' and the outbox's rows, column by column (zipped into rows once their JSON is
+    # made, for all of them at once: ``dump_all``)
+    ev_game: list[int] = []
+    ev_seq: list[int] = []
+    ev_type: list[str] = []
+    ev_message: list[int | None] = []
+    payloads: list[Mapping[str, Any]] = []  # the events', then (``effects``) the outbox's
+    effects: list[Mapping[str, Any]] = []
+    ob_game: list[int] = []
+    ob_seq: list[int] = []
+    ob_message: list[int | None] = []
+    placed: list[tuple[list[int], int]] = []  # each input's outbox ids, and how many
+    answers = out.appends
     batched = _bumped_together(appends, seen)
-    together = {a.game_id for a in batched}
+    together = set(map(_game_id, batched))
     bumped = _bump_together(conn, at, batched)
     for append in appends:
-        if append.message_id is not None and append.message_id in seen:
-            out.appends.append(SEEN)
+        game_id, message_id = append.game_id, append.message_id
+        if message_id is not None and message_id in seen:
+            answers.append(SEEN)
             continue
-        n = len(append.events)
-        if append.game_id in together:
-            found = bumped.get(append.game_id)
-        else:
-            found = _bump(conn, at, append)
+        found = bumped.get(game_id) if game_id in together else _bump(conn, at, append)
         if found is None:
-            out.appends.append(REFUSED)
+            answers.append(REFUSED)
             continue
         last_seq = found
         if append.finish:
-            conn.execute("DELETE FROM channel_bindings WHERE game_id = ?", (append.game_id,))
-        first_seq = last_seq - n + 1
-        message_id = append.message_id
+            conn.execute("DELETE FROM channel_bindings WHERE game_id = ?", (game_id,))
+        events, types = append.events, append.types
+        n = len(events)
+        if len(types) != n:
+            raise ValueError(f"{n} events but {len(types)} types")
         if message_id is not None:
-            outcome = json_dumps(dict(append.outcome)) if append.outcome is not None else None
-            seqs = (first_seq, last_seq) if n else (None, None)
-            inputs.append((message_id, append.game_id, outcome, *seqs, at))
-        events += (
-            (append.game_id, first_seq + i, kind, json_dumps(dict(p)), message_id, at)
-            for i, (p, kind) in enumerate(zip(append.events, append.types, strict=True))
-        )  # fmt: skip
-        seq = last_seq if n else first_seq - 1
-        outbox += (
-            (append.game_id, seq, message_id, json_dumps(dict(e)), at) for e in append.effects
-        )
-        placed.append((len(out.appends), len(append.effects)))
-        out.appends.append((last_seq, []))
+            outcome = append.outcome
+            text = json_dumps(dict(outcome)) if outcome is not None else None
+            if n:
+                inputs.append((message_id, game_id, text, last_seq - n + 1, last_seq, at))
+            else:
+                inputs.append((message_id, game_id, text, None, None, at))
+        if n == 1:
+            ev_game.append(game_id)
+            ev_seq.append(last_seq)
+            ev_type += types
+            ev_message.append(message_id)
+            payloads += events
+        elif n:
+            ev_game += [game_id] * n
+            ev_seq += range(last_seq - n + 1, last_seq + 1)
+            ev_type += types
+            ev_message += [message_id] * n
+            payloads += events
+        k = len(append.effects)
+        if k == 1:
+            ob_game.append(game_id)
+            ob_seq.append(last_seq)
+            ob_message.append(message_id)
+            effects += append.effects
+        elif k:
+            ob_game += [game_id] * k
+            ob_seq += [last_seq] * k
+            ob_message += [message_id] * k
+            effects += append.effects
+        outbox_ids: list[int] = []
+        if k:
+            placed.append((outbox_ids, k))
+        answers.append((last_seq, outbox_ids))
+    n_events = len(payloads)
+    payloads += effects
+    texts = dump_all(payloads) if payloads else []
     if inputs:
         conn.executemany(
             "INSERT INTO inputs (message_id, game_id, outcome, first_seq, last_seq, received_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             inputs,
         )
-    if events:
+    if n_events:
         conn.executemany(
             "INSERT INTO events (game_id, seq, type, payload, message_id, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            events,
+            zip(ev_game, ev_seq, ev_type, texts[:n_events], ev_message, repeat(at)),
         )
-    if outbox:
-        next_id = _insert_outbox(conn, outbox)
-        for index, count in placed:
-            answer = out.appends[index]
-            assert isinstance(answer, tuple)
-            answer[1].extend(range(next_id, next_id + count))
-            next_id += count
+    if effects:
+        rows = list(zip(ob_game, ob_seq, ob_message, texts[n_events:], repeat(at)))
+        next_id = _insert_outbox(conn, rows)
+        for outbox_ids, k in placed:
+            outbox_ids += range(next_id, next_id + k)
+            next_id += k
     if snapshots:
         conn.executemany(
             "INSERT INTO snapshots (game_id, seq, version, state, created_at) "

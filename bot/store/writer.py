@@ -24,6 +24,8 @@ class Batch:
     message_id: int | None
     outcome: Mapping[str, Any] | None
     seats: Sequence[SeatSpec] = field(default_factory=tuple)
+    types: Sequence[str] = ()
+    """Each event's type, where the caller checked them already (else read again)."""
 
 
 @dataclass(slots=True)
