@@ -630,3 +630,38 @@ async def test_a_removal_in_5_0_names_every_card_that_leaves(tmp_path: Path) -> 
         assert any(text.startswith(removal) for text in announced(t)), announced(t)
         (line,) = [m.content for m in log.history()]
         assert line.endswith(render("zh-CN", "log.modkill", {"seat": both}) + "（理由：挂机）")
+
+
+async def test_results_and_teams_offered_are_this_games_by_name(table: Table) -> None:
+    """/mod end offered every result of every ruleset (天下无贼's thieves in a v2 game) and
+    /mod penalty every team, by their ids; now each offers what this game's rules have, by name
+    in the moderator's language. A result or team typed instead of picked is refused, saying
+    so, and nothing changes."""
+    t = table
+    d = Driver(t, "v2")
+    await d.start()
+    winners = await t.moderator.autocomplete(t.channel, "mod end", "winner", "")
+    assert [(c["name"], c["value"]) for c in winners] == [
+        (en("camp.good"), "good"),
+        (en("camp.killers"), "killers"),
+        (en("camp.draw"), "draw"),
+    ]
+    assert [c["value"] for c in await t.moderator.autocomplete(
+        t.channel, "mod end", "winner", "kill"
+    )] == ["killers"]  # fmt: skip
+    teams = await t.moderator.autocomplete(t.channel, "mod penalty", "team", "")
+    assert [(c["name"], c["value"]) for c in teams] == [
+        (en("team_name.killers"), "killers"),
+        (en("team_name.police"), "police"),
+    ]
+    r = await t.moderator.slash(t.channel, "mod end", winner="thieves")
+    assert private(r) == en("mod.no_such_winner", winner="thieves", allowed="draw, good, killers")
+    r = await t.moderator.slash(t.channel, "mod penalty", team="mafia", reason="x")
+    assert private(r) == en("mod.no_such_team", team="mafia")
+    state = await state_of(t, d)
+    assert not state.over and overrides(state, "penalty") == []
+    r = await t.moderator.slash(t.channel, "mod end", winner="good_thieves")  # no side here
+    assert private(r) == en(
+        "mod.no_such_winner", winner="good_thieves", allowed="draw, good, killers"
+    )
+    assert not (await state_of(t, d)).over

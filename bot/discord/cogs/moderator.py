@@ -30,6 +30,7 @@ from bot.discord.interactions import (
 )
 from bot.records.render import error_text
 from bot.runtime.schedule import SkippedTime, from_ms, moment_of, to_ms
+from bot.store.errors import GameNotFound
 from engine.commands import (
     Command,
     EndGame,
@@ -43,6 +44,7 @@ from engine.commands import (
     VoidPost,
 )
 from engine.model import Camp, Instant, Power, Seat, Team
+from engine.rulesets import RULESETS, Ruleset
 from engine.state import GameState
 
 if TYPE_CHECKING:
@@ -275,14 +277,58 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         )
 
     @mod.command(name="end", description=_("End the game"))
-    @app_commands.choices(winner=[app_commands.Choice(name=c.value, value=c.value) for c in Camp])
     async def end(self, interaction: discord.Interaction[Any], winner: str) -> None:
+        try:
+            camp = Camp(winner.strip())
+        except ValueError:  # typed, not picked: as the engine refuses a result of no side here
+            rules = await self._rules_here(interaction)
+            camps = rules.camps if rules is not None else frozenset(Camp)
+            allowed = ", ".join(sorted(c.value for c in camps))
+            await respond(
+                interaction,
+                text(self.judge, interaction, "mod.no_such_winner", winner=winner, allowed=allowed),
+            )
+            return
         await self._do(
             interaction,
-            EndGame(
-                winner=Camp(winner), by=str(interaction.user.id), at=self.judge.runtime.now_ms()
-            ),
+            EndGame(winner=camp, by=str(interaction.user.id), at=self.judge.runtime.now_ms()),
         )
+
+    @end.autocomplete("winner")
+    async def _winners(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        """The results this game's rules have (天下无贼's thieves only there), by name."""
+        rules = await self._rules_here(interaction)
+        camps = [c for c in Camp if rules is None or c in rules.camps]
+        return self._named(interaction, "camp", camps, current)
+
+    async def _rules_here(self, interaction: discord.Interaction[Any]) -> Ruleset | None:
+        """The rules of the game of this channel, from its row (never its log: an autocomplete
+        reads nothing more), or None where no game is."""
+        try:
+            gid = game_here(self.judge, interaction)
+            info = await self.judge.runtime.service.info(gid)
+        except (NoGame, GameNotFound):
+            return None
+        return RULESETS.get(info.ruleset)
+
+    def _named(
+        self,
+        interaction: discord.Interaction[Any],
+        section: str,
+        values: list[Camp] | list[Team],
+        current: str,
+    ) -> list[app_commands.Choice[str]]:
+        """Choices of ids shown by name in the asker's language, those matching what is typed
+        (by name or id)."""
+        typed = current.strip().lower()
+        named = [(text(self.judge, interaction, f"{section}.{v.value}"), v.value) for v in values]
+        return [
+            app_commands.Choice(name=name, value=value)
+            for name, value in named
+            if typed in name.lower() or typed in value
+        ][:25]
 
     @mod.command(
         name="penalty",
@@ -290,7 +336,6 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
     )
     @app_commands.describe(team=_("team"), seat=_("seat"), power=_("power"), reason=_("reason"))
     @app_commands.choices(
-        team=[app_commands.Choice(name=t.value, value=t.value) for t in Team],
         power=[
             app_commands.Choice(name=p.value, value=p.value) for p in Power if p not in DAY_POWERS
         ],
@@ -303,10 +348,15 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         seat: int | None = None,
         power: str | None = None,
     ) -> None:
+        try:
+            chosen = Team(team.strip()) if team else None
+        except ValueError:  # typed, not picked
+            await respond(interaction, text(self.judge, interaction, "mod.no_such_team", team=team))
+            return
         await self._do(
             interaction,
             Penalize(
-                team=Team(team) if team else None,
+                team=chosen,
                 seat=Seat(seat) if seat is not None else None,
                 power=Power(power) if power else None,
                 reason=reason.strip(),
@@ -314,6 +364,15 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
                 at=self.judge.runtime.now_ms(),
             ),
         )
+
+    @penalty.autocomplete("team")
+    async def _teams(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        """The teams that use a power together in this game's rules, by name."""
+        rules = await self._rules_here(interaction)
+        teams = [t for t in Team if rules is None or rules.team_powers(t)]
+        return self._named(interaction, "team_name", teams, current)
 
     @mod.command(
         name="pending", description=_("Who has not confirmed their role, used a power, or voted")
