@@ -22,7 +22,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.store.sqlite_group import REFUSED, SEEN, PlannedAppend, Written, in_utc, json_dumps
+from bot.store.sqlite_group import (
+    REFUSED,
+    SEEN,
+    PlannedAppend,
+    Written,
+    dump_all,
+    in_utc,
+    json_dumps,
+)
 
 GROUP = """
 WITH d AS (
@@ -107,18 +115,20 @@ def arguments(
     ev_i: list[int] = []
     ev_k: list[int] = []
     ev_types: list[str] = []
-    ev_payloads: list[str] = []
+    events: list[Mapping[str, Any]] = []
     ob_i: list[int] = []
-    ob_payloads: list[str] = []
+    effects: list[Mapping[str, Any]] = []
     for i, a in enumerate(appends):
         for k, (payload, kind) in enumerate(zip(a.events, a.types, strict=True), 1):
             ev_i.append(i)
             ev_k.append(k)
             ev_types.append(kind)
-            ev_payloads.append(json_dumps(dict(payload)))
+            events.append(payload)
         for effect in a.effects:
             ob_i.append(i)
-            ob_payloads.append(json_dumps(dict(effect)))
+            effects.append(effect)
+    texts = dump_all([*events, *effects])  # the group's JSON at once (`sqlite_group.dump_all`)
+    ev_payloads, ob_payloads = texts[: len(events)], texts[len(events) :]
     return (
         list(range(n)),
         [a.game_id for a in appends],
