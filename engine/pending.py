@@ -10,6 +10,7 @@ player with two cards is told which card still owes what).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from engine.model import PhaseKind, Power, Seat
 from engine.penalties import usable_night_powers
@@ -26,6 +27,9 @@ class Pending:
     powers: tuple[Seat, ...] = ()
     votes: tuple[Seat, ...] = ()
     choice: Seat | None = None
+    waits_for: Literal["powers", "votes", "choice"] | None = None
+    """What the window waits for (None: nothing, as in the warm-up or once the game is over); a
+    last act held open, by day too, waits for a power, not votes."""
 
     def seats(self) -> tuple[Seat, ...]:
         """Every pending seat, in seat order."""
@@ -53,11 +57,12 @@ def pending(state: GameState) -> Pending:
     if key is None or window is None:
         return Pending(window=None)
     if window.last_act or window.kind is PhaseKind.NIGHT:
-        return Pending(window=key, powers=tuple(sorted(powers_owed(state))))
+        return Pending(window=key, powers=tuple(sorted(powers_owed(state))), waits_for="powers")
     if window.kind is PhaseKind.WARMUP:  # nobody owes anything in the warm-up
         return Pending(window=key)
     if window.chooser is not None:
-        return Pending(window=key, choice=None if state.choice is not None else window.chooser)
+        chooser = None if state.choice is not None else window.chooser
+        return Pending(window=key, choice=chooser, waits_for="choice")
     voted = {
         state.seat(p.seat).player
         for p in state.posts
@@ -71,7 +76,7 @@ def pending(state: GameState) -> Pending:
         and state.seat(s).player not in voted
         and state.seat_of(state.seat(s).player) == s
     )
-    return Pending(window=key, votes=voters)
+    return Pending(window=key, votes=voters, waits_for="votes")
 
 
 def powers_owed(state: GameState) -> dict[Seat, tuple[Power, ...]]:

@@ -7,9 +7,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from bot.records.render import deadline_text
-from engine.model import PhaseKind, Seat
+from engine.model import Seat
 from engine.pending import Pending, pending
-from engine.state import Window
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -45,20 +44,20 @@ async def pending_text(judge: Judge, game_id: int, locale: str) -> str:
         return text or ctx.t("pending.nobody")
 
     lines.append(ctx.t("pending.unconfirmed", seats=seats(unconfirmed)))
-    line = owed(window, todo)
+    line = owed(todo)
     if line is not None:
         lines.append(ctx.t(line[0], seats=seats(line[1])))
     return "\n".join(lines)
 
 
-def owed(window: Window | None, todo: Pending) -> tuple[str, tuple[Seat, ...]] | None:
-    """What the open window waits for, as the report's line: its text key and the seats owing
-    it (None: nothing is owed, as in the warm-up). A last act held open (a sniper's shot, by day
-    too) is a power owed, not a vote: no one votes in that window."""
-    if window is None or window.kind is PhaseKind.WARMUP:
+def owed(todo: Pending) -> tuple[str, tuple[Seat, ...]] | None:
+    """The report's line of what the open window waits for (`Pending.waits_for`): its text key
+    and the seats owing it; None where nothing is owed."""
+    if todo.waits_for is None:
         return None
-    if window.kind is PhaseKind.NIGHT or window.last_act:
-        return "pending.powers", todo.powers
-    if window.chooser is not None:
-        return "pending.choice", (todo.choice,) if todo.choice is not None else ()
-    return "pending.votes", todo.votes
+    seats = {
+        "powers": todo.powers,
+        "votes": todo.votes,
+        "choice": (todo.choice,) if todo.choice is not None else (),
+    }[todo.waits_for]
+    return f"pending.{todo.waits_for}", seats

@@ -452,6 +452,7 @@ class GameService:
         if foreign:
             self._loaded.pop(game_id, None)  # its owner appends: read it as it is now
         for attempt in (1, 2):
+            # a cached state without a coroutine (`_load`'s first step): every vote post's
             loaded = self._loaded.get(game_id) or await self._load(game_id)
             try:
                 outcome, pending = await self._commit(game_id, loaded, command, message_id, name)
@@ -519,7 +520,7 @@ class GameService:
         public, private = for_delivery(published)
         # a forum game's vote posts: opened and locked after the engine's public effects (its
         # 看表帖), before any private one
-        info = self._info.get(game_id) or await self.info(game_id)
+        info = self.cached_info(game_id) or await self.info(game_id)
         shell = vote_post_steps(events) if is_forum(info.channels) else []
         finished = any(isinstance(e, GameEnded) for e in events)
         subs: list[SeatSpec] = []

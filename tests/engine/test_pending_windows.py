@@ -39,3 +39,21 @@ def test_nothing_is_pending_once_the_game_is_over() -> None:
     assert window_key(game.state) is None
     assert pending(game.state) == Pending(window=None)
     assert pending(game.state).seats() == ()
+
+
+def test_each_window_says_what_it_waits_for() -> None:
+    """A night waits for powers, a day for votes, a victim's choice for a pick, the warm-up and
+    the end for nothing (`/mod pending` names the line from it)."""
+    v2 = [K, K, P, P, C, C, C, C]  # v2 8: killers 1-2, police 3-4, civilians 5-8
+    game = Game("v2", v2, options={"tie": "victim_choice", "warmup": 30})
+    assert pending(game.state).waits_for is None  # the warm-up
+    game.lock()
+    assert pending(game.state).waits_for == "powers"
+    game.night((1, "kill", 5))
+    assert pending(game.state).waits_for == "votes"
+    game.day({1: 6, 2: 7})  # a tie: a run-off, still votes
+    assert pending(game.state).waits_for == "votes"
+    game.day({1: 6, 2: 7})  # tied again: the night's victim picks
+    assert pending(game.state) == Pending(window="day-1-r2", choice=5, waits_for="choice")
+    game.do(EndGame(winner=Camp.DRAW))
+    assert pending(game.state).waits_for is None
