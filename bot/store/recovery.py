@@ -214,6 +214,7 @@ async def rebuild_games(
     cannot be replayed is stopped (``rebuild``). Nothing is performed: a caller whose inputs
     may come in meanwhile performs each game's undone effects under that game's own lock."""
     report: RecoveryReport[S] = RecoveryReport()
+    await repo.earlier_writes_landed()  # a group its writer process still commits: seen below
     clean = await repo.load_active_games(fold, snapshot=snapshot, shards=shards)  # bulk reads
     for game_id in await repo.active_game_ids(shards):
         loaded = clean.get(game_id)

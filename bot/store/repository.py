@@ -335,6 +335,18 @@ class Repository:
         None."""
         return None if self._sqlite_process is None else self._sqlite_process.pid
 
+    async def earlier_writes_landed(self) -> None:
+        """Once nothing an earlier run of the bot sent to its SQLite writer process can still
+        commit (``sqlite_lock``): what recovery reads then is all there will be. At once on
+        PostgreSQL (a commit there is done or undone when its connection dies)."""
+        if self._sqlite_process is None:
+            return
+        waited = await self._sqlite_process.earlier_writer_ended()
+        if waited is None:
+            log.warning("another SQLite writer process is still running; reading without it")
+        elif waited:
+            log.info("waited %.2f s for the last run's SQLite writer process to end", waited)
+
     async def close(self) -> None:
         """At a clean stop: write what is asked for (``flush``), then close the group writer's
         process and its connection (SQLite), so the engine's ``dispose`` closes the last one."""

@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
-    from bot.store import sqlite_group
+    from bot.store import sqlite_group, sqlite_lock
     from bot.store.sqlite_frames import frame, read_frame
 else:  # run as a script, without the package: its modules beside it are top-level modules
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the standard library
     sys.path += sys.argv[1:2]  # where orjson is installed, if it is (sqlite_process)
     import sqlite_group
+    import sqlite_lock
     from sqlite_frames import frame, read_frame
 
 
@@ -84,8 +85,14 @@ def run(conn: Connection, request: tuple[Any, ...], stage: _Stage) -> Any:
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Answer requests until a close request or the end of ``stdin``."""
-    conn = Connection(*read_frame(stdin))
+    """Answer requests until a close request or the end of ``stdin``: once the database's
+    writer lock is held (``sqlite_lock``; an earlier writer process may still be finishing what
+    its bot sent before it died), for the rest of this process's life."""
+    args, kwargs, busy_timeout_ms = read_frame(stdin)
+    path = sqlite_lock.lock_path(args, kwargs)
+    if path is not None:
+        sqlite_lock.hold(path)  # kept: let go when this process ends
+    conn = Connection(args, kwargs, busy_timeout_ms)
     try:
         while True:
             try:

@@ -41,7 +41,7 @@ import sqlite3
 import subprocess
 import sys
 import weakref
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import IO, Any
@@ -49,7 +49,7 @@ from typing import IO, Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.store import db, sqlite_group
+from bot.store import db, sqlite_group, sqlite_lock
 from bot.store.sqlite_frames import FrameReader, frame
 from bot.store.sqlite_group import PlannedAppend, Stage, Written, as_fields, stored_time
 from bot.store.sqlite_here import SMALL_GROUP, Here, busy, small_payloads
@@ -115,13 +115,17 @@ class _Child:
     (no thread: an answer is taken up at the loop's next turn, not whenever a reader thread next
     gets the GIL from a busy loop, up to the 5 ms switch interval later)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], answers: _Answers) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], answers: _Answers, lock: str | None
+    ) -> None:
         assert process.stdin is not None
         self.loop = asyncio.get_running_loop()
         self.process, self.answers = process, answers
         self.stdin: IO[bytes] = process.stdin
+        if lock is not None:
+            _RUNNING[lock] += 1
         # Dropped unclosed (its repository dropped): its stdin closes, and the child ends.
-        weakref.finalize(self, self.stdin.close)
+        self._ended = weakref.finalize(self, _let_go, self.stdin, lock)
 
     @classmethod
     async def start(cls, begin: tuple[list[Any], dict[str, Any], int]) -> _Child:
@@ -138,7 +142,7 @@ class _Child:
             assert process.stdin is not None
             process.stdin.close()  # the child ends
             raise
-        child = cls(process, answers)
+        child = cls(process, answers, sqlite_lock.lock_path(begin[0], begin[1]))
         child.send(frame(begin))
         return child
 
@@ -157,9 +161,25 @@ class _Child:
         return await future
 
     def end(self) -> None:
-        """Close its stdin: it answers what it was sent, then closes its connection and ends."""
-        with contextlib.suppress(OSError):
-            self.stdin.close()
+        """Close its stdin: it answers what it was sent, then closes its connection and ends
+        (from now on an earlier run's, as far as ``sqlite_lock`` goes)."""
+        self._ended()
+
+
+_RUNNING: Counter[str] = Counter()
+"""Lock file (``sqlite_lock``) → this process's writer processes on its database that are
+running and were not told to end. While one is, this process is past its start: the lock held
+tells nothing of an earlier run (a test's second bot beside its first, say, need not wait)."""
+
+
+def _let_go(stdin: IO[bytes], lock: str | None) -> None:
+    """``_Child.end``, once: its stdin closed, and no longer counted as running."""
+    if lock is not None:
+        _RUNNING[lock] -= 1
+        if _RUNNING[lock] <= 0:
+            del _RUNNING[lock]
+    with contextlib.suppress(OSError):
+        stdin.close()
 
 
 class SqliteProcess:
@@ -168,6 +188,7 @@ class SqliteProcess:
 
     def __init__(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         self._connect = (list(args), dict(kwargs))
+        self._lock = sqlite_lock.lock_path(args, kwargs)
         self._child: _Child | None = None
         self._here = Here(*self._connect)
         self._wrote_here = False
@@ -192,6 +213,15 @@ class SqliteProcess:
 
         event.listen(engine.sync_engine, "engine_disposed", disposed)
         return writer
+
+    async def earlier_writer_ended(self) -> float | None:
+        """Once no writer process of another run can still commit (``sqlite_lock``), waiting at
+        most the busy timeout (what an earlier one's last commit may take): the seconds waited,
+        None if one still runs then (a live process's: a tool beside the bot). At once while
+        this process runs a writer process on the database (``_RUNNING``): past its start."""
+        if self._lock is None or _RUNNING[self._lock]:
+            return 0.0
+        return await sqlite_lock.wait_until_free(self._lock, db.SQLITE_BUSY_TIMEOUT_MS / 1000)
 
     @property
     def pid(self) -> int | None:

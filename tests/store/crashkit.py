@@ -322,6 +322,9 @@ async def play(
     position = 0
     restarted = False
     while True:
+        # Dead until the crashed run's store is disposed of: a dead process sends nothing more
+        # (its group writer's task, still scheduled here, fails at its crash point).
+        faults.dead = False
         db = open_crashable(url, faults)
         repo = CrashableRepository(db, faults)
         try:
@@ -342,7 +345,6 @@ async def play(
             await repo.flush()  # the last done marks, as the bot does when it closes
             return game_id
         except Crash:
-            faults.dead = False
             restarted = True
             if redeliver:
                 position = max(position - 1, 0)
