@@ -153,6 +153,9 @@ async def memory_per_game(bench: Bench, games: int) -> tuple[float, float]:
     the work before it freed, and its RSS moves by what ran before (1,000 games: −9 to +40 KB a
     game), not by what the games keep."""
     every: list[Shards | None] = [None]
+    # as after a clean stop: this process's SQLite writer ended (it starts again on its next
+    # group), else the fresh process, a restarted bot, would wait for it (`bot.store.sqlite_lock`)
+    await bench.repo.close()
     (found,) = await asyncio.get_running_loop().run_in_executor(
         None, recover_apart, bench.url, every
     )
