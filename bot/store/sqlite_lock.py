@@ -51,9 +51,9 @@ def lock_path(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str | None:
 
 
 def hold(path: str) -> int | None:
-    """Take a share of the lock and keep it: the open descriptor,
-    never closed by the writer process (it is let go when the process ends). None where the
-    file cannot be opened (a safeguard, not a condition of writing: the writes go on)."""
+    """Take a share of the lock and keep it: the open descriptor, never closed by the writer
+    process (the lock is let go when the process ends). None where the file cannot be opened
+    (a safeguard, not a condition of writing: the writes go on)."""
     assert fcntl is not None
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
