@@ -128,7 +128,9 @@ class _Child:
         self._ended = weakref.finalize(self, _let_go, self.stdin, lock)
 
     @classmethod
-    async def start(cls, begin: tuple[list[Any], dict[str, Any], int]) -> _Child:
+    async def start(cls, begin: tuple[list[Any], dict[str, Any], int], lock: str | None) -> _Child:
+        """A writer process on the database ``begin`` opens (``lock``: its ``sqlite_lock`` file,
+        the writer process takes it as it starts)."""
         home = _orjson_home()
         process = subprocess.Popen(
             [sys.executable, "-I", "-S", CHILD, *([home] if home else [])],
@@ -142,7 +144,7 @@ class _Child:
             assert process.stdin is not None
             process.stdin.close()  # the child ends
             raise
-        child = cls(process, answers, sqlite_lock.lock_path(begin[0], begin[1]))
+        child = cls(process, answers, lock)
         child.send(frame(begin))
         return child
 
@@ -236,7 +238,7 @@ class SqliteProcess:
             if child is not None:
                 child.end()
             self._child = None
-            child = await _Child.start((*self._connect, db.SQLITE_BUSY_TIMEOUT_MS))
+            child = await _Child.start((*self._connect, db.SQLITE_BUSY_TIMEOUT_MS), self._lock)
             if self._child is not None:  # another caller started one meanwhile: use it
                 child.end()
                 return self._child

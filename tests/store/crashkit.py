@@ -105,6 +105,13 @@ class CrashableRepository(Repository):
             self._faults.point("after commit")
         return done
 
+    def die(self) -> None:
+        """As the process dies: its group writer stops where it is (a request already sent to
+        SQLite's writer process still runs there, as it would after a real crash)."""
+        task = self._group._task if self._group is not None else None
+        if task is not None:
+            task.cancel()
+
     async def _write_group_pg(self, bind: Any, group: Group, plans: Any, stage: Stage) -> Any:
         done = await super()._write_group_pg(bind, group, plans, CrashingStage(self._faults, stage))
         self._faults.point("after commit")
@@ -322,8 +329,7 @@ async def play(
     position = 0
     restarted = False
     while True:
-        # Dead until the crashed run's store is disposed of: a dead process sends nothing more
-        # (its group writer's task, still scheduled here, fails at its crash point).
+        # Dead until the crashed run's store is disposed of (``die``): it sends nothing more.
         faults.dead = False
         db = open_crashable(url, faults)
         repo = CrashableRepository(db, faults)
@@ -345,6 +351,7 @@ async def play(
             await repo.flush()  # the last done marks, as the bot does when it closes
             return game_id
         except Crash:
+            repo.die()
             restarted = True
             if redeliver:
                 position = max(position - 1, 0)
