@@ -338,7 +338,9 @@ class Repository:
     async def earlier_writes_landed(self) -> None:
         """Once nothing an earlier run of the bot sent to its SQLite writer process can still
         commit (``sqlite_lock``): what recovery reads then is all there will be. At once on
-        PostgreSQL (a commit there is done or undone when its connection dies)."""
+        PostgreSQL: its server finishes a statement the dead bot had sent (a group is one) a
+        moment after the death, long before a restarted bot has logged in and reads; a sharded
+        bot's sweep (``bot.runtime.wakes``) would perform such a group's effects all the same."""
         if self._sqlite_process is None:
             return
         waited = await self._sqlite_process.earlier_writer_ended()
