@@ -1228,23 +1228,19 @@ class Repository:
         Finished games' effects are included (the last input's reveal must still go out);
         those of games stopped on an error are not, unless asked: their state is in doubt.
         """
-        query = (
-            select(Outbox)
-            .join(Game, Game.id == Outbox.game_id)
-            .where(Outbox.done_at.is_(None))
-            .order_by(Outbox.id)
+        query = sql.undone(
+            one_game=game_id is not None,
+            include_stopped=include_stopped,
+            sharded=shards is not None,
         )
+        params = _shard_params(shards)
         if game_id is not None:
-            query = query.where(Outbox.game_id == game_id)
-        if not include_stopped:
-            query = query.where(Game.status != GameStatus.STOPPED_ERROR.value)
-        if shards is not None:
-            query = query.where(sql.owned(Game.server_id))
+            params["g"] = game_id
         pending = set(self._unwritten_marks)
-        async with self._sessions() as s:
-            rows = await s.scalars(query, _shard_params(shards))
-            pending |= self._unwritten_marks
-            return [_item(row) for row in rows if row.id not in pending]
+        async with self._reading() as conn:
+            rows = (await conn.execute(query, params)).all()
+        pending |= self._unwritten_marks
+        return [OutboxItem(*row) for row in rows if row[0] not in pending]
 
     async def mark_done(self, outbox_id: int) -> bool:
         """Mark an effect performed; False if it already was (a retry that raced a first try).

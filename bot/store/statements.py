@@ -119,6 +119,43 @@ async def insert_outbox(conn: AsyncConnection, rows: list[dict[str, Any]]) -> li
     return ids
 
 
+OUTBOX_ITEM = (
+    Outbox.id,
+    Outbox.game_id,
+    Outbox.seq,
+    Outbox.payload,
+    Outbox.attempts,
+    Outbox.last_error,
+    Outbox.done_at,
+    Outbox.created_at,
+)
+"""An outbox row's columns in `OutboxItem`'s order (read as rows, not ORM objects)."""
+
+
+def undone(*, one_game: bool, include_stopped: bool, sharded: bool) -> Any:
+    """Effects not marked done, in the order recorded: of game ``:g`` only (``one_game``), of
+    games stopped on an error too (``include_stopped``), of the shards' servers only
+    (``sharded``, ``owned``'s parameters)."""
+    return _undone(one_game, include_stopped, sharded)
+
+
+@cache
+def _undone(one_game: bool, include_stopped: bool, sharded: bool) -> Any:
+    query = (
+        select(*OUTBOX_ITEM)
+        .join(Game, Game.id == Outbox.game_id)
+        .where(Outbox.done_at.is_(None))
+        .order_by(Outbox.id)
+    )
+    if one_game:
+        query = query.where(Outbox.game_id == bindparam("g"))
+    if not include_stopped:
+        query = query.where(Game.status != GameStatus.STOPPED_ERROR.value)
+    if sharded:
+        query = query.where(owned(Game.server_id))
+    return query
+
+
 LAST_SEQ = select(Game.last_seq).where(Game.id == bindparam("g"))
 PAYLOADS = (
     select(Event.seq, Event.payload)
