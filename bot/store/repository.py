@@ -1228,11 +1228,7 @@ class Repository:
         Finished games' effects are included (the last input's reveal must still go out);
         those of games stopped on an error are not, unless asked: their state is in doubt.
         """
-        query = sql.undone(
-            one_game=game_id is not None,
-            include_stopped=include_stopped,
-            sharded=shards is not None,
-        )
+        query = sql.undone(game_id is not None, include_stopped, shards is not None)
         params = _shard_params(shards)
         if game_id is not None:
             params["g"] = game_id

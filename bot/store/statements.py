@@ -7,6 +7,7 @@ each dialect; SQLite cannot order ``RETURNING``, so outbox ids are given here) s
 
 from __future__ import annotations
 
+from dataclasses import fields
 from functools import cache
 from typing import Any
 
@@ -34,7 +35,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 
 from bot.store.db import UTCDateTime
 from bot.store.models import ChannelBinding, Event, Game, GameStatus, Input, Outbox, Snapshot
-from bot.store.values import DISCORD_SHARD_SHIFT
+from bot.store.values import DISCORD_SHARD_SHIFT, OutboxItem
 
 
 def upsert(session: AsyncSession, table: Any) -> Any:
@@ -119,30 +120,17 @@ async def insert_outbox(conn: AsyncConnection, rows: list[dict[str, Any]]) -> li
     return ids
 
 
-OUTBOX_ITEM = (
-    Outbox.id,
-    Outbox.game_id,
-    Outbox.seq,
-    Outbox.payload,
-    Outbox.attempts,
-    Outbox.last_error,
-    Outbox.done_at,
-    Outbox.created_at,
-)
-"""An outbox row's columns in `OutboxItem`'s order (read as rows, not ORM objects)."""
-
-
-def undone(*, one_game: bool, include_stopped: bool, sharded: bool) -> Any:
-    """Effects not marked done, in the order recorded: of game ``:g`` only (``one_game``), of
-    games stopped on an error too (``include_stopped``), of the shards' servers only
-    (``sharded``, ``owned``'s parameters)."""
-    return _undone(one_game, include_stopped, sharded)
+_OUTBOX_ITEM = tuple(getattr(Outbox, f.name) for f in fields(OutboxItem))
+"""An outbox row's columns in `OutboxItem`'s order (its fields are the columns' names)."""
 
 
 @cache
-def _undone(one_game: bool, include_stopped: bool, sharded: bool) -> Any:
+def undone(one_game: bool, include_stopped: bool, sharded: bool) -> Any:
+    """Effects not marked done, in the order recorded, as `OutboxItem`'s fields: of game ``:g``
+    only (``one_game``), of games stopped on an error too (``include_stopped``), of the shards'
+    servers only (``sharded``: ``owned``'s parameters)."""
     query = (
-        select(*OUTBOX_ITEM)
+        select(*_OUTBOX_ITEM)
         .join(Game, Game.id == Outbox.game_id)
         .where(Outbox.done_at.is_(None))
         .order_by(Outbox.id)
