@@ -311,9 +311,10 @@ class DiscordEffects:
     async def _dm_blocked(
         self, game_id: int, state: GameState, seat: Seat, attempt: Attempt, *, dealt: bool
     ) -> None:
-        """Record a player who does not accept DMs, and tell it once per seat: the mark is
-        written once the notices are out (a notice that failed is sent again with the retry,
-        and one sent before a crash is found, not sent twice).
+        """Record a player who does not accept DMs, and tell it once per player (and once
+        more for a role message, whatever failed before): the marks are written once the
+        notices are out (a notice that failed is sent again with the retry, and one sent before
+        a crash is found, not sent twice).
 
         Who is DMed when depends on roles (the police's result at dawn, the killers' menu at
         dusk), so a notice must not: only a failure at the deal, where every player gets a role
@@ -327,10 +328,16 @@ class DiscordEffects:
         info = await self.judge.runtime.service.info(game_id)
         player = state.seat(seat).player  # per player: a substitute is told of their own DMs
         key = f"dm_blocked:{player}"
-        if info.channels.get(key):
+        # A role message's failure has a mark of its own: a player's earlier private failure
+        # (their check result at dawn) must not keep the public notice of a role message (a
+        # seat taken back after a replacement) from being posted, or the post would tell it.
+        public_key = f"dm_blocked_dealt:{player}"
+        if info.channels.get(public_key if dealt else key):
             return
         marks: dict[str, Any] = {key: True}
-        if not dealt:
+        if dealt:
+            marks[public_key] = True
+        else:
             marks[f"{DM_UNSEEN}{player}"] = True
         if dealt:  # the deal DMs everyone: its failure depends on no role
             log.warning("game %s: a player does not accept DMs", game_id)
@@ -346,7 +353,12 @@ class DiscordEffects:
                 await self._send(moderator, notice, attempt, allowed_mentions=quiet)
                 told += 1
             except discord.Forbidden:  # a moderator's closed DMs stop nothing
-                log.warning("game %s: a moderator does not accept DMs", game_id)
+                # (its time is the player's failure's: at WARNING only for a role message's)
+                log.log(
+                    logging.WARNING if dealt else logging.DEBUG,
+                    "game %s: a moderator does not accept DMs",
+                    game_id,
+                )
         if dealt:  # "moderators have been told" only when a moderator's DM went through
             channel = await self._channel(game_id, "game")
             pinged = discord.Object(int(player))  # pings that player only
