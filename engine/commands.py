@@ -22,6 +22,9 @@ class SubmitPower:
     night: int | None = None
     """The night a power menu was sent for (None: whatever window is open, as /act): a menu
     stays in the DM after its night, and a choice made in it later acts in no other window."""
+    next_deadline: Instant | None = None
+    """The deadline of the window that opens if this power closes the one open now (认匪 ends
+    the day), computed by the bot from the game's schedule as a lock's is (None: no timer)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

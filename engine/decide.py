@@ -52,7 +52,7 @@ from engine.events import (
 )
 from engine.evolve import evolve
 from engine.lastwords import entitled
-from engine.model import Instant, PhaseKind, Power, Seat
+from engine.model import UNPASSABLE, Instant, PhaseKind, Power, Seat
 from engine.penalties import check_penalty, next_night, suspension_for
 from engine.resolve import (
     _after_resolution,
@@ -385,16 +385,20 @@ def _day_power(
         raise ActorError("actor.no_such_power", power=cmd.power.value)
     if window.kind is not PhaseKind.DAY:
         raise PhaseError("phase.not_day")
+    if cmd.passed and cmd.power in UNPASSABLE:  # not confessing is doing nothing: a pass
+        raise ActorError("actor.no_pass", power=cmd.power.value)  # must not confess
     if cmd.power is not Power.CONFESS:
         return [_submission(state, rules, actor, cmd)]
     if window.chooser is not None:  # the vote is settled: only the pick is left to make
         raise PhaseError("choice.no_confession")
-    return _confess(state, rules, window, actor)
+    return _confess(state, rules, window, actor, cmd.next_deadline)
 
 
-def _confess(state: GameState, rules: Ruleset, window: Window, actor: SeatState) -> list[Event]:
+def _confess(
+    state: GameState, rules: Ruleset, window: Window, actor: SeatState, deadline: Instant | None
+) -> list[Event]:
     """认匪: the killer leaves at once with last words (using no slot); the day closes with no
-    vote; whoever their leaving takes along leaves too."""
+    vote; whoever their leaving takes along leaves too. The next window closes at `deadline`."""
     leaving, turned = settle(state, rules, {actor.seat: frozenset({CONFESS})})
     left = tuple(sorted(leaving))
     others = tuple(s for s in left if s != actor.seat)
@@ -411,7 +415,7 @@ def _confess(state: GameState, rules: Ruleset, window: Window, actor: SeatState)
         leavers_counted=counted,
         last_acts=_last_acts(state, rules, leaving),
     )
-    return _after_resolution(state, rules, resolved, None)
+    return _after_resolution(state, rules, resolved, deadline)
 
 
 def _last_act(

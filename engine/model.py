@@ -65,6 +65,10 @@ class Power(StrEnum):
     ROB = "rob"
 
 
+UNPASSABLE = frozenset({Power.CONFESS})
+"""Powers with no explicit pass: not to confess (认匪) is to do nothing."""
+
+
 class Camp(StrEnum):
     """Sides that can win, and `draw` as a result."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import dataclasses
 import logging
 import time
 from collections import defaultdict
@@ -51,12 +52,12 @@ from bot.store import (
     rebuild_games,
 )
 from engine import codec
-from engine.commands import Command, Lock, ReplacePlayer
+from engine.commands import Command, Lock, ReplacePlayer, SubmitPower
 from engine.effects import PRIVATE, ReplyToPost, for_delivery, params
 from engine.errors import EngineError
 from engine.events import Event, GameEnded
 from engine.game import decide, new_game, replay_events, start_events
-from engine.model import Instant
+from engine.model import Instant, Power
 from engine.publish import effects_and_state, effects_for
 from engine.rulesets import get_ruleset
 from engine.setup import option_names
@@ -454,6 +455,8 @@ class GameService:
         for attempt in (1, 2):
             # a cached state without a coroutine (`_load`'s first step): every vote post's
             loaded = self._loaded.get(game_id) or await self._load(game_id)
+            if isinstance(command, SubmitPower) and command.power is Power.CONFESS:
+                command = await self._with_next_deadline(game_id, loaded.state, command)
             try:
                 outcome, pending = await self._commit(game_id, loaded, command, message_id, name)
             except SeqConflict:
@@ -690,6 +693,19 @@ class GameService:
             forced=forced,
             window=window,
         )
+
+    async def _with_next_deadline(
+        self, game_id: int, state: GameState, command: SubmitPower
+    ) -> SubmitPower:
+        """A day power that closes the day (认匪) with the deadline of the window it opens,
+        from the schedule as a lock's (`lock_command`), counted from now: without one the next
+        window would wait for a moderator."""
+        if state.window is None or command.next_deadline is not None:
+            return command
+        now = self.clock.now()
+        next_kind = following(state.window).kind
+        deadline = self.schedule(await self.info(game_id)).deadline(next_kind, now)
+        return dataclasses.replace(command, next_deadline=Instant(to_ms(deadline)))
 
     # -- start -------------------------------------------------------------------------------------
     async def recover(self, shards: Shards | None = None) -> dict[int, str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from gamekit import Game
 
-from engine.commands import Lock, PostVote, VoidPost
-from engine.errors import ModeratorError, PhaseError
-from engine.model import Camp, Instant, Seat
+from engine.commands import Lock, PostVote, SubmitPower, VoidPost
+from engine.errors import ActorError, ModeratorError, PhaseError
+from engine.model import Camp, Instant, Power, Seat
 from engine.state import DayRecord
 
 C, K, P = "civilian", "killer", "police"
@@ -270,6 +270,28 @@ def test_confess_in_basic_closes_the_day() -> None:
     assert record.tally == ()
     assert game.state.leavers_counted == 0  # does not count against the limit
     assert game.state.window is not None and game.state.window.kind.value == "night"
+
+
+def test_a_confession_opens_the_night_with_the_deadline_it_was_given() -> None:
+    """The bot gives a confession the next window's deadline from the schedule; without it the
+    night opened with no timer and waited for a moderator."""
+    game = Game("basic", [P, P, K, K, C, C, C, C])
+    game.night()
+    game.do(SubmitPower(player="p3", power=Power.CONFESS, next_deadline=Instant(9_000_000)))
+    assert last_day(game).confess == 3
+    assert game.state.window is not None and game.state.window.kind.value == "night"
+    assert game.state.deadline == 9_000_000
+
+
+def test_a_pass_on_confess_is_refused_and_confesses_nothing() -> None:
+    """/pass is "不行使": on 认匪 it once confessed, the killer out and shown to all."""
+    game = Game("basic", [P, P, K, K, C, C, C, C])
+    game.night()
+    before = game.state
+    with pytest.raises(ActorError) as refused:
+        game.do(SubmitPower(player="p3", power=Power.CONFESS, passed=True))
+    assert refused.value.key == "actor.no_pass"
+    assert game.state is before and game.state.seat(Seat(3)).alive
 
 
 def test_an_abstention_naming_a_seat_is_an_abstention() -> None:
