@@ -49,7 +49,7 @@ from engine.effects import seats_text
 from engine.errors import EngineError
 from engine.events import VotePosted
 from engine.game import decide
-from engine.model import Instant, Power, Seat
+from engine.model import UNPASSABLE, Instant, Power, Seat
 from engine.publish import role_params
 from engine.rulesets import rules_for
 from engine.speech import channels_open, out_of_game, silenced
@@ -713,7 +713,15 @@ class PlayCog(commands.Cog, name="PlayCog"):
     ) -> None:
         await self._submit_power(interaction, power, None, game_id, passed=True, card=card)
 
-    pass_.autocomplete("power")(_powers)
+    @pass_.autocomplete("power")
+    async def _passable(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        """The asker's powers that can be passed: 认匪 (confess) cannot (not confessing is
+        doing nothing), so /pass does not offer it."""
+        offered = await self._powers(interaction, current)
+        return [c for c in offered if Power(c.value) not in UNPASSABLE]
+
     pass_.autocomplete("card")(_cards)
 
     @app_commands.command(name="lastwords", description=_("Give your last words (遗言)"))
