@@ -149,11 +149,15 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         name="set-deadline", description=_("Set the current deadline (YYYY-MM-DD HH:MM, game time)")
     )
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
-        by, now = str(interaction.user.id), self.judge.runtime.now_ms()
+        by = str(interaction.user.id)
         gid = game_here(self.judge, interaction)
         arrived = await state_at_arrival(self.judge, interaction, gid)  # one state: never two
         window, seen = open_window(arrived), arrived.deadline
         ctx = await self.judge.runtime.contexts.context(gid)
+        # stamped after the reads, with no await before it queues on the game's lock (as the
+        # other clock commands are): a vote judged late meanwhile is never followed by a
+        # command stamped before the deadline that voided it
+        now = self.judge.runtime.now_ms()
         # full-width digits and colon (２０２６-１２-０２ ２２：００, as a Chinese keyboard types
         # them) read as their ASCII forms
         written = unicodedata.normalize("NFKC", time).strip()
