@@ -3,8 +3,10 @@ it arrived in, and answers in the asker's language."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -238,11 +240,13 @@ async def answer_command(
     once: in this answer for a command, by the DM alone for a menu in the DM (`by_menu`)."""
     runtime = judge.runtime
     if by_menu:
-        outcome = await runtime.service.submit(game_id, command, name=name)
+        submitted = runtime.service.submit(game_id, command, name=name)
+        outcome = await _deferred_if_slow(interaction, submitted, thinking=False)
         confirmations: list[Whisper] = []
     else:
         with answering(game_id, str(interaction.user.id)) as mark:
-            outcome = await runtime.service.submit(game_id, command, name=name)
+            submitted = runtime.service.submit(game_id, command, name=name)
+            outcome = await _deferred_if_slow(interaction, submitted, thinking=True)
         confirmations = mark.taken
     ctx = await runtime.contexts.context(game_id, locale=locale_of(judge, interaction))
     if outcome.error is not None:
@@ -255,11 +259,38 @@ async def answer_command(
         answer = ctx.t("notice.accepted")
     notice = await dm_notice(judge, interaction, game_id)  # a DM of theirs failed: say so
     shown = "\n".join(line for line in (answer, notice) if line)
-    if shown:
-        await respond(interaction, shown)
-    elif not interaction.response.is_done():
-        await interaction.response.defer()  # the click is taken; nothing more to say here
+    try:
+        if shown:
+            await respond(interaction, shown)
+        elif not interaction.response.is_done():
+            await interaction.response.defer()  # the click is taken; nothing more to say here
+    except discord.NotFound:  # the interaction expired before its answer: the DM confirms
+        log.debug("game %s: an answer came after its interaction expired", game_id)  # (its
+        # time depends on the private effects queued before it: roles)
+        if confirmations:  # taken out of the DM for this answer: never lost
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.user.send(answer)
     return outcome
+
+
+DEFER_AFTER = 1.5
+"""Seconds a command's submission may take before its interaction is deferred: Discord drops an
+interaction not answered within 3 s, and a submission waits for the game's turn and for the
+private effects queued before its own (the deal's role DMs, a dawn's results)."""
+
+
+async def _deferred_if_slow(
+    interaction: discord.Interaction[Any], submitted: Awaitable[Outcome], *, thinking: bool
+) -> Outcome:
+    """`submitted`'s outcome, the interaction deferred (`thinking`: "…is thinking", answered
+    later; else a click taken, nothing owed) if it is not done within `DEFER_AFTER`. Most
+    answer at once, as before: only a slow one is deferred."""
+    task = asyncio.ensure_future(submitted)  # (in this context: `answering` sees it)
+    done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
+    if not done and not interaction.response.is_done():
+        with contextlib.suppress(discord.HTTPException):  # expired already: answered later
+            await interaction.response.defer(ephemeral=True, thinking=thinking)
+    return await task
 
 
 async def confirm_role(
