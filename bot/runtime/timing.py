@@ -145,6 +145,10 @@ def _check_job_func(func: JobFunc) -> None:
     setattr(func, "__signature__", inspect.signature(func))  # noqa: B010
 
 
+OVERLAPPING_RUNS = 1_000
+"""Runs of one job id at once that APScheduler allows (in effect no limit: see below)."""
+
+
 class DeadlineScheduler:
     """Wakes the bot at deadlines: APScheduler in production, `run_due()` in tests."""
 
@@ -156,9 +160,17 @@ class DeadlineScheduler:
         self._running = False
         self._aps: Any = None
         if not self._manual:
+            # A job may run while its own id is scheduled again and comes due (a lock's
+            # catch-up schedules the next deadline; a shortened deadline's reminder): with one
+            # instance at a time APScheduler drops the second, silently. The jobs are safe to
+            # overlap: each takes the game's turn and names the window it closes.
             self._aps = AsyncIOScheduler(
                 timezone=UTC,
-                job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
+                job_defaults={
+                    "misfire_grace_time": None,
+                    "coalesce": True,
+                    "max_instances": OVERLAPPING_RUNS,
+                },
             )
 
     @property

@@ -314,3 +314,39 @@ async def test_a_job_s_arguments_are_checked_against_its_function_each_time() ->
         assert [job.id for job in scheduler.jobs()] == ["game:1:window:1"]
     finally:
         scheduler.shutdown()
+
+
+GATE: list[asyncio.Event] = []
+
+
+async def held(name: str) -> None:
+    """A job that runs until the test lets it end (a lock's catch-up, a reminder's sends)."""
+    CALLS.append((name, "started"))
+    await GATE[0].wait()
+    CALLS.append((name, "ended"))
+
+
+async def test_a_job_rescheduled_under_its_own_id_while_it_runs_still_runs() -> None:
+    """A running deadline job may schedule its own id again, due now (a catch-up's effects, a
+    shortened deadline's reminder). APScheduler ran one instance of an id at a time and
+    dropped a job due meanwhile, silently: that deadline never fired. Failed before the fix."""
+    GATE[:] = [asyncio.Event()]
+    scheduler = DeadlineScheduler(SystemClock())
+    scheduler.start()
+    try:
+        FIRED["second"] = asyncio.Event()
+        scheduler.schedule("game:1:deadline", datetime.now(UTC), held, "first")
+        for _ in range(250):
+            if CALLS:
+                break
+            await asyncio.sleep(0.02)
+        assert CALLS == [("first", "started")]
+        scheduler.schedule("game:1:deadline", datetime.now(UTC), set_event, "second")
+        await asyncio.wait_for(FIRED["second"].wait(), timeout=5)  # while the first still runs
+        GATE[0].set()
+        await asyncio.sleep(0.05)
+        assert [c for c in CALLS if c[1] == "ended"] == [("first", "ended")]
+        assert scheduler.jobs() == []
+    finally:
+        GATE[0].set()
+        scheduler.shutdown()
