@@ -411,8 +411,27 @@ class GameService:
         remembered by its message id, with its reply, so a redelivery is answered once).
         `name`: a substitute's display name, recorded with their seat term (ReplacePlayer)."""
         arrived = time.perf_counter()
+        if isinstance(command, ReplacePlayer):
+            return await self._replace(game_id, command, name, arrived)
         async with self._turn(game_id):
             return await self._submit(game_id, command, message_id, name, arrived)
+
+    async def _replace(
+        self, game_id: int, command: ReplacePlayer, name: str | None, arrived: float
+    ) -> Outcome:
+        """`submit` of a replacement, once no private delivery is under way. A private effect
+        names its seat, and goes to whoever holds the seat when it is performed: those recorded
+        before the substitute takes it go to the player they were for. The lane is waited for
+        outside the game's turn (how long depends on who is DMed, so on roles: the game's other
+        inputs and their public replies must not wait with it), then found idle under the turn
+        (none starts while it is held: each starts as its input leaves the turn)."""
+        lane = self._private_locks[game_id]
+        while True:
+            async with lane:
+                pass
+            async with self._turn(game_id):
+                if not lane.locked():
+                    return await self._submit(game_id, command, None, name, arrived)
 
     async def submit_posted(
         self,
@@ -441,14 +460,8 @@ class GameService:
         name: str | None,
         arrived: float,
     ) -> Outcome:
-        """`submit` under the game's lock."""
-        if isinstance(command, ReplacePlayer):
-            # A private effect names its seat, and goes to whoever holds the seat when it is
-            # performed: those recorded before the substitute takes it go to the player they
-            # were for (the lane's deliveries under way end first; none starts meanwhile: each
-            # starts when its input leaves this lock).
-            async with self._private_locks[game_id]:
-                pass
+        """`submit` under the game's lock (a replacement's: with no private delivery under way,
+        `_replace`)."""
         foreign = self.shards is not None and not await self.owns(game_id)
         if foreign:
             self._loaded.pop(game_id, None)  # its owner appends: read it as it is now

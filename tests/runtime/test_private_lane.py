@@ -97,3 +97,43 @@ async def test_a_substitute_waits_for_the_private_effects_of_the_seats_old_playe
     await asyncio.gather(acting, replacing)
     assert platform.kinds[platform.performed[confirming]] in ("Whisper", "TeamNotice")
     assert_once(platform, await all_effects(w, game_id))
+
+
+async def test_a_replacement_waiting_for_the_lane_holds_up_no_other_input(
+    wired: tuple[Wired, Any],
+) -> None:
+    """A replacement waits for the private effects under way, and how long depends on roles
+    (who is DMed): it waits outside the game's turn, so the game's other inputs and their
+    public replies go on meanwhile. Before: it waited holding the turn, and a vote's ✅ came
+    when the DMs were out."""
+    w, _ = wired
+    platform = HoldingPrivate()
+    platform.released.set()
+    w.runtime.service.set_performer(platform)
+    game_id = await new_game(w)
+    state = await w.runtime.service.state(game_id)
+    killer = next(s for s in state.seats if s.role.value == "killer")
+    target = next(s for s in state.seats if s.role.value == "civilian")
+    platform.released.clear()
+    acting = asyncio.create_task(
+        w.runtime.service.submit(
+            game_id,
+            SubmitPower(player=killer.player, power=Power.KILL, target=target.seat, passed=False),
+        )
+    )
+    await platform.inside.wait()  # the confirmation in flight
+    replacing = asyncio.create_task(
+        w.runtime.service.submit(
+            game_id, ReplacePlayer(seat=target.seat, new_player="2000", by="mod")
+        )
+    )
+    await asyncio.wait({replacing}, timeout=BLOCKED)
+    assert not replacing.done()  # it waits for the confirmation
+    replying = asyncio.create_task(refused_vote(w, game_id, 1002, 1))
+    done, _ = await asyncio.wait({replying}, timeout=BLOCKED)
+    assert replying in done, "the vote's reply waited for the replacement's wait"
+    platform.released.set()
+    await asyncio.gather(acting, replacing)
+    after = await w.runtime.service.state(game_id)
+    assert after.seat(target.seat).player == "2000"
+    assert_once(platform, await all_effects(w, game_id))
