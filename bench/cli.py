@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import math
 import sys
 import time
 from typing import Any
@@ -169,9 +170,18 @@ def _names(value: str) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
+COUNTS = (
+    "posts", "raw_rows", "restart_games", "shard_games", "day_posts", "night_submissions", "timers"
+)  # fmt: skip
+"""The flags (as `args` names them) that each give a count: 1 or more, or a section divides by
+zero or measures nothing."""
+
+
 def refusal(args: argparse.Namespace) -> str | None:
     """Why these flags cannot run, in one line (None when they can): an unknown section or
-    backend, or the Discord section without simcord (the `bench` extra)."""
+    backend, a count or time that is not one (`--games 0`, `--spread x`), or the Discord
+    section without simcord (the `bench` extra). All is checked before any section runs, so a
+    mistake is not found after minutes of the sections before it."""
     flags = (("--only", args.only, SECTIONS), ("--backends", args.backends, BACKENDS))
     for flag, given, known in flags:
         unknown = [name for name in _names(given) if name not in known]
@@ -179,8 +189,15 @@ def refusal(args: argparse.Namespace) -> str | None:
             return f"{flag}: unknown {', '.join(unknown)} (known: {', '.join(known)})"
         if not _names(given):
             return f"{flag}: names nothing (known: {', '.join(known)})"
+    for name in COUNTS:
+        if getattr(args, name) < 1:
+            return f"--{name.replace('_', '-')}: a count of 1 or more, not {getattr(args, name)}"
+    if (why := _games_refused(args.games)) is not None:
+        return why
     if (why := _spreads_refused(args.spread)) is not None:
         return why
+    if not 0 < args.engine_seconds < math.inf:
+        return f"--engine-seconds: seconds above 0, not {args.engine_seconds}"
     if "discord" in _names(args.only) and importlib.util.find_spec("simcord") is None:
         others = ",".join(s for s in SECTIONS if s != "discord")
         return (
@@ -190,12 +207,22 @@ def refusal(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _games_refused(value: str) -> str | None:
+    try:
+        counts = _counts(value)
+    except ValueError:
+        return f"--games: not whole numbers: {value}"
+    if not counts or any(count < 1 for count in counts):
+        return f"--games: counts of 1 or more, comma-separated: {value}"
+    return None
+
+
 def _spreads_refused(value: str) -> str | None:
     try:
         spreads = [float(x) for x in _names(value)]
     except ValueError:
         return f"--spread: not numbers: {value}"
-    if not spreads or any(not x > 0 for x in spreads):
+    if not spreads or any(not 0 < x < math.inf for x in spreads):  # nan and inf too
         return f"--spread: seconds above 0, comma-separated: {value}"
     return None
 

@@ -26,8 +26,8 @@ from bot.operator_errors import (
     database_error,
 )
 from bot.records.forum_text import forum_text
-from bot.records.i18n import LOCALES
-from bot.records.replay import ReplayFileError, replay_file
+from bot.records.i18n import LOCALES, render
+from bot.records.replay import SHOWN, ReplayFileError, replay_file
 from bot.runtime.termination import until_terminated
 from bot.store import pg_backup
 from bot.store.backup import (
@@ -43,7 +43,7 @@ from bot.store.claims import Claim, Claimed, ClaimLost, claim, claim_patiently
 from bot.store.db import resolve_url
 from bot.store.migrate import main_db_upgrade, upgrade
 from engine.rulesets import RULESETS
-from engine.verify import verify_record
+from engine.verify import Finding, verify_record
 
 if TYPE_CHECKING:
     from bot.discord.client import FaguanBot
@@ -97,15 +97,32 @@ def _write_utf8(text: str) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    """Exit status: 0 everything matches; 1 something does not (the record was altered); 2 the
+    file cannot be read, or is not a complete game record faguan can recompute (one line on
+    standard error says why): a key left out or a ruleset unknown is no sign of alteration."""
     try:
-        record = json.loads(Path(args.record).read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        print(f"faguan verify: cannot read {args.record}: {exc}", file=sys.stderr)
+        text = Path(args.record).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else "not UTF-8 text"
+        print(f"faguan verify: cannot read {args.record}: {why}", file=sys.stderr)
+        return 2
+    try:
+        record = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        print(
+            f"faguan verify: {args.record} is not a JSON game record (`faguan replay --json` "
+            "and /game record write one); a game file (TOML) is played with `faguan replay`",
+            file=sys.stderr,
+        )
         return 2
     if not isinstance(record, dict):
         print(f"faguan verify: {args.record} is not a game record (a JSON object)", file=sys.stderr)
         return 2
     findings = verify_record(record)
+    unchecked = next((f for f in findings if not f.checked), None)
+    if unchecked is not None:
+        print(f"faguan verify: {args.record}: {_unchecked(unchecked)}", file=sys.stderr)
+        return 2
     for finding in findings:
         mark = "OK      " if finding.ok else "MISMATCH"
         line = f"{mark} {finding.what}"
@@ -118,6 +135,22 @@ def _verify(args: argparse.Namespace) -> int:
         + (" The record was altered." if bad else "")
     )
     return 1 if bad else 0
+
+
+def _unchecked(finding: Finding) -> str:
+    """Why an item could not be checked: an engine refusal in words, as `faguan replay` says
+    it, not its message key (the record's own values cut short: a 10 MB name is not echoed)."""
+    if not finding.key:  # a key left out (the tests' `.expected.json` keep only some)
+        return f"{finding.detail} (`faguan replay --json` and /game record write whole records)"
+    given = ("ruleset", "player", "role", "option", "value")  # the record's, not the lists
+    shown = {k: _cut(v) if k in given else v for k, v in finding.params.items()}
+    return f"cannot recompute the {finding.what}: {render('en', finding.key, shown)}"
+
+
+def _cut(value: object) -> object:
+    if not isinstance(value, str) or len(value) <= SHOWN:
+        return value
+    return f"{value[:SHOWN]}… ({len(value) - SHOWN} more)"
 
 
 def _rulesets(args: argparse.Namespace) -> int:
@@ -450,12 +483,41 @@ def build_parser() -> argparse.ArgumentParser:
         "JSON record is the same whatever this says",
     )
     replay.set_defaults(func=_replay)
-    verify = sub.add_parser("verify", help="recompute the deal and every lot of a finished game")
+    verify = sub.add_parser(
+        "verify",
+        help="recompute the deal and every lot of a finished game",
+        description=(
+            "Check a finished game's record (JSON, as `faguan replay --json` and /game record "
+            "write it) against its published seed: recompute the commitment, the deal and every "
+            "lot, and print OK or MISMATCH for each (docs/fairness.md). Exit status: 0 "
+            "everything matches; 1 something does not (the record was altered); 2 the file "
+            "cannot be read, or is not a complete game record faguan can recompute (a key "
+            "left out, an unknown ruleset: one line on standard error says why)."
+        ),
+    )
     verify.add_argument("record", help="the game record (JSON) with its published seed")
     verify.set_defaults(func=_verify)
-    rulesets = sub.add_parser("rulesets", help="list the rulesets")
+    rulesets = sub.add_parser(
+        "rulesets",
+        help="list the rulesets",
+        description=(
+            "List the rulesets: each one's id (for /game new and a game file's `ruleset`), its "
+            "Chinese name and how many players it takes (docs/rules.md §3). Exit status: 0."
+        ),
+    )
     rulesets.set_defaults(func=_rulesets)
-    bench = sub.add_parser("bench", help="measure speed against the machine's own limits")
+    bench = sub.add_parser(
+        "bench",
+        help="measure speed against the machine's own limits",
+        description=(
+            "Measure the bot's speed beside the machine's own floors (the same work by the "
+            "database driver alone, the engine alone) and print one table, or JSON; the "
+            "defaults take 8–9 minutes on two cores (README, Performance). Exit status: 0 "
+            "the table is printed; 2 the flags cannot run (one line on standard error says "
+            "why: an unknown section, a count below 1, the discord section without the bench "
+            "extra)."
+        ),
+    )
     add_bench_arguments(bench)
     bench.set_defaults(func=_bench)
     return parser

@@ -7,7 +7,7 @@ commitment, the deal and every lot, and report each as matching or not, naming w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine import lots
@@ -17,11 +17,22 @@ from engine.setup import card_names, new_game
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Finding:
-    """One recomputed item: what it is, whether it matches, and the difference if not."""
+    """One recomputed item: what it is, whether it matches, and the difference if not.
+
+    `checked` is False when the record lacks what the item needs (a key, a known ruleset): it
+    was not compared, which says nothing of an alteration. `key` and `params` are then the
+    engine's refusal, if one stopped it, for the shell to render (the engine has no prose)."""
 
     what: str
     ok: bool
     detail: str = ""
+    checked: bool = True
+    key: str = ""
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+NEEDED = ("commitment", "ruleset", "players", "options", "roles", "deal", "lots", "phases")
+"""The keys verification reads beside the seed: every record faguan writes has them."""
 
 
 def verify_record(record: Mapping[str, Any]) -> list[Finding]:
@@ -29,9 +40,14 @@ def verify_record(record: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
     seed = record.get("seed")
     if not isinstance(seed, str):
-        return [Finding(what="seed", ok=False, detail="the record has no published seed")]
+        detail = "not a complete game record: no published `seed`"
+        return [Finding(what="seed", ok=False, detail=detail, checked=False)]
+    absent = [key for key in NEEDED if key not in record]
+    if absent:  # not read as empty: with no `deal` every role is fixed, and the deal "matches"
+        detail = "not a complete game record: no " + ", ".join(f"`{k}`" for k in absent)
+        return [Finding(what="record", ok=False, detail=detail, checked=False)]
     problem = _shape_problem(record)
-    if problem:
+    if problem:  # a key faguan writes, in a shape it never writes: changed since
         return [Finding(what="record", ok=False, detail=problem)]
     expected = lots.commitment(seed)
     findings.append(
@@ -60,17 +76,17 @@ def _is_str_list(value: object) -> bool:
 def _shape_problem(record: Mapping[str, Any]) -> str:
     """What is malformed in the parts of a record that verification reads ("" if nothing): a
     record from outside is read as data, never trusted to have the shape we write."""
-    roles, deal = record.get("roles", {}), record.get("deal", {})
-    if not _is_str_list(record.get("players", [])):
+    roles, deal = record["roles"], record["deal"]
+    if not _is_str_list(record["players"]):
         return "`players` must be a list of names"
     if not isinstance(roles, Mapping) or not all(isinstance(r, str) for r in roles.values()):
         return "`roles` must map each name to a role id"
-    if not isinstance(deal, Mapping) or not _is_str_list(deal.get("dealt", [])):
+    if not isinstance(deal, Mapping) or not _is_str_list(deal.get("dealt")):
         return "`deal` must be an object whose `dealt` lists names"
-    if not isinstance(record.get("options", {}), Mapping):
+    if not isinstance(record["options"], Mapping):
         return "`options` must be an object"
     for key in ("lots", "phases"):
-        items = record.get(key, [])
+        items = record[key]
         if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
             return f"`{key}` must be a list of objects"
     return ""
@@ -91,7 +107,14 @@ def _verify_deal(record: Mapping[str, Any], seed: str) -> Finding:
             roles=fixed,
         )
     except EngineError as exc:
-        return Finding(what="deal", ok=False, detail=f"cannot recompute the deal: {exc.key}")
+        return Finding(
+            what="deal",
+            ok=False,
+            detail=f"cannot recompute the deal: {exc.key}",
+            checked=False,
+            key=exc.key,
+            params=exc.params,
+        )
     names = card_names(players, len(created.roles) // max(1, len(players)))
     differ = [
         f"{p}: dealt {r.value}, the record says {roles.get(p)}"

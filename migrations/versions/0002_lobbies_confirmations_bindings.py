@@ -1,6 +1,7 @@
-"""Sign-ups, role confirmations and channel bindings as rows (issue 12): no more read-modify-write
-of a JSON value (the ``lobby:<channel>`` server settings, the ``confirmed`` list of a game's
-channels), and one holder per channel enforced by a primary key.
+"""Sign-ups, role confirmations and channel bindings as rows (issue 12).
+
+No more read-modify-write of a JSON value (the ``lobby:<channel>`` server settings, the
+``confirmed`` list of a game's channels), and one holder per channel enforced by a primary key.
 
 The data of existing open sign-ups, confirmations and active games' channels is moved over.
 
