@@ -104,6 +104,9 @@ class SetDeadline:
     seen: Instant | None = None
     """The deadline in force when the moderator gave the command: refused if it has been moved
     since (another moderator's at the same moment, `mod.deadline_moved`). None: not checked."""
+    saw_none: bool = False
+    """The moderator saw no deadline in force (the game paused, or none set): refused if one
+    is now (a resume or another moderator's command since, `mod.deadline_moved`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -120,6 +123,9 @@ class ExtendDeadline:
     """The deadline the moderator moved, as it was when they gave the command: refused if it has
     been moved since (two moderators' `extend` at the same moment move it once,
     `mod.deadline_moved`). None: not checked."""
+    saw_none: bool = False
+    """The moderator saw no deadline in force (the game paused, or none set): refused if one
+    is now (a resume or another moderator's command since, `mod.deadline_moved`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -120,7 +120,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
             if state.paused:
                 raise PhaseError("phase.paused")
             _need_deadline_ahead(state, command.at)
-            _need_unmoved(state, command.seen)
+            _need_unmoved(state, command.seen, command.saw_none)
             _need_not_past(command.deadline, command.at)
             if command.deadline == state.deadline:  # a repeat: announced and logged once
                 raise ModeratorError("mod.deadline_unchanged", deadline=state.deadline)
@@ -143,7 +143,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
             if state.deadline is None:
                 raise ModeratorError("mod.no_deadline")
             _need_deadline_ahead(state, command.at)
-            _need_unmoved(state, command.seen)
+            _need_unmoved(state, command.seen, command.saw_none)
             name = "extend" if command.delta_ms >= 0 else "shorten"
             moved = Instant(state.deadline + command.delta_ms)
             _need_not_past(moved, command.at)
@@ -254,10 +254,12 @@ def _need_deadline_ahead(state: GameState, now: Instant | None) -> None:
         raise ModeratorError("mod.deadline_passed", deadline=state.deadline)
 
 
-def _need_unmoved(state: GameState, seen: Instant | None) -> None:
-    """A moderator's deadline override acts on the deadline they saw (`seen`): one moved since —
-    another moderator's `extend` at the same moment — is not moved again on top of it."""
-    if seen is not None and state.deadline is not None and state.deadline != seen:
+def _need_unmoved(state: GameState, seen: Instant | None, saw_none: bool = False) -> None:
+    """A moderator's deadline override acts on the deadline they saw (`seen`; `saw_none`: none,
+    the game paused): one moved since — another moderator's `extend` at the same moment, a
+    resume — is not moved again on top of it, whichever of the two came first."""
+    moved = seen is not None and state.deadline != seen
+    if (moved or saw_none) and state.deadline is not None:
         raise ModeratorError("mod.deadline_moved", deadline=state.deadline)
 
 

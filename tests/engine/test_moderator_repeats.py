@@ -8,7 +8,14 @@ from __future__ import annotations
 import pytest
 from gamekit import Game
 
-from engine.commands import ExtendDeadline, Penalize, ReplacePlayer, SetDeadline
+from engine.commands import (
+    ExtendDeadline,
+    Pause,
+    Penalize,
+    ReplacePlayer,
+    Resume,
+    SetDeadline,
+)
 from engine.errors import ModeratorError
 from engine.model import Instant, Power, Seat, Team
 
@@ -35,6 +42,23 @@ def test_a_deadline_moved_since_it_was_seen_is_not_moved_again() -> None:
     assert game.state.deadline == 160_000
     game.do(ExtendDeadline(delta_ms=-60_000, at=Instant(3), seen=Instant(160_000)))
     assert game.state.deadline == 100_000
+
+
+def test_a_command_given_on_a_paused_game_is_refused_once_it_is_resumed() -> None:
+    """Moderator B extends a paused game (B saw no deadline) while A's resume lands first: B's
+    command would move a deadline B never saw. It is refused, as it is in the other order
+    (`phase.paused`)."""
+    game = Game("v2", V2)
+    game.do(SetDeadline(deadline=Instant(100_000), at=Instant(0)))
+    game.do(Pause(at=Instant(1)))
+    game.do(Resume(at=Instant(2)))  # moderator A's
+    for command in (
+        ExtendDeadline(delta_ms=60_000, at=Instant(3), saw_none=True),
+        SetDeadline(deadline=Instant(500_000), at=Instant(3), saw_none=True),
+    ):
+        refused(game, command, "mod.deadline_moved")
+    game.do(ExtendDeadline(delta_ms=60_000, at=Instant(3), seen=game.state.deadline))
+    assert game.state.deadline == 160_001
 
 
 def test_the_deadline_in_force_is_not_set_again() -> None:
