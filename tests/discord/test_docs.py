@@ -222,7 +222,10 @@ async def reference(bot: FaguanBot) -> str:
         description = f"{command.description} · {await _zh(str(command.description))}"
         rows.append(f"| **`/{command.qualified_name}`** | `/{zh_path}` | | {description} |")
         for param in command.parameters:
-            rows.append(f"| ↳ `{param.name}` | `{await _zh(param.name)}` | {_takes(param)} | |")
+            said = f"{param.description} · {await _zh(str(param.description))}"
+            rows.append(
+                f"| ↳ `{param.name}` | `{await _zh(param.name)}` | {_takes(param)} | {said} |"
+            )
     return "\n".join(rows) + "\n"
 
 
@@ -251,6 +254,41 @@ async def test_commands_doc_is_the_command_tree(bot: FaguanBot) -> None:
     assert generated == wanted, (
         "run: FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py"
     )
+
+
+def _options(options: list[dict[str, Any]], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every option of a command's payload, with its command's path (subcommands walked)."""
+    for option in options:
+        if option["type"] in (1, 2):  # a subcommand, a subcommand group
+            yield from _options(option.get("options", []), f"{path} {option['name']}")
+        else:
+            yield path, option
+
+
+async def test_every_option_says_what_it_takes_in_both_languages(bot: FaguanBot) -> None:
+    """Discord shows an option's description while it is filled in: a real one (not discord.py's
+    placeholder `…`, nor the option's own name), within Discord's 100 characters, in zh-CN too;
+    a fixed choice's name in zh-CN too. Read from the payload discord.py sends at sync, which
+    asks the translator only for a `locale_str` (a plain str would stay English)."""
+    translator = FaguanTranslator()
+    wrong = []
+    for command in bot.tree.get_commands():
+        if isinstance(command, app_commands.ContextMenu):  # no options
+            continue
+        payload = await command.get_translated_payload(bot.tree, translator)
+        for path, option in _options(payload.get("options", []), f"/{payload['name']}"):
+            where = f"{path} {option['name']}"
+            description = option["description"]
+            zh = option.get("description_localizations", {}).get(Locale.chinese.value)
+            if description in ("…", option["name"]) or not 1 <= len(description) <= 100:
+                wrong.append(f"{where}: {description!r}")
+            if zh is None or not 1 <= len(zh) <= 100:
+                wrong.append(f"{where}: zh-CN {zh!r}")
+            for choice in option.get("choices", []):
+                zh_name = choice.get("name_localizations", {}).get(Locale.chinese.value)
+                if zh_name is None or len(choice["name"]) > 100 or len(zh_name) > 100:
+                    wrong.append(f"{where} {choice['value']}: zh-CN {zh_name!r}")
+    assert wrong == []
 
 
 async def test_commands_doc_explains_every_command_and_option(bot: FaguanBot) -> None:

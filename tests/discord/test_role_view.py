@@ -152,12 +152,12 @@ def check_message(result: str, locale: str) -> str:
 @pytest.mark.parametrize(
     ("result", "zh", "en"),
     [
-        ("other", "验人结果：9号 p9 **不是秘密警察**。", "Check (验人) result: #9 p9 is **not a secret police (不是秘密警察)**."),
+        ("other", "验人结果：9号 p9 **不是秘警**。", "Check (验人) result: #9 p9 is **not a secret police (不是秘警)**."),
         ("none", "验人结果：查验 9号 p9 **无信息**。", "Check (验人) result on #9 p9: **no information**."),
         ("killer", "验人结果：9号 p9 是 **杀手**。", "Check (验人) result: #9 p9 is **killer**."),
         ("good", "验人结果：9号 p9 是 **好人**。", "Check (验人) result: #9 p9 is **good**."),
-        ("secret_police", "验人结果：9号 p9 是 **秘密警察**。",
-         "Check (验人) result: #9 p9 is **secret police (秘密警察)**."),
+        ("secret_police", "验人结果：9号 p9 是 **秘警**。",
+         "Check (验人) result: #9 p9 is **secret police (秘警)**."),
     ],
 )  # fmt: skip
 def test_the_check_result_reads_for_each_answer(result: str, zh: str, en: str) -> None:

@@ -48,7 +48,28 @@ from engine.votes import tally
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
 
-TIES = ["lots", "revote", "none", "victim_choice"]
+TIE_CHOICES = [
+    app_commands.Choice(
+        name=_("lots (抽签): one of the tied is drawn by verifiable lots"), value="lots"
+    ),
+    app_commands.Choice(name=_("revote (PK): run-offs among the tied"), value="revote"),
+    app_commands.Choice(name=_("none: nobody leaves that day"), value="none"),
+    app_commands.Choice(
+        name=_("victim_choice: one run-off, then last night's victim picks"), value="victim_choice"
+    ),
+]
+"""The tie policies (docs/rules.md §1.2) by name in the client's language; the value is the id."""
+
+LANGUAGE_CHOICES = [
+    app_commands.Choice(name=_("zh-CN (简体中文)"), value="zh-CN"),
+    app_commands.Choice(name=_("en (English)"), value="en"),
+]
+"""The game's languages, picked rather than typed: the value is the id stored ("zh-CN", "en")."""
+
+GAME_ID = _(
+    "A game of this server by its number (第N局); default: this channel's game, or your only one"
+)
+"""/game is used on a server only: its `game_id` names a game of that server (`find_game`)."""
 
 
 def read_deadline(typed: str | None, default: DeadlineRule) -> DeadlineRule | None:
@@ -170,15 +191,32 @@ class GameCog(commands.Cog, name="GameCog"):
         name="new", description=_("Open sign-up for a new game in this channel (moderators)")
     )
     @app_commands.describe(
-        ruleset=_("ruleset"),
-        tie=_("tie"),
-        power_deadline=_("power_deadline"),
-        vote_deadline=_("vote_deadline"),
-        vote_channel=_("vote_channel"),
-        forum=_("forum"),
-        options=_("options"),
+        ruleset=_("Ruleset id such as basic or v2 (suggested as you type)"),
+        min_players=_(
+            "Fewest players to start, within the ruleset's range (default: the ruleset's minimum)"
+        ),
+        max_players=_(
+            "Most players who can join, within the ruleset's range (default: the ruleset's maximum)"
+        ),
+        tie=_("How a tied vote (平票) is settled (default: lots, 抽签)"),
+        power_deadline=_(
+            "Night power deadline: HH:MM daily (bot's timezone) or a length such as 24h, 90m, 1h30m"
+        ),
+        vote_deadline=_(
+            "Day vote deadline: HH:MM daily (bot's timezone) or a length such as 24h, 90m, 1h30m"
+        ),
+        vote_channel=_(
+            "Channel where vote posts count (default: this channel; not used with forum)"
+        ),
+        language=_("Language of everything the bot posts in this game (default: the bot's config)"),
+        options=_(
+            "Options as name=value, separated by spaces or commas, e.g. composition=2 (suggested)"
+        ),
+        forum=_(
+            "Host the game in this forum channel: a main post, and a 投票帖 (vote post) each day"
+        ),
     )
-    @app_commands.choices(tie=[app_commands.Choice(name=t, value=t) for t in TIES])
+    @app_commands.choices(tie=TIE_CHOICES, language=LANGUAGE_CHOICES)
     async def new(
         self,
         interaction: discord.Interaction[Any],
@@ -489,6 +527,7 @@ class GameCog(commands.Cog, name="GameCog"):
             await interaction.channel.edit(name=title)  # the main post: 第N局 …
 
     @game.command(name="status", description=_("Phase, deadline, who is in, who has voted"))
+    @app_commands.describe(game_id=GAME_ID)
     async def status(
         self, interaction: discord.Interaction[Any], game_id: int | None = None
     ) -> None:
@@ -542,6 +581,7 @@ class GameCog(commands.Cog, name="GameCog"):
         await respond(interaction, "\n".join([*lines, notice] if notice else lines))
 
     @game.command(name="record", description=_("The record and the seed of a finished game"))
+    @app_commands.describe(game_id=GAME_ID)
     async def record(
         self, interaction: discord.Interaction[Any], game_id: int | None = None
     ) -> None:

@@ -28,6 +28,7 @@ from bot.discord.interactions import (
     text,
     window_at_arrival,
 )
+from bot.discord.translator import power_name
 from bot.records.render import error_text
 from bot.runtime.schedule import SkippedTime, from_ms, moment_of, to_ms
 from bot.store.errors import GameNotFound
@@ -122,6 +123,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         await answer_command(self.judge, interaction, gid, build(window, seen))
 
     @mod.command(name="extend", description=_("Extend the current deadline"))
+    @app_commands.describe(minutes=_("Minutes to add to the open window's deadline"))
     async def extend(
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
@@ -134,6 +136,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         )
 
     @mod.command(name="shorten", description=_("Shorten the current deadline"))
+    @app_commands.describe(minutes=_("Minutes to take off the open window's deadline"))
     async def shorten(
         self, interaction: discord.Interaction[Any], minutes: app_commands.Range[int, 1, 100000]
     ) -> None:
@@ -147,6 +150,9 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
 
     @mod.command(
         name="set-deadline", description=_("Set the current deadline (YYYY-MM-DD HH:MM, game time)")
+    )
+    @app_commands.describe(
+        time=_("The new deadline: YYYY-MM-DD HH:MM in the game's timezone, e.g. 2026-12-02 22:00")
     )
     async def set_deadline(self, interaction: discord.Interaction[Any], time: str) -> None:
         by = str(interaction.user.id)
@@ -219,6 +225,11 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         await self._timed(interaction, lambda window, _: Resume(at=now, by=by, window=window))
 
     @mod.command(name="replace", description=_("Replace a player with a substitute"))
+    @app_commands.describe(
+        seat=_("The seat number of the player to replace"),
+        member=_("The substitute (替补) who takes the seat"),
+        reason=_("Why, announced with the replacement (at most 200 characters)"),
+    )
     async def replace(
         self,
         interaction: discord.Interaction[Any],
@@ -250,6 +261,10 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             await after_replacement(self.judge, interaction, gid, member)
 
     @mod.command(name="modkill", description=_("Remove a player for inactivity"))
+    @app_commands.describe(
+        seat=_("The seat number of the player to remove from the game"),
+        reason=_("Why, announced with the removal (at most 200 characters)"),
+    )
     async def modkill(
         self, interaction: discord.Interaction[Any], seat: int, reason: Reason | None = None
     ) -> None:
@@ -265,6 +280,14 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         await answer_command(self.judge, interaction, gid, command)
 
     @mod.command(name="void", description=_("Void a vote post"))
+    @app_commands.describe(
+        message_id=_(
+            "The vote post's message ID, or its message link (Copy Message ID or Copy Message Link)"
+        ),
+        reason=_(
+            "Why the vote is void; the bot replies to the post with it (at most 200 characters)"
+        ),
+    )
     async def void(
         self, interaction: discord.Interaction[Any], message_id: str, reason: Reason
     ) -> None:
@@ -281,6 +304,11 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         )
 
     @mod.command(name="end", description=_("End the game"))
+    @app_commands.describe(
+        winner=_(
+            "The result: the side that wins, or draw (suggested: those this game's ruleset has)"
+        )
+    )
     async def end(self, interaction: discord.Interaction[Any], winner: str) -> None:
         try:
             camp = Camp(winner.strip())
@@ -338,10 +366,17 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         name="penalty",
         description=_("Penalty: a team's or a seat's night power does not act next night"),
     )
-    @app_commands.describe(team=_("team"), seat=_("seat"), power=_("power"), reason=_("reason"))
-    @app_commands.choices(
+    @app_commands.describe(
+        team=_("The team whose night power is stopped (suggested); or give seat instead"),
+        seat=_("Or the seat number whose night power is stopped"),
+        power=_("Only this night power (default: every night power of the team or seat)"),
+        reason=_("Why, announced with the penalty (at most 200 characters)"),
+    )
+    @app_commands.choices(  # by name in the client's language ("kill (杀人)", 杀人); the id is sent
         power=[
-            app_commands.Choice(name=p.value, value=p.value) for p in Power if p not in DAY_POWERS
+            app_commands.Choice(name=_(power_name(p)), value=p.value)
+            for p in Power
+            if p not in DAY_POWERS
         ],
     )
     async def penalty(
@@ -390,7 +425,7 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         )
 
     @mod.command(name="log-channel", description=_("Where overrides are logged (empty: nowhere)"))
-    @app_commands.describe(channel=_("channel"))
+    @app_commands.describe(channel=_("Channel for the override log; left out: no log"))
     async def log_channel(
         self, interaction: discord.Interaction[Any], channel: discord.TextChannel | None = None
     ) -> None:
@@ -413,7 +448,9 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         await respond(interaction, answer)
 
     @mod.command(name="new-season", description=_("Start a new season of the standings"))
-    @app_commands.describe(name=_("name"))
+    @app_commands.describe(
+        name=_("The new season's name, at most 32 characters (default: the next number)")
+    )
     async def new_season(
         self, interaction: discord.Interaction[Any], name: str | None = None
     ) -> None:

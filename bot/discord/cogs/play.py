@@ -464,7 +464,11 @@ class PlayCog(commands.Cog, name="PlayCog"):
     @app_commands.command(
         name="vote", description=_("Vote (the bot posts your vote publicly, stamped now)")
     )
-    @app_commands.describe(target=_("target"))
+    @app_commands.describe(
+        target=_(
+            "A seat number or abstain (弃权), suggested; typed by hand: 5号, a player's name, 弃票"
+        )
+    )
     async def vote(self, interaction: discord.Interaction[Any], target: str) -> None:
         game_id = await find_game(self.judge, interaction)
         state = await self.judge.runtime.service.state(game_id)
@@ -618,6 +622,11 @@ class PlayCog(commands.Cog, name="PlayCog"):
         name="role",
         description=_("Your seat, role, powers, teammates and check results (only you see it)"),
     )
+    @app_commands.describe(
+        game_id=_(
+            "Which game (第N局), if you are in several (default: this channel's or your only game)"
+        )
+    )
     async def role(self, interaction: discord.Interaction[Any], game_id: int | None = None) -> None:
         gid = await find_game(self.judge, interaction, game_id)
         state = await self.judge.runtime.service.state(gid)
@@ -635,7 +644,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
     @app_commands.command(
         name="act", description=_("Use a power (at night; by day a day power such as veto)")
     )
-    @app_commands.describe(power=_("power"), target=_("target"), card=_("card"))
+    @app_commands.describe(
+        power=_("The power to use (suggested: your powers now)"),
+        target=_(
+            "Target's seat number (suggested); leave out for a power on nobody, e.g. 认匪 (confess)"
+        ),
+        card=_("5.0 双身份: which of your two cards acts (default: the first holding the power)"),
+        game_id=_(
+            "Which game (第N局), if you are in several (default: this channel's or your only game)"
+        ),
+    )
     async def act(
         self,
         interaction: discord.Interaction[Any],
@@ -646,10 +664,11 @@ class PlayCog(commands.Cog, name="PlayCog"):
     ) -> None:
         await self._submit_power(interaction, power, target, game_id, passed=False, card=card)
 
-    @act.autocomplete("power")
-    async def _powers(
-        self, interaction: discord.Interaction[Any], current: str
+    async def _power_choices(
+        self, interaction: discord.Interaction[Any], *, passable: bool = False
     ) -> list[app_commands.Choice[str]]:
+        """The asker's powers now (of the card named, else of all their cards); `passable`:
+        only those /pass can pass (认匪 cannot: not confessing is doing nothing)."""
         found = await self._asker(interaction)
         if found is None:
             return []
@@ -658,9 +677,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
         mine = state.seats_of(state.seat(seat).player)
         cards = [Seat(card)] if isinstance(card, int) and Seat(card) in mine else mine
         powers = dict.fromkeys(p for c in cards for p in view_for(state, c).powers)
-        return [app_commands.Choice(name=ctx.t(f"power.{p.value}"), value=p.value) for p in powers][
+        shown = [p for p in powers if not (passable and p in UNPASSABLE)]
+        return [app_commands.Choice(name=ctx.t(f"power.{p.value}"), value=p.value) for p in shown][
             :25
         ]
+
+    @act.autocomplete("power")
+    async def _powers(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self._power_choices(interaction)
 
     @act.autocomplete("target")
     async def _targets(
@@ -703,7 +729,13 @@ class PlayCog(commands.Cog, name="PlayCog"):
         ][:25]
 
     @app_commands.command(name="pass", description=_("Explicitly pass on a night power (不行使)"))
-    @app_commands.describe(power=_("power"), card=_("card"))
+    @app_commands.describe(
+        power=_("The night power you pass on (不行使) tonight (suggested)"),
+        card=_("5.0 双身份: which of your two cards passes (default: the first holding the power)"),
+        game_id=_(
+            "Which game (第N局), if you are in several (default: this channel's or your only game)"
+        ),
+    )
     async def pass_(
         self,
         interaction: discord.Interaction[Any],
@@ -717,14 +749,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
     async def _passable(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
-        """The asker's powers that can be passed: 认匪 (confess) cannot (not confessing is
-        doing nothing), so /pass does not offer it."""
-        offered = await self._powers(interaction, current)
-        return [c for c in offered if Power(c.value) not in UNPASSABLE]
+        return await self._power_choices(interaction, passable=True)
 
     pass_.autocomplete("card")(_cards)
 
     @app_commands.command(name="lastwords", description=_("Give your last words (遗言)"))
+    @app_commands.describe(
+        game_id=_(
+            "Which game (第N局), if you are in several (default: this channel's or your only game)"
+        )
+    )
     async def lastwords(
         self, interaction: discord.Interaction[Any], game_id: int | None = None
     ) -> None:
@@ -740,7 +774,12 @@ class PlayCog(commands.Cog, name="PlayCog"):
         await interaction.response.send_modal(LastWordsModal(self.judge, gid, interaction.id))
 
     @app_commands.command(name="choose", description=_("Pick who leaves among the tied players"))
-    @app_commands.describe(target=_("target"))
+    @app_commands.describe(
+        target=_("The seat number of the tied player (平票者) who leaves"),
+        game_id=_(
+            "Which game (第N局), if you are in several (default: this channel's or your only game)"
+        ),
+    )
     async def choose(
         self, interaction: discord.Interaction[Any], target: int, game_id: int | None = None
     ) -> None:

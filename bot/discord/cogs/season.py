@@ -54,6 +54,7 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
     @app_commands.command(
         name="standings", description=_("The season standings: rank, player, games, wins, points")
     )
+    @app_commands.describe(season=_("An earlier season's name (default: the current season)"))
     @app_commands.guild_only()
     async def standings(
         self, interaction: discord.Interaction[Any], season: str | None = None
@@ -112,11 +113,15 @@ class SeasonCog(commands.Cog, name="SeasonCog"):
     @app_commands.command(
         name="remind", description=_("Turn your private deadline reminders on or off")
     )
-    @app_commands.describe(state=_("on or off"))
-    @app_commands.choices(
+    @app_commands.describe(
+        state=_(
+            "on or off: DM reminders before deadlines, on this server (from a DM: where you play)"
+        )
+    )
+    @app_commands.choices(  # by name in the client's language; the value sent stays on / off
         state=[
-            app_commands.Choice(name="on", value="on"),
-            app_commands.Choice(name="off", value="off"),
+            app_commands.Choice(name=_("on: remind me before deadlines"), value="on"),
+            app_commands.Choice(name=_("off: no reminders"), value="off"),
         ]
     )
     async def remind(self, interaction: discord.Interaction[Any], state: str) -> None:
