@@ -121,6 +121,31 @@ async def test_two_extends_at_once_on_a_cold_game_move_the_deadline_once(
     assert private(told) == error_text(ctx, "mod.deadline_moved", {"deadline": state.deadline})
 
 
+async def test_an_extend_of_a_paused_game_is_refused_once_another_moderator_resumed_it(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second moderator saw the game paused (no deadline): the first's resume lands first,
+    and the extend would move a deadline its moderator never saw. It is refused, as it is in
+    the other order (paused). Before: it was applied."""
+    t = table
+    d = Driver(t, "v2")
+    await d.start()
+    await t.moderator.slash(t.channel, "mod pause")
+    second = t.guild.add_member(t.env.create_user("管理乙"), roles=[t.mod_role])
+    await t.env.settle()
+    cold(t, d)
+    first_acts_while_second_checks(t, monkeypatch, t.moderator, second)
+    did, told = await at_once(
+        (t.moderator, "mod resume", {}), (second, "mod extend", {"minutes": 30}), t=t
+    )
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.deadline is not None and not state.paused
+    assert overrides(state, "extend") == []
+    ctx = await t.bot.runtime.contexts.context(d.game_id, locale="en")
+    assert private(did) == en("notice.accepted")
+    assert private(told) == error_text(ctx, "mod.deadline_moved", {"deadline": state.deadline})
+
+
 async def test_two_replacements_of_one_seat_at_once_on_a_cold_game_replace_it_once(
     table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:

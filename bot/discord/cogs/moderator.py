@@ -131,7 +131,12 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         await self._timed(
             interaction,
             lambda window, seen: ExtendDeadline(
-                delta_ms=minutes * 60_000, by=by, at=now, window=window, seen=seen
+                delta_ms=minutes * 60_000,
+                by=by,
+                at=now,
+                window=window,
+                seen=seen,
+                saw_none=seen is None,  # paused, or none set: refused if one is set since
             ),
         )
 
@@ -144,7 +149,12 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
         await self._timed(
             interaction,
             lambda window, seen: ExtendDeadline(
-                delta_ms=-minutes * 60_000, by=by, at=now, window=window, seen=seen
+                delta_ms=-minutes * 60_000,
+                by=by,
+                at=now,
+                window=window,
+                seen=seen,
+                saw_none=seen is None,  # paused, or none set: refused if one is set since
             ),
         )
 
@@ -190,7 +200,12 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             await respond(interaction, text(self.judge, interaction, "notice.bad_time", value=time))
             return
         command = SetDeadline(
-            deadline=Instant(to_ms(moment)), by=by, at=now, window=window, seen=seen
+            deadline=Instant(to_ms(moment)),
+            by=by,
+            at=now,
+            window=window,
+            seen=seen,
+            saw_none=seen is None,  # paused, or none set: refused if one is set since
         )
         await answer_command(self.judge, interaction, gid, command)
 
