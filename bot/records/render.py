@@ -457,7 +457,7 @@ def render_vote_channel(ctx: Context, effect: VoteChannelPost) -> str:
 
 CHECK_WORDING = {"other": "check_msg.result_other", "none": "check_msg.result_none"}
 """Check answers the generic `check_msg.result` ("X 是 **…**") does not read for: 5.0's mole's
-answer (不是秘密警察) and no information (a check on the card 花蝴蝶 hugs)."""
+answer (不是秘警) and no information (a check on the card 花蝴蝶 hugs)."""
 
 
 def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:

@@ -31,7 +31,7 @@ async def table(tmp_path: Path) -> AsyncIterator[Table]:
 def _strings(
     command: app_commands.Command | app_commands.Group | app_commands.ContextMenu,
 ) -> list[str]:  # type: ignore[type-arg]
-    if isinstance(command, app_commands.ContextMenu):  # a name only (判为无效, 替补, 处决)
+    if isinstance(command, app_commands.ContextMenu):  # a name only (判为无效, 替补, 移出游戏)
         return [command.name]
     found = [command.name, str(command.description)]
     if isinstance(command, app_commands.Group):

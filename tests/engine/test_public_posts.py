@@ -137,7 +137,7 @@ def test_a_pick_outside_the_tied_players_has_its_own_wording_naming_them_as_seat
 def test_the_choice_window_names_its_day() -> None:
     game = _tied_run_off()
     zh, en = posts(game, "zh-CN")[-1], posts(game, "en")[-1]
-    assert zh.startswith("第1天：请 8号 P8 在 5号 P5、6号 P6 中选择"), zh
+    assert zh.startswith("第1天：请 8号 P8 用 /选择（/choose）在 5号 P5、6号 P6 中选择"), zh
     assert en.startswith("Day 1: #8 P8 picks"), en
 
 

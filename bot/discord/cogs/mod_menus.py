@@ -1,10 +1,10 @@
 """The moderators' actions on the thing itself: right-click a vote post or a player.
 
-"Void this vote" (判为无效) on a post, "Replace" (替补) and "Modkill" (处决) on a member each open a
-short form: the reason, and for a replacement the substitute, picked from the server's members
-in the form. They submit the same engine commands as `/mod void`, `/mod replace` and `/mod
-modkill` (which stay, for scripts), under the same check: a moderator of the server who holds no
-seat in the game.
+"Void this vote" (判为无效) on a post, "Replace" (替补) and "Modkill" (移出游戏) on a member each
+open a short form: the reason, and for a replacement the substitute, picked from the server's
+members in the form. They submit the same engine commands as `/mod void`, `/mod replace` and
+`/mod modkill` (which stay, for scripts), under the same check: a moderator of the server who
+holds no seat in the game.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class ModKillForm(ReasonForm):
 
     def __init__(self, judge: Judge, game_id: int, opened: int, seat: Seat, holder: str) -> None:
         self.seat, self.holder = seat, holder  # the seat's holder now: refused once replaced
-        super().__init__(judge, game_id, opened, "处决 / Modkill", "modkill")
+        super().__init__(judge, game_id, opened, "移出游戏 / Modkill", "modkill")
 
     def command(self, by: str, reason: str) -> Command:
         return ModKill(
