@@ -112,7 +112,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
             POSTS.forget(state.posts)  # the window's posts are closed: its index is not needed
             return events
         case GiveLastWords():
-            return _last_words(state, command)
+            return _last_words(state, rules, command)
         case ChooseTied():
             return _choose(state, command)
         case SetDeadline():
@@ -411,11 +411,15 @@ def _confess(
         confess=actor.seat, revealed=_revealed(state, rules, left, leaving),
         posts=tuple(state.posts),
     )  # fmt: skip
+    # No lock closes anything: the last words and last acts open before it stay open (the
+    # night's victim's words, a sniper's shot) until the next lock, with the confession's own.
+    last_acts = _last_acts(state, rules, leaving)
     resolved = DayResolved(
         record=record,
         changes=_departures(leaving, turned),
         leavers_counted=counted,
-        last_acts=_last_acts(state, rules, leaving),
+        last_words_kept=tuple(s for s in state.last_words_open if s not in record.last_words),
+        last_acts=(*(a for a in state.last_acts_open if a not in last_acts), *last_acts),
     )
     return _after_resolution(state, rules, resolved, deadline)
 
@@ -474,9 +478,11 @@ def _post_vote(state: GameState, rules: Ruleset, cmd: PostVote) -> list[Event]:
     return [_vote_posted(post=judge_post(state, cmd, rules))]
 
 
-def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:
+def _last_words(state: GameState, rules: Ruleset, cmd: GiveLastWords) -> list[Event]:
     """Last words given by an entitled player, until their window closes or the game ends: the
-    judge posts nothing after the end (docs/rulings.md, "Last words")."""
+    judge posts nothing after the end (docs/rulings.md, "Last words"). Words given instead of a
+    last act close it: a last-act window that waited only for it ends the game, as a pass
+    does."""
     _need_not_over(state)
     mine = state.seats_of(cmd.player)
     if not mine:
@@ -485,7 +491,15 @@ def _last_words(state: GameState, cmd: GiveLastWords) -> list[Event]:
     if seat is None:
         raise ActorError("lastwords.not_entitled")
     acts = any(s == seat for s, _ in state.last_acts_open)
-    return [LastWordsGiven(seat=seat, text=cmd.text, closes_last_act=acts)]
+    given = LastWordsGiven(seat=seat, text=cmd.text, closes_last_act=acts)
+    window = state.window
+    if acts and window is not None and window.last_act:
+        after = evolve(state, given)
+        clause = rules.win(after)
+        if clause is not None and not after.last_acts_open:
+            result = _result(after, rules, clause.winner, clause.reason, window.phase.label())
+            return [given, GameEnded(result=result)]
+    return [given]
 
 
 def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
@@ -493,12 +507,16 @@ def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
     if window.chooser is None or window.chooser not in state.seats_of(cmd.player):
         raise ActorError("choice.not_chooser")
     seat = window.chooser
+    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
+        raise PhaseError("phase.after_deadline")  # too late: the lots decide (RULES.md §1.2)
     if cmd.target not in window.candidates:
         raise TargetError(  # the choice's own words, not the run-off's (`vote.not_candidate`)
             "choice.not_candidate",
             target=cmd.target,
             candidates=",".join(map(str, window.candidates)),
         )
+    if not state.seat(cmd.target).alive:  # removed by a moderator since the tie
+        raise TargetError("target.out_of_game", target=cmd.target)
     return [ChoiceMade(seat=seat, target=cmd.target)]
 
 
@@ -567,7 +585,15 @@ def _modkill(state: GameState, rules: Ruleset, cmd: ModKill) -> list[Event]:
     ]
     after = evolve(state, events[0])
     clause = rules.win(after)
-    if clause:
+    window = state.window
+    if clause and after.last_acts_open and window is not None:
+        # the game would end, but a last act still open may change how (a sniper's shot): a
+        # last-act window waits for it until the open window's deadline, as after a lock (as
+        # `_last_act`'s: none while paused, until a moderator sets one or advances)
+        if not window.last_act:
+            held = Window(kind=window.kind, number=window.number, last_act=True)
+            events.append(WindowOpened(window=held, deadline=state.deadline))
+    elif clause:
         events.append(
             GameEnded(
                 result=_result(after, rules, clause.winner, clause.reason, _phase_label(state))

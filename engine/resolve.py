@@ -289,28 +289,35 @@ def _grouped(post: VotePost, groups: tuple[VoteGroup, ...]) -> bool:
 def _resolve_choice(
     state: GameState, rules: Ruleset, cmd: Lock, cutoff: Instant | None
 ) -> list[Event]:
-    """The end of a victim's-choice window: their pick leaves, or lots if they did not pick."""
+    """The end of a victim's-choice window: their pick leaves, or lots if they did not pick.
+    Only the candidates still in the game count (a moderator may have removed one since the
+    tie): a pick of one removed is no pick; with one left, it leaves; with none, nobody does."""
     window = state.window
     assert window is not None and window.chooser is not None
     policy = state.options.tie
-    if state.choice is not None:
+    living = tuple(s for s in window.candidates if state.seat(s).alive)
+    picked = state.choice if state.choice in living else None
+    if picked is not None:
         tie: TieRecord = TieRecord(
             tied=window.candidates,
             policy=policy,
             then="choice",
-            drawn=state.choice,
+            drawn=picked,
             chooser=window.chooser,
         )
         draws: tuple[LotDraw, ...] = ()
-    else:
-        tie, draws = _lots(state, window.candidates, window.revote, cmd.post_id, policy)
-    assert tie.drawn is not None
-    out = _eliminate(state, rules, tie.drawn, _last_voters(state, window.number, tie.drawn), cutoff)
+    elif living:
+        tie, draws = _lots(state, living, window.revote, cmd.post_id, policy)
+    else:  # every candidate was removed: nobody is left to leave
+        tie, draws = TieRecord(tied=window.candidates, policy=policy, then="none"), ()
+    drawn = tie.drawn
+    voters = _last_voters(state, window.number, drawn) if drawn is not None else ()
+    out = _eliminate(state, rules, drawn, voters, cutoff)
     left = out.left
     words, counted = entitled(state, rules, left, window.phase, out.causes)
     record = DayRecord(
         number=window.number, revote=window.revote, tally=(), votes=(), abstained=(), void_posts=(),
-        left=left, tie=tie, last_words=words, chosen_by=window.chooser if state.choice else None,
+        left=left, tie=tie, last_words=words, chosen_by=window.chooser if picked else None,
         revealed=_revealed(state, rules, left, out.causes), vetoed=out.vetoed,
         veto_by=out.veto_by, spared=out.spared, eliminated=out.eliminated,
     )  # fmt: skip
