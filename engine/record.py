@@ -174,6 +174,8 @@ def record_of(
     }
     if subs:
         record["substitutes"] = subs
+    if state.posts:  # a day window no lock closed: the game ended in it (/mod end, a removal)
+        record["unlocked_posts"] = [_post(p, names) for p in state.posts]
     if state.result:
         r = state.result
         record["result"] = {

@@ -332,20 +332,27 @@ def with_links(
     投票帖 (`vote_post`) and each post is linked in the thread it was made in."""
     days = dict(vote_posts or {})
     out = dict(record)
+
+    def linked(posts: list[Mapping[str, Any]], where: int | str) -> list[dict[str, Any]]:
+        return [
+            {**post, "link": message_link(guild_id, where, post["post_id"])}
+            if str(post.get("post_id", "")).isdigit()
+            else dict(post)
+            for post in posts
+        ]
+
     phases = []
     for phase in record.get("phases", []):
         phase = dict(phase)
         thread = days.get(int(phase.get("number", 0))) if phase.get("phase") == "day" else None
         if thread is not None:
             phase["vote_post"] = f"https://discord.com/channels/{guild_id}/{thread}"
-        where = thread or channel_id
         if "posts" in phase:
-            phase["posts"] = [
-                {**post, "link": message_link(guild_id, where, post["post_id"])}
-                if str(post.get("post_id", "")).isdigit()
-                else dict(post)
-                for post in phase["posts"]
-            ]
+            phase["posts"] = linked(phase["posts"], thread or channel_id)
         phases.append(phase)
     out["phases"] = phases
+    if "unlocked_posts" in record:  # the last day's: its 投票帖 in a forum game
+        out["unlocked_posts"] = linked(
+            record["unlocked_posts"], days[max(days)] if days else channel_id
+        )
     return out

@@ -108,6 +108,35 @@ def test_day_records_keep_every_post_and_the_game_end_updates_standings() -> Non
     assert codec.load(codec.dump(g.events[-1])) == g.events[-1]
 
 
+def test_the_posts_of_a_day_the_game_ended_in_are_in_the_record() -> None:
+    """/mod end (or a removal that decides the game) in a vote window: no lock closed it, so it
+    has no day record; its posts, one voided by a moderator, were missing from the record."""
+    from engine.commands import EndGame, VoidPost
+
+    g = Game("v2", V2)
+    g.lock()
+    g.vote(3, 1, at=10)
+    g.vote(4, 2, at=20)
+    g.do(VoidPost(post_id="2", reason="诈尸", by="mod"))
+    g.do(EndGame(winner=Camp.DRAW, by="mod"))
+    record = record_of(g.state)
+    assert [p["phase"] for p in record["phases"]] == ["night"]
+    posts = record["unlocked_posts"]
+    assert [(p["post_id"], p["by"], p["target"]) for p in posts] == [
+        ("1", "p3", "p1"),
+        ("2", "p4", "p2"),
+    ]
+    assert posts[0]["void"] is None and posts[1]["void"] == "vote.voided_by_moderator"
+
+
+def test_a_record_without_an_open_day_has_no_unlocked_posts() -> None:
+    g = Game("v2", V2)
+    g.lock()
+    g.vote(3, 1, at=10)
+    g.lock()
+    assert "unlocked_posts" not in record_of(g.state)
+
+
 def test_a_substitute_at_night_gets_the_role_and_the_power_menu() -> None:
     g = Game("v2", V2)
     before = g.state

@@ -146,3 +146,15 @@ def test_a_victims_choice_says_whom_the_chooser_picked(
     for shown in (text, page):
         assert shown.count(chosen) == 1, shown
         assert shown.count(handed) == 1, shown  # the run-off that handed G the choice
+
+
+def test_the_posts_no_lock_counted_are_linked_in_the_last_days_vote_post() -> None:
+    """`unlocked_posts` (a day the game ended in) get their links as a day's posts do: in a
+    forum game, in the last day's 投票帖."""
+    posts = [{"post_id": "123", "by": "A"}, {"post_id": "not-discord", "by": "B"}]
+    record = {"phases": [], "unlocked_posts": posts}
+    in_text = with_links(record, 1, 2)["unlocked_posts"]
+    assert in_text[0]["link"] == "https://discord.com/channels/1/2/123"
+    assert "link" not in in_text[1]
+    in_forum = with_links(record, 1, 2, {1: 30, 2: 40})["unlocked_posts"]
+    assert in_forum[0]["link"] == "https://discord.com/channels/1/40/123"
