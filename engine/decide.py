@@ -508,7 +508,7 @@ def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
         raise ActorError("choice.not_chooser")
     seat = window.chooser
     if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
-        raise PhaseError("phase.after_deadline")  # too late: the lots decide (RULES.md §1.2)
+        raise PhaseError("phase.after_deadline")  # too late: the lots decide (docs/rulings.md)
     if cmd.target not in window.candidates:
         raise TargetError(  # the choice's own words, not the run-off's (`vote.not_candidate`)
             "choice.not_candidate",

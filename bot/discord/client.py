@@ -10,6 +10,7 @@ while it was down, locks every window whose deadline has passed and schedules th
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import discord
@@ -21,10 +22,16 @@ from bot.discord.authority import warn_missing_moderator_role
 from bot.discord.cogs.game import GameCog
 from bot.discord.cogs.mod_menus import ModMenusCog
 from bot.discord.cogs.moderator import ModeratorCog
-from bot.discord.cogs.play import PlayCog
+from bot.discord.cogs.play import PlayCog, late_last_words
 from bot.discord.cogs.season import SeasonCog
 from bot.discord.effects import DiscordEffects
-from bot.discord.interactions import JudgeTree, answer_failure, answered_no_game
+from bot.discord.interactions import (
+    JudgeTree,
+    answer_failure,
+    answered_no_game,
+    respond,
+    text,
+)
 from bot.discord.judge import Judge
 from bot.discord.port import DiscordPort
 from bot.discord.required_permissions import lacking
@@ -37,6 +44,36 @@ from bot.runtime.timing import Clock, DeadlineScheduler, SystemClock
 from bot.store import Database, Repository, open_database, upgrade
 
 log = logging.getLogger(__name__)
+
+FORM_PREFIX = "faguan:"
+"""How the custom id of each of the bot's forms (modals) begins: `faguan:{kind}:{game}:{opened}`
+(`mod_menus.ReasonForm`, `play.LastWordsModal`)."""
+LAST_WORDS = f"{FORM_PREFIX}lastwords:"
+"""How a last words box's custom id begins."""
+
+
+def form_id(interaction: discord.Interaction[Any]) -> str:
+    """The custom id an interaction carries ("" if none)."""
+    data: Mapping[str, Any] = interaction.data or {}
+    return str(data.get("custom_id", ""))
+
+
+def dropped_form(client: discord.Client, interaction: discord.Interaction[Any]) -> bool:
+    """Whether `interaction` is a form of the bot's sent after discord.py dropped it (opened
+    before a restart, or kept past `FORM_TIMEOUT`): no live form of its custom id took it up.
+
+    discord.py hands a form's submit to the live form of its custom id
+    (`ViewStore.dispatch_modal`: a task, started) before it dispatches `on_interaction` (a task
+    started after that one): when this runs, a live form that took the submit is still in the
+    store, or has finished and answered. So one neither in the store nor answered was taken up
+    by none — decided without waiting, and never answered twice."""
+    if interaction.type is not discord.InteractionType.modal_submit:
+        return False
+    custom_id = form_id(interaction)
+    if not custom_id.startswith(FORM_PREFIX):
+        return False
+    live = client._connection._view_store._modals
+    return custom_id not in live and not interaction.response.is_done()
 
 
 class FaguanBot(commands.Bot):
@@ -133,6 +170,21 @@ class FaguanBot(commands.Bot):
                 log.warning("closing: the store's last writes failed (%s)", type(exc).__name__)
         if self._owns_database and self._database is not None:
             await self._database.dispose()
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """A form of the bot's that discord.py dropped (`dropped_form`) would leave the person
+        with "Something went wrong": last words typed in it are submitted all the same (its
+        custom id names the game); a moderator's form is answered that it expired, nothing
+        done, to be opened again (it is about a post or a player its id does not name)."""
+        if not dropped_form(self, interaction):
+            return
+        try:
+            if form_id(interaction).startswith(LAST_WORDS):
+                await late_last_words(self.judge, interaction)
+            else:
+                await respond(interaction, text(self.judge, interaction, "notice.form_expired"))
+        except Exception as exc:  # answered as a command's failure is: never left unanswered
+            await answer_failure(self.judge, interaction, exc, "a form sent after it expired")
 
     async def on_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError

@@ -21,6 +21,7 @@ from bot.discord.permission_refusals import tell_refused
 from bot.discord.resends import MAYBE_AGAIN, Attempt
 from bot.discord.start_effects import perform as perform_start
 from bot.discord.team_threads import tell_threads_refused, thread_member
+from bot.discord.vote_threads import deadline_post
 from bot.discord.vote_threads import perform as perform_vote_post
 from bot.records.render import (
     render_posts,
@@ -97,8 +98,14 @@ class DiscordEffects:
             case Announce() | ClockPost() | Bulletin():
                 ctx = await self.judge.runtime.contexts.context(game_id, state)
                 channel = await self._channel(game_id, "game")
-                for text in render_posts(ctx, effect):
+                texts = render_posts(ctx, effect)
+                for text in texts:
                     await self._send(channel, text, attempt)
+                if isinstance(effect, Announce) and (
+                    vote_post := await deadline_post(self.judge, game_id, state, effect)
+                ):  # a forum game's notice of the clock: in the open 投票帖 too
+                    for text in texts:
+                        await self._send(vote_post, text, attempt)
             case Whisper():
                 await self._whisper(game_id, state, effect, attempt)
             case TeamNotice():

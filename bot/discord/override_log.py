@@ -31,9 +31,13 @@ async def log_channel(judge: Judge, server_id: int) -> discord.abc.Messageable |
 
 
 def _phase(ctx: Context, label: str | None) -> str:
+    """The phase an override was given in, as the record names it ("warmup 0": the warm-up,
+    游戏热身, before night 1); "—" for none (before the game's first window)."""
     kind, _, number = (label or "").partition(" ")
     if kind in ("night", "day") and number:
         return ctx.t(f"record.{kind}", number=number)
+    if kind == "warmup":
+        return ctx.t("record.warmup")
     return "—"
 
 

@@ -8,6 +8,11 @@ the game and the day) among the forum's posts before one is made. The main post'
 marked due (``vote_post_link_due:N``) in the same write as the id and unmarked once sent, so a
 retry after a failed send still links it. Opening a day's post again (a run-off) unlocks it;
 locking a locked post does nothing.
+
+The players vote in the 投票帖, so it is told each new deadline, as the main post is: a run-off's
+reopening posts its own deadline there (sent once: a retry finds it among the post's newest
+messages), and a moderator's notice of a moved, paused or resumed clock goes to the open day's
+post too (`deadline_post`; the performer's send looks before posting).
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ import discord
 
 from bot.discord.channels import channel_of
 from bot.records.render import Context, deadline_text
-from bot.runtime.hosting import VotePostStep, vote_post_key, vote_posts
+from bot.runtime.hosting import VotePostStep, is_forum, vote_post_key, vote_posts
+from engine.effects import Announce
 from engine.model import PhaseKind
 from engine.state import GameState
+from engine.windows import is_vote_window
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -34,6 +41,11 @@ SendOnce = Callable[[discord.abc.Messageable, str], Awaitable[None]]
 
 LINK_DUE = "vote_post_link_due:"
 """Game-row key prefix: a day's vote post whose link in the main post may not be sent yet."""
+
+DEADLINE_NOTICES = frozenset({"deadline", "paused", "resumed"})
+"""The 【管理】 notices (the engine's `mod.` announcements) of a clock moved (extend, shorten,
+set-deadline), paused or resumed: posted in the main post, and in the open day's 投票帖 too
+(`deadline_post`)."""
 
 
 async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePostStep) -> None:
@@ -59,6 +71,17 @@ async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePos
         if isinstance(thread, discord.Thread) and (thread.locked or thread.archived):
             await thread.edit(locked=False, archived=False, reason="faguan: a run-off")
         judge.runtime.routes.add_vote_post(game_id, day, post_id)
+        window = state.window
+        if (
+            window is not None
+            and is_vote_window(window)
+            and window.revote > 0
+            and window.number == day
+            and isinstance(thread, discord.Thread)
+        ):
+            # the opening names the day's first deadline: the run-off's own is said there
+            shown = _deadline_words(ctx, state, day, _deadline_shown(state, step))
+            await send_once(thread, ctx.t("forum.vote_post_reopened", day=day, deadline=shown))
         if due not in info.channels:  # linked already (a run-off never links again)
             return
     else:
@@ -85,9 +108,43 @@ async def _open(
     if post is not None:
         log.info("game %s: reusing day %s's vote post made before a retry", game_id, step.day)
         return post.id
-    deadline = deadline_text(ctx, _deadline_shown(state, step))
+    deadline = _deadline_words(ctx, state, step.day, _deadline_shown(state, step))
     body = ctx.t("forum.vote_post_body", day=step.day, deadline=deadline)
     return (await forum.create_thread(name=title, content=body)).thread.id
+
+
+async def deadline_post(
+    judge: Judge, game_id: int, state: GameState, notice: Announce
+) -> discord.Thread | None:
+    """The 投票帖 a moderator's notice of the clock (`DEADLINE_NOTICES`) is posted in besides
+    the main post: the open vote window's, where the players vote, or None (not a forum game,
+    no vote open, its post not opened yet: it opens naming the deadline in force). Also None
+    for a notice no longer in force in `state` (performed late, after another deadline was set,
+    or in another window): the post is told only the deadline that stands."""
+    section, _, name = notice.key.partition(".")
+    if section != "mod" or name not in DEADLINE_NOTICES:
+        return None
+    info = await judge.runtime.service.info(game_id)
+    window = state.window
+    if not is_forum(info.channels) or window is None or not is_vote_window(window):
+        return None
+    deadline = dict(notice.params).get("deadline")
+    in_force = state.paused if name == "paused" else not state.paused and deadline == state.deadline
+    post_id = vote_posts(info.channels).get(window.number)
+    if not in_force or post_id is None:
+        return None
+    thread = await channel_of(judge.client, post_id)
+    return thread if isinstance(thread, discord.Thread) else None
+
+
+def _deadline_words(ctx: Context, state: GameState, day: int | None, deadline: int | None) -> str:
+    """Day `day`'s vote deadline as its 投票帖 names it: `deadline`, or while that day's window
+    is paused the time kept (the clock stopped, there is no deadline to name)."""
+    window = state.window
+    if state.paused and window and window.kind is PhaseKind.DAY and window.number == day:
+        left = -(-(state.paused_remaining or 0) // 60_000)  # whole minutes, rounded up
+        return ctx.t("notice.paused") + ctx.t("pending.paused_left", minutes=left)
+    return deadline_text(ctx, deadline)
 
 
 def _deadline_shown(state: GameState, step: VotePostStep) -> int | None:

@@ -1458,6 +1458,15 @@ class Repository:
                 for r in rows
             ]
 
+    async def seasons(self, server_id: int) -> set[str]:
+        """The names of the server's seasons that have a table (a game scored in them): a new
+        season must not take one of them, or it would count on from that season's points."""
+        async with self._sessions() as s:
+            names = await s.scalars(
+                select(Standing.season).where(Standing.server_id == server_id).distinct()
+            )
+            return set(names)
+
 
 def _shard_params(shards: Shards | None) -> dict[str, Any]:
     """The bound values of ``statements.owned`` (none when every shard is this process's)."""

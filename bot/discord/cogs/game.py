@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -73,11 +74,13 @@ GAME_ID = _(
 
 
 def read_deadline(typed: str | None, default: DeadlineRule) -> DeadlineRule | None:
-    """The deadline rule typed (none typed: the default), or None if it cannot be read."""
+    """The deadline rule typed (none typed: the default), or None if it cannot be read.
+    Full-width digits and colon (２２：００, as a Chinese keyboard types them) read as their
+    ASCII forms, as `/mod set-deadline` reads them."""
     if not typed:
         return default
     try:
-        return parse_deadline_rule(typed)
+        return parse_deadline_rule(unicodedata.normalize("NFKC", typed))
     except ValueError:
         return None
 

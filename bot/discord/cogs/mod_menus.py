@@ -88,7 +88,9 @@ class ReasonForm(AnswersFailures, discord.ui.Modal):
 
     Its custom id names the interaction that opened it: discord.py keeps open forms by custom
     id alone, so two moderators' forms of one kind in one game must not share one (the second
-    would replace the first, and the first's submit run the second's form)."""
+    would replace the first, and the first's submit run the second's form). One sent after the
+    bot dropped it (a restart, `FORM_TIMEOUT`) is answered that it expired
+    (`client.FaguanBot.on_interaction`): the post or player it was about is not in its id."""
 
     def __init__(self, judge: Judge, game_id: int, opened: int, title: str, kind: str) -> None:
         super().__init__(

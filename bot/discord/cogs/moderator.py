@@ -31,6 +31,7 @@ from bot.discord.interactions import (
 from bot.discord.translator import power_name
 from bot.records.render import error_text
 from bot.runtime.schedule import SkippedTime, from_ms, moment_of, to_ms
+from bot.runtime.standings import next_season_name
 from bot.store.errors import GameNotFound
 from engine.commands import (
     Command,
@@ -76,6 +77,18 @@ def game_here(judge: Judge, interaction: discord.Interaction[Any]) -> int:
         if channel_id is not None and channel_id in routes:
             return routes[channel_id]
     raise NoGame("notice.no_game")
+
+
+def unused_season_name(current: str, used: set[str]) -> str:
+    """The default name of the season after `current` (`next_season_name`: the next number,
+    or " 2" added) that no earlier season has used, its number counted on past the used ones:
+    after "1", "3" when "2" has a table; after "春季", "春季 3" when "春季 2" has one."""
+    name = next_season_name(current)
+    while name in used:
+        # `next_season_name` ends a name with ASCII digits: their last run is counted on
+        head = name.rstrip("0123456789")
+        name = f"{head}{int(name[len(head) :]) + 1}"
+    return name
 
 
 def holder_at(state: GameState, seat: int) -> str | None:
@@ -473,14 +486,16 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             SEASON,
             SEASON_LIMIT,
             current_season,
-            next_season_name,
             season_of,
         )
 
         assert interaction.guild is not None
         repo = self.judge.runtime.service.repo
         old = await current_season(repo, interaction.guild.id)
-        new = next_season_name(old) if name is None else name.strip()
+        # an earlier season's name would reopen its table, its old points counted on
+        used = await repo.seasons(interaction.guild.id) - {old}
+        fresh = unused_season_name(old, used)
+        new = fresh if name is None else name.strip()
         if len(new) > SEASON_LIMIT:  # refused, not cut: a name cut short is not the one given
             answer = text(
                 self.judge,
@@ -495,6 +510,12 @@ class ModeratorCog(commands.Cog, name="ModeratorCog"):
             await respond(
                 interaction, text(self.judge, interaction, "standings.bad_season_name", season=old)
             )
+            return
+        if new in used:
+            answer = text(
+                self.judge, interaction, "standings.season_name_used", season=new, next=fresh
+            )
+            await respond(interaction, answer)
             return
         moved: list[str] = []
 

@@ -105,7 +105,8 @@ class LastWordsModal(AnswersFailures, discord.ui.Modal):
 
     def __init__(self, judge: Judge, game_id: int, opened: int) -> None:
         # the opening interaction in its custom id: discord.py keeps forms by custom id alone
-        # (two players' forms must not share one; `mod_menus.ReasonForm`)
+        # (two players' forms must not share one; `mod_menus.ReasonForm`); the game in it: a
+        # box sent after the bot dropped it is still submitted (`late_last_words`)
         super().__init__(
             title="遗言 / Last words",
             custom_id=f"faguan:lastwords:{game_id}:{opened}",
@@ -115,12 +116,44 @@ class LastWordsModal(AnswersFailures, discord.ui.Modal):
         self.game_id = game_id
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
-        command = GiveLastWords(
-            player=str(interaction.user.id),
-            text=str(self.words.value),
-            at=self.judge.runtime.now_ms(),
-        )
-        await answer_command(self.judge, interaction, self.game_id, command)
+        await give_last_words(self.judge, interaction, self.game_id, str(self.words.value))
+
+
+async def give_last_words(
+    judge: Judge, interaction: discord.Interaction[Any], game_id: int, words: str
+) -> None:
+    """Submit the asker's last words to `game_id` and answer them: the engine takes them only
+    while their window is open, and says why not otherwise."""
+    command = GiveLastWords(player=str(interaction.user.id), text=words, at=judge.runtime.now_ms())
+    await answer_command(judge, interaction, game_id, command)
+
+
+async def late_last_words(judge: Judge, interaction: discord.Interaction[Any]) -> None:
+    """A last words box sent after the bot dropped it (opened before a restart, or kept past
+    `FORM_TIMEOUT`): its custom id names the game (`LastWordsModal`), so the words typed are
+    submitted as the box would have (the engine refuses them once their window has closed),
+    not lost; a box whose id or text cannot be read is answered: open /lastwords again."""
+    data: Mapping[str, Any] = interaction.data or {}
+    parts = str(data.get("custom_id", "")).split(":")  # faguan:lastwords:{game}:{opened}
+    game = parts[2] if len(parts) > 2 else ""
+    words = _typed(data.get("components", []), "words")
+    if not game.isdecimal() or words is None:
+        await respond(interaction, text(judge, interaction, "lastwords.box_expired"))
+        return
+    await give_last_words(judge, interaction, int(game), words)
+
+
+def _typed(components: Sequence[Mapping[str, Any]], custom_id: str) -> str | None:
+    """The value of the text input `custom_id` in a form's submitted components (each in an
+    action row or a label, as Discord sends them back), or None if it is not there."""
+    for component in components:
+        if component.get("custom_id") == custom_id and "value" in component:
+            return str(component["value"])
+        inner = [*component.get("components", []), *filter(None, [component.get("component")])]
+        found = _typed(inner, custom_id)
+        if found is not None:
+            return found
+    return None
 
 
 class PlayCog(commands.Cog, name="PlayCog"):
