@@ -13,26 +13,16 @@ import logging
 from pathlib import Path
 
 import pytest
-from gamebot import Driver, Table, build_table, by_role, make_bot
 from nikit import dealing
-from rbkit import EnvClock
-from simcord import Env, MemberActor
+from rbkit import EnvClock  # (puts tests/discord on the path)
+
+# isort: split
+from gamebot import Driver, Table, build_table, by_role, close_dms, make_bot
+from simcord import Env
 
 from engine.events import GameCreated
 
 SEED = "dm-failure-seed"
-
-
-def close_dms(table: Table, member: MemberActor) -> None:
-    """From now on every DM to `member` fails as Discord refuses it (50007)."""
-    table.env.inject_error(
-        "POST",
-        f"/channels/{member.user.dm_channel.id}/messages",
-        status=403,
-        code=50007,
-        message="Cannot send messages to this user",
-        times=None,
-    )
 
 
 async def night_with_closed_dms(
@@ -48,7 +38,7 @@ async def night_with_closed_dms(
     await env.start()
     if moderator_closed:
         await table.moderator.user.send_dm("hi")  # opens the moderator's DM channel
-        close_dms(table, table.moderator)
+        close_dms(table, table.moderator.user.dm_channel.id)
     deals: list[GameCreated] = []
     with dealing(deals, pair):
         driver = Driver(table, "basic")
@@ -56,7 +46,7 @@ async def night_with_closed_dms(
     if pair is None:
         pair = (by_role(roles, "police")[0], by_role(roles, "civilian")[0])
     closed, other = pair
-    close_dms(table, table.player(closed))
+    close_dms(table, table.player(closed).user.dm_channel.id)
     police = closed if roles[closed] == "police" else other  # the power follows the role
     await driver.power_by_command(police, "check", by_role(roles, "killer")[0])
     return table, driver, pair, deals

@@ -16,6 +16,7 @@ from bot.runtime.service import is_private
 from bot.store import OutboxItem
 from engine.commands import ReplacePlayer, SubmitPower
 from engine.model import Power
+from engine.state import SeatState
 
 __all__ = ["wired"]  # the fixture, shared with the delivery races
 
@@ -63,13 +64,11 @@ async def test_the_next_input_is_answered_while_the_previous_inputs_dms_are_in_f
     assert private == sorted(private), "private effects out of their recorded order"
 
 
-async def test_a_substitute_waits_for_the_private_effects_of_the_seats_old_player(
-    wired: tuple[Wired, Any],
-) -> None:
-    """A private effect goes to whoever holds its seat when it is performed: a replacement
-    waits until those recorded before it are out (the killer's confirmation is theirs, not the
-    substitute's). Before: the replacement was committed while the confirmation waited."""
-    w, _ = wired
+async def kill_confirmation_in_flight(
+    w: Wired,
+) -> tuple[HoldingPrivate, int, SeatState, SeatState, asyncio.Task[Any]]:
+    """A started game whose killer's kill is recorded and its confirmation (private) held in
+    flight: the platform, the game, the killer, the target and the submission's task."""
     platform = HoldingPrivate()
     platform.released.set()
     w.runtime.service.set_performer(platform)
@@ -84,7 +83,18 @@ async def test_a_substitute_waits_for_the_private_effects_of_the_seats_old_playe
             SubmitPower(player=killer.player, power=Power.KILL, target=target.seat, passed=False),
         )
     )
-    await platform.inside.wait()  # the confirmation in flight
+    await platform.inside.wait()
+    return platform, game_id, killer, target, acting
+
+
+async def test_a_substitute_waits_for_the_private_effects_of_the_seats_old_player(
+    wired: tuple[Wired, Any],
+) -> None:
+    """A private effect goes to whoever holds its seat when it is performed: a replacement
+    waits until those recorded before it are out (the killer's confirmation is theirs, not the
+    substitute's). Before: the replacement was committed while the confirmation waited."""
+    w, _ = wired
+    platform, game_id, killer, _, acting = await kill_confirmation_in_flight(w)
     confirming = len(platform.performed)  # its index once performed
     replacing = asyncio.create_task(
         w.runtime.service.submit(
@@ -107,21 +117,7 @@ async def test_a_replacement_waiting_for_the_lane_holds_up_no_other_input(
     public replies go on meanwhile. Before: it waited holding the turn, and a vote's ✅ came
     when the DMs were out."""
     w, _ = wired
-    platform = HoldingPrivate()
-    platform.released.set()
-    w.runtime.service.set_performer(platform)
-    game_id = await new_game(w)
-    state = await w.runtime.service.state(game_id)
-    killer = next(s for s in state.seats if s.role.value == "killer")
-    target = next(s for s in state.seats if s.role.value == "civilian")
-    platform.released.clear()
-    acting = asyncio.create_task(
-        w.runtime.service.submit(
-            game_id,
-            SubmitPower(player=killer.player, power=Power.KILL, target=target.seat, passed=False),
-        )
-    )
-    await platform.inside.wait()  # the confirmation in flight
+    platform, game_id, _, target, acting = await kill_confirmation_in_flight(w)
     replacing = asyncio.create_task(
         w.runtime.service.submit(
             game_id, ReplacePlayer(seat=target.seat, new_player="2000", by="mod")
