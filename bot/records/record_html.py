@@ -194,6 +194,20 @@ def _day(locale: str, phase: Mapping[str, Any], players: Sequence[str]) -> list[
     return out
 
 
+def _unlocked_post(locale: str, post: Mapping[str, Any]) -> str:
+    """A vote post of a day no lock closed: who, for whom, why void if it is, its link."""
+    who = post.get("by") or post.get("author") or "?"
+    target = post.get("target")
+    shown = _t(locale, "notice.abstain") if target == "abstain" else (target or "?")
+    void = post.get("void")
+    reason = ""
+    if void:  # as a day's void posts say it
+        reason = f" ({_t(locale, 'void_reason.' + str(void).removeprefix('vote.'))})"
+    link = post.get("link")
+    anchor = f' <a href="{_e(link)}">{_e(_t(locale, "html.link"))}</a>' if link else ""
+    return f"<li{' class=void' if void else ''}>{_e(who)} → {_e(shown)}{_e(reason)}{anchor}</li>"
+
+
 def _tie(locale: str, tie: Mapping[str, Any]) -> str:
     names = marks(locale)[0].join(tie["tied"])
     return _t(
@@ -264,6 +278,10 @@ def record_page(record: Mapping[str, Any], locale: str, *, title: str = "") -> s
             words = marks(locale)[0].join(phase["last_words"])
             body.append(f"<p>{_e(_t(locale, 'record.last_words', names=words))}</p>")
         body.append("</section>")
+    unlocked = record.get("unlocked_posts") or []
+    if unlocked:  # a day the game ended in (/mod end, a removal): its posts, none counted
+        body.append(f'<section class="phase day"><h3>{_e(_t(locale, "html.unlocked_posts"))}</h3>')
+        body.append(f"<ul>{''.join(_unlocked_post(locale, p) for p in unlocked)}</ul></section>")
 
     overrides = record.get("overrides", [])
     if overrides:

@@ -158,3 +158,27 @@ def test_the_posts_no_lock_counted_are_linked_in_the_last_days_vote_post() -> No
     assert "link" not in in_text[1]
     in_forum = with_links(record, 1, 2, {1: 30, 2: 40})["unlocked_posts"]
     assert in_forum[0]["link"] == "https://discord.com/channels/1/40/123"
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_the_posts_no_lock_counted_are_shown_in_the_page(locale: str) -> None:
+    """A game ended in a day window (/mod end): its posts had no place in the page."""
+    record = run(load_file(V2)).record
+    record["unlocked_posts"] = [
+        {"post_id": "1", "by": "A", "author": "A", "target": "B", "at": None, "void": None},
+        {
+            "post_id": "2",
+            "by": "C",
+            "author": "C",
+            "target": "abstain",
+            "at": None,
+            "void": "vote.voided_by_moderator",
+        },
+    ]
+    page = record_page(with_links(record, 1, 2), locale)
+    assert render(locale, "html.unlocked_posts", {}) in unescape(page)
+    assert "A → B" in unescape(page)
+    abstain = render(locale, "notice.abstain", {})
+    voided = render(locale, "void_reason.voided_by_moderator", {})
+    assert f"C → {abstain} ({voided})" in unescape(page)
+    assert "unlocked_posts" not in run(load_file(V2)).record  # a game played to its end
