@@ -120,6 +120,10 @@ class GameService:
         """One per game, held by each input and each delivery of the game's public effects."""
         self._private_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         """One per game, held by each delivery of the game's private effects (`_private_lane`)."""
+        self._lane_users: defaultdict[int, int] = defaultdict(int)
+        """Per game, the deliveries of private effects under way or waiting for the lane
+        (`_private_lane`): counted before any await, so a replacement under the game's turn sees
+        one that left the turn and has not taken the lane yet."""
         self._private_due: dict[int, int] = {}
         """Per game, the outbox id up to which private effects may go out: their inputs' public
         effects are all out (set under the game's lock, taken by the turn that set it)."""
@@ -423,14 +427,16 @@ class GameService:
         names its seat, and goes to whoever holds the seat when it is performed: those recorded
         before the substitute takes it go to the player they were for. The lane is waited for
         outside the game's turn (how long depends on who is DMed, so on roles: the game's other
-        inputs and their public replies must not wait with it), then found idle under the turn
-        (none starts while it is held: each starts as its input leaves the turn)."""
+        inputs and their public replies must not wait with it), then found idle under the turn:
+        no delivery under way or waiting for it (`_lane_users`; none starts while the turn is
+        held: each starts as its input leaves the turn). A private effect that failed and waits
+        for its retry is not waited for: it goes to whoever holds the seat when it is retried."""
         lane = self._private_locks[game_id]
         while True:
             async with lane:
                 pass
             async with self._turn(game_id):
-                if not lane.locked():
+                if not self._lane_users.get(game_id):
                     return await self._submit(game_id, command, None, name, arrived)
 
     async def submit_posted(
@@ -631,9 +637,17 @@ class GameService:
         public effects are out, in the order they were recorded, one delivery at a time (read
         again under the lane's lock: an earlier one that failed goes first, and none goes
         twice)."""
-        async with self._private_locks[game_id]:
-            undone = await self.repo.undone_effects(game_id)
-            await self._deliver([item for item in undone if is_private(item) and item.id <= upto])
+        self._lane_users[game_id] += 1
+        try:
+            async with self._private_locks[game_id]:
+                undone = await self.repo.undone_effects(game_id)
+                await self._deliver(
+                    [item for item in undone if is_private(item) and item.id <= upto]
+                )
+        finally:
+            self._lane_users[game_id] -= 1
+            if not self._lane_users[game_id]:
+                del self._lane_users[game_id]
 
     async def _deliver(self, items: Sequence[OutboxItem]) -> bool:
         """Perform the effects in order and mark them done; True if every one was."""
@@ -712,8 +726,9 @@ class GameService:
     ) -> SubmitPower:
         """A day power that closes the day (认匪) with the deadline of the window it opens,
         from the schedule as a lock's (`lock_command`), counted from now: without one the next
-        window would wait for a moderator."""
-        if state.window is None or command.next_deadline is not None:
+        window would wait for a moderator. None while the game is paused: the clock stays
+        stopped, as a moderator stopped it, until one sets a deadline or advances."""
+        if state.window is None or state.paused or command.next_deadline is not None:
             return command
         now = self.clock.now()
         next_kind = following(state.window).kind

@@ -133,3 +133,65 @@ async def test_a_replacement_waiting_for_the_lane_holds_up_no_other_input(
     after = await w.runtime.service.state(game_id)
     assert after.seat(target.seat).player == "2000"
     assert_once(platform, await all_effects(w, game_id))
+
+
+class NotingRecipients(HoldingPrivate):
+    """`HoldingPrivate`, noting who holds each whisper's seat when it is performed."""
+
+    def __init__(self, service: Any) -> None:
+        super().__init__()
+        self.service = service
+        self.to: list[tuple[str, str]] = []  # (key, player)
+
+    async def __call__(self, item: OutboxItem) -> None:
+        if is_private(item) and not self.released.is_set():
+            self.inside.set()
+            await self.released.wait()
+        if item.payload.get("type") == "Whisper":
+            state = await self.service.state(item.game_id)
+            holder = state.seat(item.payload["seat"]).player
+            self.to.append((str(item.payload.get("key")), holder))
+        await Platform.__call__(self, item)
+
+
+async def test_a_replacement_waits_for_a_delivery_queued_behind_it_on_the_lane(
+    wired: tuple[Wired, Any],
+) -> None:
+    """The replacement waits for the lane; meanwhile the seat's old player's check is recorded
+    and its confirmation queues on the lane behind the replacement. When the lane frees, the
+    replacement must not take the turn before that delivery: it goes to the old player. Before:
+    the replacement found the lane unlocked (its next user not yet running) and was recorded,
+    and the confirmation went to the substitute."""
+    w, _ = wired
+    service = w.runtime.service
+    platform = NotingRecipients(service)
+    platform.released.set()
+    service.set_performer(platform)
+    game_id = await new_game(w)
+    state = await service.state(game_id)
+    killer = next(s for s in state.seats if s.role.value == "killer")
+    police = next(s for s in state.seats if s.role.value == "police")
+    target = next(s for s in state.seats if s.role.value == "civilian")
+    platform.released.clear()
+    kill = SubmitPower(player=killer.player, power=Power.KILL, target=target.seat, passed=False)
+    acting = asyncio.create_task(service.submit(game_id, kill))
+    await platform.inside.wait()  # the kill's confirmation holds the lane
+    replace = ReplacePlayer(seat=police.seat, new_player="2000", by="mod")
+    replacing = asyncio.create_task(service.submit(game_id, replace))
+    await asyncio.wait({replacing}, timeout=BLOCKED)
+    check = SubmitPower(player=police.player, power=Power.CHECK, target=target.seat, passed=False)
+    checking = asyncio.create_task(service.submit(game_id, check))
+    await asyncio.wait({checking}, timeout=BLOCKED)
+    assert not checking.done()  # recorded; its confirmation waits on the lane
+    read = service.repo.undone_effects
+
+    async def slow_read(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.05)  # a loaded database: the lane's read takes a while
+        return await read(*args, **kwargs)
+
+    service.repo.undone_effects = slow_read  # type: ignore[method-assign]
+    platform.released.set()
+    await asyncio.gather(acting, replacing, checking)
+    checked = [to for key, to in platform.to if key == "power.accepted" and to != killer.player]
+    assert checked == [police.player], checked
+    assert_once(platform, await all_effects(w, game_id))
