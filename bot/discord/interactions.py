@@ -183,6 +183,12 @@ async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: An
             await interaction.followup.send(part, ephemeral=True, **extra)
         else:
             await interaction.response.send_message(part, ephemeral=True, **extra)
+    interaction.extras[ANSWERED] = True
+
+
+ANSWERED = "faguan_answered"
+"""`interaction.extras` key: the person has their answer (`respond`). A deferred interaction's
+response type says only that it was deferred, not whether the answer followed."""
 
 
 async def answer_failure(
@@ -195,9 +201,10 @@ async def answer_failure(
     if judge.runtime.metrics is not None:
         judge.runtime.metrics.discord_errors.inc()
     log.debug("%s failed", what, exc_info=error)
-    if interaction.response.type not in (
+    if interaction.extras.get(ANSWERED) or interaction.response.type not in (
         None,
         discord.InteractionResponseType.deferred_channel_message,  # "thinking…": still owed
+        discord.InteractionResponseType.deferred_message_update,  # a slow click, deferred
     ):
         return
     with contextlib.suppress(discord.HTTPException):
@@ -264,6 +271,7 @@ async def answer_command(
             await respond(interaction, shown)
         elif not interaction.response.is_done():
             await interaction.response.defer()  # the click is taken; nothing more to say here
+            interaction.extras[ANSWERED] = True
     except discord.NotFound:  # the interaction expired before its answer: the DM confirms
         log.debug("game %s: an answer came after its interaction expired", game_id)  # (its
         # time depends on the private effects queued before it: roles)

@@ -16,12 +16,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import discord
 import pytest
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, running_table
 from simcord import MemberActor
 
 from bot.discord import interactions
+from bot.records.i18n import render
 from bot.runtime.service import is_private
 from engine.commands import SubmitPower
 from engine.model import Power, Seat
@@ -132,3 +134,70 @@ async def test_an_answer_after_the_interaction_expired_confirms_by_dm(tmp_path: 
         assert answered == []  # the interaction had expired
         dms = [m.content for m in t.dms(d.member(killer))]
         assert any("Received: " in dm for dm in dms), dms[-2:]
+
+
+async def _slow_then_failing(*args: Any, **kwargs: Any) -> Any:
+    await asyncio.sleep(0.2)  # the database away: its request times out
+    raise ConnectionError("database away")
+
+
+@pytest.mark.parametrize("how", ["menu", "command"])
+async def test_a_slow_submission_that_fails_is_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Deferred (slow) and then failed, a choice is told to try again. Before: a menu click
+    deferred as an update counted as answered, and the player saw the choice taken."""
+    monkeypatch.setattr(interactions, "DEFER_AFTER", 0.02)
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), "menu-failure") as t:
+        d = Driver(t, "v2")
+        roles = await d.start()
+        await t.env.settle()
+        killer, target = by_role(roles, "killer")[0], by_role(roles, "civilian")[0]
+        monkeypatch.setattr(t.bot.runtime.service, "submit", _slow_then_failing)
+        if how == "menu":
+            result = await d.power_by_menu(killer, "kill", target)
+        else:
+            result = await d.power_by_command(killer, "kill", target)
+        await t.env.settle()
+        said = [m.content for m in result.followups]
+        if result.response is not None and result.response.content:
+            said.append(result.response.content)
+        assert render("en", "notice.try_again", {}) in said, said
+
+
+class _Owed:
+    """What `answer_failure` reads and sends on an interaction: its response's type, its
+    extras, its locale, and the answers it is given (`respond`: a follow-up once deferred)."""
+
+    def __init__(self, kind: discord.InteractionResponseType, answered: bool) -> None:
+        self.sent: list[str] = []
+        self.extras: dict[str, Any] = {interactions.ANSWERED: True} if answered else {}
+        self.locale = "en-US"
+        self.response = SimpleNamespace(type=kind, is_done=lambda: True)
+
+        async def send(text: str, **_: Any) -> None:
+            self.sent.append(text)
+
+        self.followup = SimpleNamespace(send=send)
+
+
+@pytest.mark.parametrize(
+    ("kind", "answered", "told"),
+    [
+        (discord.InteractionResponseType.deferred_channel_message, False, True),
+        (discord.InteractionResponseType.deferred_message_update, False, True),  # a slow click
+        (discord.InteractionResponseType.deferred_channel_message, True, False),  # answered
+        (discord.InteractionResponseType.channel_message, False, False),
+    ],
+)
+async def test_a_failure_is_told_to_try_again_only_where_no_answer_was_given(
+    kind: discord.InteractionResponseType, answered: bool, told: bool
+) -> None:
+    """A deferred interaction's response type says it was deferred, not whether its answer
+    followed: a slow command answered "Received." and failing after was also told "nothing
+    changed, try again"; a slow menu click (deferred as an update) that failed was told
+    nothing."""
+    judge = SimpleNamespace(runtime=SimpleNamespace(metrics=None, settings=None))
+    owed = _Owed(kind, answered)
+    await interactions.answer_failure(judge, owed, ConnectionError("away"), "a test")  # type: ignore[arg-type]
+    assert owed.sent == ([render("en", "notice.try_again", {})] if told else [])
