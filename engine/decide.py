@@ -391,6 +391,8 @@ def _day_power(
         raise ActorError("actor.no_pass", power=cmd.power.value)  # must not confess
     if cmd.power is not Power.CONFESS:
         return [_submission(state, rules, actor, cmd)]
+    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
+        raise PhaseError("phase.after_deadline")  # the day's votes stand: its lock is due
     if window.chooser is not None:  # the vote is settled: only the pick is left to make
         raise PhaseError("choice.no_confession")
     return _confess(state, rules, window, actor, cmd.next_deadline)

@@ -81,7 +81,9 @@ def evolve(state: GameState, event: Event) -> GameState:
                 deadline=event.deadline,
                 paused_remaining=None,
                 submissions=NO_SUBMISSIONS,
-                posts=NO_POSTS,
+                # a last-act window opened inside a day (a removal, a shot that would end the
+                # game) extends it: its vote posts stay, for the record (`unlocked_posts`)
+                posts=state.posts if event.window.last_act else NO_POSTS,
                 choice=None,
             )
         case PowerSubmitted():

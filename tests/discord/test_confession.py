@@ -83,3 +83,20 @@ async def test_pass_neither_offers_nor_takes_a_confession(
     assert state.seat(Seat(killer)).alive and state.window is not None
     assert state.window.kind.value == "day"
     assert table.public()[before:] == []
+
+
+async def test_a_confession_while_paused_leaves_the_clock_stopped(
+    day_one: tuple[Table, Driver, int],
+) -> None:
+    """A moderator's pause is theirs to end: a confession then opens the night with no deadline
+    (the moderator sets one or advances), as a removal's last-act window does. Before: the
+    night took its deadline from the schedule, and a player's input restarted the clock."""
+    table, driver, killer = day_one
+    await table.moderator.slash(table.channel, "mod pause")
+    await table.player(killer).slash(table.channel, "act", power="confess")
+    await table.env.settle()
+    state = await table.bot.runtime.service.state(driver.game_id)
+    assert state.window is not None and state.window.kind.value == "night"
+    assert state.deadline is None
+    jobs = {j.id for j in table.bot.runtime.scheduler.jobs()}
+    assert f"game:{driver.game_id}:deadline" not in jobs

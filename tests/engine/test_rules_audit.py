@@ -167,3 +167,32 @@ def test_with_every_candidate_removed_nobody_leaves() -> None:
     game.lock()
     record = last_day(game)
     assert record.left == () and record.tie is not None and record.tie.then == "none"
+
+
+def test_a_removal_that_waits_for_a_shot_keeps_the_days_posts_in_the_record() -> None:
+    """The last-act window a removal opens inside a day extends that day: its vote posts were
+    wiped, and were in no part of the record once the game ended in it."""
+    from engine.record import record_of
+
+    game = sniper_shot_open_on_day_two()
+    game.vote(7, 1)
+    game.vote(8, 2)
+    game.do(ModKill(seat=Seat(1)))
+    game.do(ModKill(seat=Seat(2)))  # would end: a last-act window waits for the shot
+    assert game.state.window is not None and game.state.window.last_act
+    game.do(SubmitPower(player="p3", power=Power.SHOOT, target=Seat(6)))
+    assert game.state.result is not None
+    posts = record_of(game.state)["unlocked_posts"]
+    assert [(p["by"], p["target"]) for p in posts] == [("p7", "p1"), ("p8", "p2")]
+
+
+def test_a_confession_stamped_after_the_deadline_is_refused() -> None:
+    """The lock is due (its catch-up reading the vote posts): a confession made after the
+    deadline must not close the day and throw away the votes made before it."""
+    game = Game("basic", BASIC_12)
+    game.night()
+    game.do(SetDeadline(deadline=Instant(10_000)))
+    before = game.state
+    with pytest.raises(PhaseError) as refused:
+        game.do(SubmitPower(player="p1", power=Power.CONFESS, at=Instant(10_001)))
+    assert refused.value.key == "phase.after_deadline" and game.state is before
