@@ -1,8 +1,9 @@
 """One confirmation per choice: a command answered in its interaction confirms there, not by DM.
 
 A power, a pass or a victim's choice is confirmed by a private message (the engine's `Whisper`).
-Made with a slash command, the player already gets a private answer (ephemeral): the performer
-hands that command's confirmation to the answer instead of sending it as a DM too. Made from a
+Made with a slash command, the player already gets a private answer (ephemeral), which carries
+the confirmation (read from what the input recorded: `interactions.answer_command`): the
+performer, seeing the mark, does not send it as a DM too. Made from a
 menu in the DM, the DM is the confirmation and the click gets no second one. Only the effects
 performed inside the command's own submission see the mark (a context variable): a confirmation
 performed later (a retry, recovery after a crash) goes by DM as before.

@@ -6,18 +6,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.discord.answering import answering
+from bot.discord.answering import CONFIRMATIONS, answering
 from bot.discord.judge import judge_of
 from bot.records.i18n import render
 from bot.records.render import error_text, render_private
 from bot.records.split import split_text
 from bot.runtime.service import Outcome
-from bot.store import GameNotFound, GameStatus
+from bot.store import GameNotFound, GameStatus, OutboxItem
+from engine import codec
 from engine.commands import Command
 from engine.effects import Whisper
 from engine.state import GameState
@@ -244,18 +245,53 @@ async def answer_command(
 ) -> Outcome:
     """Submit a person's command and answer them privately: done, or exactly why not
     (`name`: a substitute's display name, recorded with their seat). A choice is confirmed
-    once: in this answer for a command, by the DM alone for a menu in the DM (`by_menu`)."""
-    runtime = judge.runtime
-    if by_menu:
-        submitted = runtime.service.submit(game_id, command, name=name)
-        outcome = await _deferred_if_slow(interaction, submitted, thinking=False)
-        confirmations: list[Whisper] = []
-    else:
-        with answering(game_id, str(interaction.user.id)) as mark:
-            submitted = runtime.service.submit(game_id, command, name=name)
-            outcome = await _deferred_if_slow(interaction, submitted, thinking=True)
-        confirmations = mark.taken
-    ctx = await runtime.contexts.context(game_id, locale=locale_of(judge, interaction))
+    once: in this answer for a command, by the DM alone for a menu in the DM (`by_menu`).
+
+    The answer goes as soon as the input is recorded (or refused), before its effects are
+    performed: what else it does in private (the team thread a shot player leaves, a check's
+    result) depends on others' roles, and the answer's time must not. Its confirmation is read
+    from what the input recorded, and is then not DMed as well (`answering`)."""
+    answers: list[asyncio.Task[None]] = []
+
+    def recorded(outcome: Outcome, pending: Sequence[OutboxItem]) -> None:
+        answer = _answer(judge, interaction, game_id, outcome, pending, by_menu=by_menu)
+        answers.append(asyncio.ensure_future(answer))
+
+    with contextlib.nullcontext() if by_menu else answering(game_id, str(interaction.user.id)):
+        task = asyncio.ensure_future(  # (in this context: `answering` sees its deliveries)
+            judge.runtime.service.submit(game_id, command, name=name, recorded=recorded)
+        )
+        done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
+        if not done and not answers:
+            async with _replying(interaction):  # not while the answer is going out
+                if not answers and not interaction.response.is_done():
+                    with contextlib.suppress(discord.HTTPException):  # expired: answered later
+                        await interaction.response.defer(ephemeral=True, thinking=not by_menu)
+        try:
+            return await task  # its effects performed too (or left for their retry)
+        finally:
+            for answering_task in answers:
+                await answering_task
+
+
+def _replying(interaction: discord.Interaction[Any]) -> asyncio.Lock:
+    """The interaction's first response is given once: a deferral and the answer never both."""
+    lock: asyncio.Lock = interaction.extras.setdefault("faguan_replying", asyncio.Lock())
+    return lock
+
+
+async def _answer(
+    judge: Judge,
+    interaction: discord.Interaction[Any],
+    game_id: int,
+    outcome: Outcome,
+    pending: Sequence[OutboxItem],
+    *,
+    by_menu: bool,
+) -> None:
+    """`answer_command`'s answer, once the input is recorded (`pending`: what it recorded)."""
+    confirmations = [] if by_menu else _confirmations(outcome, pending, str(interaction.user.id))
+    ctx = await judge.runtime.contexts.context(game_id, locale=locale_of(judge, interaction))
     if outcome.error is not None:
         answer = error_text(ctx, outcome.error.key, outcome.error.params)
     elif confirmations:  # the confirmation itself, in the asker's language
@@ -267,38 +303,37 @@ async def answer_command(
     notice = await dm_notice(judge, interaction, game_id)  # a DM of theirs failed: say so
     shown = "\n".join(line for line in (answer, notice) if line)
     try:
-        if shown:
-            await respond(interaction, shown)
-        elif not interaction.response.is_done():
-            await interaction.response.defer()  # the click is taken; nothing more to say here
-            interaction.extras[ANSWERED] = True
+        async with _replying(interaction):
+            if shown:
+                await respond(interaction, shown)
+            elif not interaction.response.is_done():
+                await interaction.response.defer()  # the click is taken; nothing more to say
+                interaction.extras[ANSWERED] = True
     except discord.NotFound:  # the interaction expired before its answer: the DM confirms
-        log.debug("game %s: an answer came after its interaction expired", game_id)  # (its
-        # time depends on the private effects queued before it: roles)
-        if confirmations:  # taken out of the DM for this answer: never lost
+        log.debug("game %s: an answer came after its interaction expired", game_id)
+        if confirmations:  # not DMed for this answer: never lost
             with contextlib.suppress(discord.HTTPException):
                 await interaction.user.send(answer)
-    return outcome
+
+
+def _confirmations(outcome: Outcome, pending: Sequence[OutboxItem], asker: str) -> list[Whisper]:
+    """What the input recorded to confirm the asker's own choice (`answering.CONFIRMATIONS`)."""
+    state = outcome.state
+    if state is None:
+        return []
+    found = []
+    for item in pending:
+        if item.payload.get("type") == "Whisper" and item.payload.get("key") in CONFIRMATIONS:
+            whisper = codec.load(item.payload)
+            if isinstance(whisper, Whisper) and state.seat(whisper.seat).player == asker:
+                found.append(whisper)
+    return found
 
 
 DEFER_AFTER = 1.5
-"""Seconds a command's submission may take before its interaction is deferred: Discord drops an
-interaction not answered within 3 s, and a submission waits for the game's turn and for the
-private effects queued before its own (the deal's role DMs, a dawn's results)."""
-
-
-async def _deferred_if_slow(
-    interaction: discord.Interaction[Any], submitted: Awaitable[Outcome], *, thinking: bool
-) -> Outcome:
-    """`submitted`'s outcome, the interaction deferred (`thinking`: "…is thinking", answered
-    later; else a click taken, nothing owed) if it is not done within `DEFER_AFTER`. Most
-    answer at once, as before: only a slow one is deferred."""
-    task = asyncio.ensure_future(submitted)  # (in this context: `answering` sees it)
-    done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
-    if not done and not interaction.response.is_done():
-        with contextlib.suppress(discord.HTTPException):  # expired already: answered later
-            await interaction.response.defer(ephemeral=True, thinking=thinking)
-    return await task
+"""Seconds a command may take before its interaction is deferred, if not answered by then:
+Discord drops an interaction not answered within 3 s, and a command waits for the game's turn
+(a replacement also for the private effects under way)."""
 
 
 async def confirm_role(

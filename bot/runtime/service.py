@@ -67,6 +67,9 @@ from engine.windows import following
 log = logging.getLogger(__name__)
 
 Perform = Callable[[OutboxItem], Awaitable[None]]
+Recorded = Callable[["Outcome", Sequence[OutboxItem]], None]
+"""Told an input's outcome and the effects it recorded as soon as it is recorded (or refused),
+before they are performed (`GameService.submit`)."""
 
 
 def fold(events: list[dict[str, Any]]) -> GameState:
@@ -410,18 +413,26 @@ class GameService:
         *,
         message_id: int | None = None,
         name: str | None = None,
+        recorded: Recorded | None = None,
     ) -> Outcome:
         """Decide, commit, deliver. A refused command changes nothing (a refused vote post is
         remembered by its message id, with its reply, so a redelivery is answered once).
-        `name`: a substitute's display name, recorded with their seat term (ReplacePlayer)."""
+        `name`: a substitute's display name, recorded with their seat term (ReplacePlayer).
+        `recorded`: told the outcome once it is recorded, before its effects are performed (a
+        person's answer must not wait for them: what they do in private depends on roles)."""
         arrived = time.perf_counter()
         if isinstance(command, ReplacePlayer):
-            return await self._replace(game_id, command, name, arrived)
+            return await self._replace(game_id, command, name, arrived, recorded)
         async with self._turn(game_id):
-            return await self._submit(game_id, command, message_id, name, arrived)
+            return await self._submit(game_id, command, message_id, name, arrived, recorded)
 
     async def _replace(
-        self, game_id: int, command: ReplacePlayer, name: str | None, arrived: float
+        self,
+        game_id: int,
+        command: ReplacePlayer,
+        name: str | None,
+        arrived: float,
+        recorded: Recorded | None,
     ) -> Outcome:
         """`submit` of a replacement, once no private delivery is under way. A private effect
         names its seat, and goes to whoever holds the seat when it is performed: those recorded
@@ -437,7 +448,7 @@ class GameService:
                 pass
             async with self._turn(game_id):
                 if not self._lane_users.get(game_id):
-                    return await self._submit(game_id, command, None, name, arrived)
+                    return await self._submit(game_id, command, None, name, arrived, recorded)
 
     async def submit_posted(
         self,
@@ -465,6 +476,7 @@ class GameService:
         message_id: int | None,
         name: str | None,
         arrived: float,
+        recorded: Recorded | None = None,
     ) -> Outcome:
         """`submit` under the game's lock (a replacement's: with no private delivery under way,
         `_replace`)."""
@@ -486,6 +498,8 @@ class GameService:
                 continue
             if self.metrics is not None:
                 self.metrics.input(_outcome_name(outcome), time.perf_counter() - arrived)
+            if recorded is not None:
+                recorded(outcome, pending)
             if foreign:
                 await self._recorded_for_owner(game_id, pending)
             elif pending:

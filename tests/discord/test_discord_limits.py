@@ -292,6 +292,7 @@ class _Answers:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.response = self
         self.followup = self
+        self.extras: dict[str, Any] = {}
 
     def is_done(self) -> bool:
         return bool(self.sent)

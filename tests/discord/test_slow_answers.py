@@ -1,17 +1,16 @@
-"""A command whose submission is slow still gets its answer. A submission waits for the game's
-turn and for the private effects queued before its own (the deal's role DMs, a dawn's results),
-and Discord drops an interaction not answered within 3 s: a slow one is deferred ("…is
-thinking") and answered later; and one whose interaction expired all the same gets its
-confirmation by DM, since the confirmation was taken out of the DM for that answer.
+"""A command is answered once it is recorded: not after its effects, whose private part
+depends on others' roles (the team thread a shot player leaves, a dawn's results queued before
+it), and not after Discord's 3 s: one slow to be recorded is deferred ("…is thinking") and
+answered later, and one whose interaction expired all the same gets its confirmation by DM (it
+is not DMed otherwise: the answer carries it).
 
-The last test failed before the fix: the kill was recorded, but the killer saw "interaction
-failed" and got no confirmation at all."""
+Before: the answer waited for the input's private effects and those queued before them; the
+killer's /act behind a held DM saw "interaction failed" and got no confirmation at all."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,63 +28,100 @@ from engine.commands import SubmitPower
 from engine.model import Power, Seat
 
 
-async def act_while_a_dm_is_held(
-    t: Table, d: Driver, roles: dict[int, str], meanwhile: Callable[[], Awaitable[None]]
-) -> tuple[Any, int, int]:
-    """The police checks; while its confirmation DM is being sent, the killer uses /act kill,
-    and `meanwhile` runs (from the test, not the bot). The kill's result, the killer and the
-    kill's target."""
-    killer, police = by_role(roles, "killer")[0], by_role(roles, "police")[0]
-    target = by_role(roles, "civilian")[1]
+async def hold_the_police_confirmation(
+    t: Table, d: Driver, roles: dict[int, str]
+) -> tuple[asyncio.Event, asyncio.Task[Any]]:
+    """The police checks, and its confirmation DM is held (the private lane busy) until the
+    event returned is set; the check's submission."""
     service = t.bot.runtime.service
     performer = t.bot.effects
-    inside, go, holding, release = (asyncio.Event() for _ in range(4))
+    inside, release = asyncio.Event(), asyncio.Event()
     state = await service.state(d.game_id)
-    police_player = state.seat(Seat(police)).player
+    police = state.seat(Seat(by_role(roles, "police")[0])).player
 
     async def slow(item: Any) -> None:
         payload = item.payload
-        police_confirmed = is_private(item) and payload.get("key") == "power.accepted"
-        by_police = police_confirmed and state.seat(Seat(payload["seat"])).player == police_player
-        if by_police and not go.is_set():
+        confirming = is_private(item) and payload.get("key") == "power.accepted"
+        if confirming and state.seat(Seat(payload["seat"])).player == police:
             inside.set()
-            await go.wait()
-            holding.set()
             await release.wait()
         await performer(item)
 
     service.set_performer(slow)
-    check = SubmitPower(
-        player=police_player,
-        power=Power.CHECK,
-        target=Seat(by_role(roles, "civilian")[0]),
-        at=t.bot.runtime.now_ms(),
-    )
+    target = Seat(by_role(roles, "civilian")[0])
+    check = SubmitPower(player=police, power=Power.CHECK, target=target, at=t.bot.runtime.now_ms())
     checking = asyncio.create_task(service.submit(d.game_id, check))
     await asyncio.wait_for(inside.wait(), 10)
-    slash = inspect.unwrap(MemberActor.slash)  # not settled first: the police's DM is held
-    acting = asyncio.create_task(
-        slash(d.member(killer), t.channel, "act", power="kill", target=target)
-    )
-    for _ in range(1000):  # until the kill is recorded: its confirmation queues behind the DM
-        if any(s.power is Power.KILL for s in (await service.state(d.game_id)).submissions):
-            break
-        await asyncio.sleep(0.005)
-    go.set()
-    await asyncio.wait_for(holding.wait(), 10)
-    await meanwhile()
-    release.set()
-    await checking
-    result = await acting
-    await t.env.settle()
-    state = await service.state(d.game_id)
-    kills = [s for s in state.submissions.latest().values() if s.power is Power.KILL]
-    assert [int(s.target or 0) for s in kills] == [target], "the kill is recorded"
-    return result, killer, target
+    return release, checking
+
+
+def said(result: Any) -> list[str]:
+    texts = [m.content for m in result.followups]
+    if result.response is not None and result.response.content:
+        texts.insert(0, result.response.content)
+    return texts
+
+
+async def test_a_command_is_answered_while_private_effects_before_it_are_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), "answered-at-once") as t:
+        d = Driver(t, "v2")
+        roles = await d.start()
+        await t.env.settle()
+        killer, target = by_role(roles, "killer")[0], by_role(roles, "civilian")[1]
+        answered: list[str] = []
+        respond = interactions.respond
+
+        async def noted(interaction: Any, text: str, **kwargs: Any) -> None:
+            answered.append(text)
+            await respond(interaction, text, **kwargs)
+
+        monkeypatch.setattr(interactions, "respond", noted)
+        release, checking = await hold_the_police_confirmation(t, d, roles)
+        slash = inspect.unwrap(MemberActor.slash)  # not settled first: a DM is held
+        acting = asyncio.create_task(
+            slash(d.member(killer), t.channel, "act", power="kill", target=target)
+        )
+        for _ in range(2000):  # while the police's DM is still held
+            if answered:
+                break
+            await asyncio.sleep(0.005)
+        assert [text.split(" → ")[0] for text in answered] == ["Received: kill (杀人)"]
+        release.set()
+        await checking
+        result = await acting
+        await t.env.settle()
+        assert said(result) == answered
+        dms = [m.content for m in t.dms(d.member(killer))]
+        assert not any(dm.startswith("Received: ") for dm in dms)  # confirmed once, above
+
+
+async def test_an_answer_after_the_interaction_expired_confirms_by_dm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), "expired-answer") as t:
+        d = Driver(t, "v2")
+        roles = await d.start()
+        await t.env.settle()
+        killer, target = by_role(roles, "killer")[0], by_role(roles, "civilian")[1]
+        repo = t.bot.runtime.service.repo
+        record = repo.record
+
+        async def slow_record(*args: Any, **kwargs: Any) -> Any:
+            t.env.backend.clock.advance(4.0)  # the database slow: 4 s of Discord's time pass
+            return await record(*args, **kwargs)
+
+        monkeypatch.setattr(repo, "record", slow_record)
+        result = await d.member(killer).slash(t.channel, "act", power="kill", target=target)
+        await t.env.settle()
+        assert said(result) == []  # the interaction had expired
+        dms = [m.content for m in t.dms(d.member(killer))]
+        assert len([dm for dm in dms if dm.startswith("Received: kill")]) == 1, dms[-2:]
 
 
 class _Response:
-    """What `_deferred_if_slow` uses of an interaction's response: whether it is done, and
+    """What `answer_command` uses of an interaction's response: whether it is done, and
     `defer`, noted."""
 
     def __init__(self) -> None:
@@ -98,42 +134,42 @@ class _Response:
         self.deferred.append(thinking)
 
 
-async def _outcome_after(seconds: float) -> str:
-    await asyncio.sleep(seconds)
-    return "outcome"
-
-
-async def test_a_slow_submission_is_deferred_and_a_quick_one_is_not(
+async def test_a_command_slow_to_be_recorded_is_deferred_and_none_waits_for_its_effects(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """(On the real clock: simcord runs the bot's timers on its own, which only moves when a
     test moves it, and moving it waits for the bot to settle, which a held submission is not.)"""
-    monkeypatch.setattr(interactions, "DEFER_AFTER", 0.02)
-    quick, slow = SimpleNamespace(response=_Response()), SimpleNamespace(response=_Response())
-    answers = await asyncio.gather(
-        interactions._deferred_if_slow(quick, _outcome_after(0), thinking=True),  # type: ignore[arg-type]
-        interactions._deferred_if_slow(slow, _outcome_after(0.2), thinking=True),  # type: ignore[arg-type]
-    )
-    assert answers == ["outcome", "outcome"]
-    assert quick.response.deferred == [] and slow.response.deferred == [True]
+    monkeypatch.setattr(interactions, "DEFER_AFTER", 0.05)
+    loop = asyncio.get_running_loop()
+    events: list[str] = []
 
+    async def answer(*args: Any, **kwargs: Any) -> None:
+        events.append("answered")
 
-async def test_an_answer_after_the_interaction_expired_confirms_by_dm(tmp_path: Path) -> None:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), "expired-answer") as t:
-        d = Driver(t, "v2")
-        roles = await d.start()
-        await t.env.settle()
+    monkeypatch.setattr(interactions, "_answer", answer)
+    runs = []
+    for recording in (0.0, 0.3):
 
-        async def four_seconds() -> None:  # the police's DM takes 4 s of Discord's time only
-            t.env.backend.clock.advance(4.0)  # (not the bot's: it does not defer)
+        async def submit(
+            game_id: int, command: Any, *, name: Any, recorded: Any, wait: float = recording
+        ) -> str:
+            await asyncio.sleep(wait)
+            recorded("outcome", ())
+            await asyncio.sleep(0.3)  # its effects: the answer does not wait for them
+            events.append("performed")
+            return "outcome"
 
-        result, killer, _ = await act_while_a_dm_is_held(t, d, roles, four_seconds)
-        answered = [m.content for m in result.followups]
-        if result.response is not None and result.response.content:
-            answered.append(result.response.content)
-        assert answered == []  # the interaction had expired
-        dms = [m.content for m in t.dms(d.member(killer))]
-        assert any("Received: " in dm for dm in dms), dms[-2:]
+        events.clear()
+        judge = SimpleNamespace(runtime=SimpleNamespace(service=SimpleNamespace(submit=submit)))
+        interaction = SimpleNamespace(response=_Response(), extras={}, user=SimpleNamespace(id=1))
+        started = loop.time()
+        outcome = await interactions.answer_command(judge, interaction, 1, "cmd", by_menu=True)  # type: ignore[arg-type]
+        runs.append((outcome, interaction.response.deferred, events[:]))
+        assert loop.time() - started >= 0.3  # it returns once the effects are performed
+    assert runs == [
+        ("outcome", [], ["answered", "performed"]),
+        ("outcome", [False], ["answered", "performed"]),  # a click: deferred, nothing owed
+    ]
 
 
 async def _slow_then_failing(*args: Any, **kwargs: Any) -> Any:
