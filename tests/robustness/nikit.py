@@ -90,6 +90,22 @@ class Step:
         return f"{self.kind} {self.who or self.seat or ''} {args}".strip()
 
 
+@dataclass(frozen=True)
+class Someone:
+    """A slash option naming a member (`/mod replace`'s substitute): the same member, by name, in
+    both games."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"@{self.name}"
+
+
+LAST_VOTE_POST = "<last vote post>"
+"""A slash option naming the newest member's message where votes are posted (`/mod void`): each
+game's own message id for the same post."""
+
+
 @dataclass
 class Observed:
     """What a step showed: public items (the spectator's and every seated observer's), and the
@@ -197,13 +213,20 @@ def server(env: Env, guild_id: int, names: Names) -> dict[int, tuple[str, Any]]:
         if channel is None:
             continue
         key = f"{'thread' if channel.is_thread else 'channel'}:{channel.name}"
+        meta = channel.thread_metadata if channel.is_thread else None
+        thread = (
+            (meta.archived, meta.locked, tuple(sorted(names.of(t) for t in channel.applied_tags)))
+            if meta is not None
+            else None
+        )
         overwrites = tuple(
             sorted(
                 (names.of(o.target_id), int(o.type), o.allow, o.deny) for o in channel.overwrites
             )
         )
         members = tuple(sorted(names.of(u) for u in channel.thread_members))
-        out[cid] = (key, (channel.type, overwrites, members, channel_items(env, names, cid)))
+        items = channel_items(env, names, cid)
+        out[cid] = (key, (channel.type, thread, overwrites, members, items))
     return out
 
 
@@ -268,7 +291,9 @@ def answer_item(names: Names, result: InteractionResult | list[Any]) -> Any:
 @dataclass
 class Play:
     """A game on its own simcord world: a game channel, a moderator who does not play, members who
-    join (one holds the moderator role, one Manage Server: moderators who play), a spectator."""
+    join (one holds the moderator role, one Manage Server: moderators who play), a spectator.
+    With `forum`, the game is hosted there: `/game new` is asked in `channel` and the forum's new
+    main post becomes the game's channel; votes are posted in the day's newest 投票帖."""
 
     env: Env
     guild_id: int
@@ -278,6 +303,7 @@ class Play:
     spectator: MemberActor
     pair: tuple[int, int] | None = None
     """Game B: the swapped seats; a power step by one of them is made by the other."""
+    forum: ChannelHandle | None = None
     game_id: int = 0
     names: Names = field(init=False)
 
@@ -319,6 +345,23 @@ class Play:
                 public[name] = visible(self.env, self.guild_id, member, self.names, channels)
         return Observed(public=public, answers={}, views=views, public_view=view_for(state, None))
 
+    def vote_place(self) -> ChannelHandle:
+        """Where votes are posted: the game channel, or a forum game's newest 投票帖 (the main
+        post before the first day's is open: a vote posted there counts for nothing)."""
+        if self.forum is None:
+            return self.channel
+        posts = [t for t in self.forum.threads if "投票帖" in (t.name or "")]
+        return max(posts, key=lambda t: t.id) if posts else self.channel
+
+    def option(self, value: Any) -> Any:
+        """A slash option as this game names it (a member, a message id)."""
+        if isinstance(value, Someone):
+            return self.members[value.name]
+        if value == LAST_VOTE_POST:
+            posts = [m for m in self.vote_place().history() if not m.author.bot]
+            return str(posts[-1].id) if posts else "1"
+        return value
+
     def member(self, who: str) -> MemberActor:
         if who == "spectator":
             return self.spectator
@@ -338,8 +381,13 @@ class Play:
             await member.slash(self.channel, name, **args, **card)
         elif step.kind == "slash":
             name = args.pop("command")
+            args = {k: self.option(v) for k, v in args.items()}
+            if name == "game new" and self.forum is not None:
+                args["forum"] = self.forum
             result = await self.member(step.who).slash(self.channel, name, **args)
             answers.setdefault(step.who, []).append((name, answer_item(self.names, result)))
+            if name == "game new" and self.forum is not None:  # the sign-up: the new main post
+                (self.channel,) = self.forum.threads
         elif step.kind == "autocomplete":
             command, option = args.pop("command"), args.pop("option")
             choices = await self.member(step.who).autocomplete(
@@ -350,7 +398,7 @@ class Play:
             )
         elif step.kind == "post":
             with contextlib.suppress(BackendError):  # barred from posting: the same in both games
-                await self.member(step.who).send(self.channel, args["text"])
+                await self.member(step.who).send(self.vote_place(), args["text"])
             await self.env.settle()
         elif step.kind == "lastwords":
             member = self.member(step.who)
@@ -439,8 +487,10 @@ def same_knowledge(a: tuple[PlayerView, ...], b: tuple[PlayerView, ...]) -> bool
 
 
 __all__ = [
+    "LAST_VOTE_POST",
     "Observed",
     "Play",
+    "Someone",
     "Step",
     "dealing",
     "delta",

@@ -2,10 +2,11 @@
 only in hidden information — the same seed and players, but two living seats' roles swapped at
 the deal — are played with the same public inputs at the same simulated times (vote posts and
 /vote, abstentions, last words, the victim's choice, moderator extends, pauses and advances,
-DM closures, the observers' own commands), while the night powers follow the roles (the step
-one seat of the pair makes in game A, the other makes in game B). The swap goes through the
-bot's own deal (a test hook around `engine.new_game` as `bot.runtime.service` calls it, nothing else
-changed). After every step, what changed in everything a non-privileged observer can see must be
+`/mod replace` of a seat by an outside member, modkills, `/mod void` of the last vote post,
+`/mod penalty`, DM closures, the observers' own commands), while the night powers follow the
+roles (the step one seat of the pair makes in game A, the other makes in game B). The swap goes
+through the bot's own deal (a test hook around `engine.new_game` as `bot.runtime.service` calls
+it, nothing else changed). After every step, what changed in everything a non-privileged observer can see must be
 identical up to ids (so a difference is reported once, at the step that made it):
 
 - the spectator (a member of the server not in the game) and every seated member whose engine
@@ -22,7 +23,10 @@ games — a death that shows a role, a public identity, the end — the comparis
 included). Seated observers are compared only at steps where the engine lets them know the same
 in both games. The moderator who does not play is privileged and never compared.
 
-FAGUAN_NI_GAMES=k plays k pairs per ruleset (CI: 1)."""
+Every ruleset is played hosted in a text channel and hosted in a forum (the main post, a daily
+投票帖 where the votes are posted: the comparison covers both, as every channel and thread).
+
+FAGUAN_NI_GAMES=k plays k pairs per ruleset and hosting (CI: 1)."""
 
 from __future__ import annotations
 
@@ -37,8 +41,10 @@ from typing import Any
 import discord
 import pytest
 from nikit import (
+    LAST_VOTE_POST,
     Observed,
     Play,
+    Someone,
     Step,
     dealing,
     delta,
@@ -66,6 +72,8 @@ TRACE = bool(os.environ.get("FAGUAN_NI_TRACE"))
 """Print every step of game A with the answers it got (to read what a failure means)."""
 SEED = "ni-seed-5b1e"
 PHASES = 4
+HOSTINGS = ["text", "forum"]
+"""Where the game is hosted: a text channel, or a forum (a main post and a daily 投票帖)."""
 DAY_POWERS = {"confess", "veto"}
 MOD_PLAYER = "主持玩家"
 """A member holding the moderator role who joins the game."""
@@ -88,14 +96,16 @@ class World:
     """Members in the order they try to join."""
 
 
-def build(env: Env, n: int) -> World:
+def build(env: Env, n: int, hosting: str) -> World:
     """The same server for both games: a moderator who does not play, n + 2 members (a
-    moderator-player, a Manage Server player, plain players), a spectator."""
+    moderator-player, a Manage Server player, plain players; those left out are substitutes), a
+    spectator; with `hosting` "forum", a forum the game is hosted in."""
     guild = env.create_guild("杀人游戏", id=GUILD_ID)
     invite_permissions(env, guild)
     mod_role = guild.create_role("主持人")
     managers = guild.create_role("管理", permissions=discord.Permissions(manage_guild=True))
     channel = guild.create_text_channel("game")
+    forum = guild.create_forum_channel("杀人游戏论坛") if hosting == "forum" else None
     moderator = guild.add_member(env.create_user("mod"), roles=[mod_role])
     members = {}
     order = []
@@ -116,6 +126,7 @@ def build(env: Env, n: int) -> World:
         moderator=moderator,
         members=members,
         spectator=spectator,
+        forum=forum,
     )
     return World(play=play, order=order)
 
@@ -128,12 +139,12 @@ class Game:
     world: World
 
     @classmethod
-    async def start(cls, db: Path, n: int) -> Game:
+    async def start(cls, db: Path, n: int, hosting: str) -> Game:
         clock = EnvClock()
         env = Env(make_bot(db, clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
         quick_settle(env)
         clock.bind(env)
-        world = build(env, n)
+        world = build(env, n, hosting)
         await env.start()
         return cls(env=env, world=world)
 
@@ -165,6 +176,8 @@ class Planner:
     blocked: set[str] = field(default_factory=set)
     powers: list[str] = field(default_factory=list)
     """Every power some seat of this game holds (for the autocomplete probes)."""
+    subs: list[str] = field(default_factory=list)
+    """Members who did not join: outsiders a moderator may seat with `/mod replace`."""
 
     def name_of(self, member_id: int) -> str:
         return next(k for k, m in self.play.members.items() if m.id == member_id)
@@ -206,6 +219,7 @@ class Planner:
         assert len(deals) == 1
         state = await self.play.state()
         self.pair = choose_pair(deals[0], state, self.rnd, self.seated(state), self)
+        self.subs = [name for name in self.order if name not in self.seated(state)]
         self.powers = sorted(
             {p.value for s in state.seats for p in view_for(state, s.seat).powers}
             | {"check", "kill"}
@@ -317,6 +331,26 @@ class Planner:
             await self.step(Step("wait", args=(("seconds", 600),)))
             await self.step(Step("slash", "moderator", args=(("command", "mod resume"),)))
 
+    async def moderate(self, state: GameState) -> None:
+        """A moderator steps in on a seat outside the pair (its role is the same in both games):
+        seats a substitute, modkills it, voids the last vote post, or penalizes a seat (of the
+        pair too: a public input, whatever its hidden role makes of it)."""
+        rnd = self.rnd
+        others = [int(s) for s in state.alive() if int(s) not in self.pair]
+        kind = rnd.choice(["replace", "modkill", "void", "penalty"])
+        args: tuple[tuple[str, Any], ...]
+        if kind == "replace" and self.subs and others:
+            sub = Someone(self.subs.pop(0))
+            args = (("command", "mod replace"), ("seat", rnd.choice(others)), ("member", sub))
+        elif kind == "modkill" and len(others) > 4:
+            args = (("command", "mod modkill"), ("seat", rnd.choice(others)))
+        elif kind == "penalty":
+            seat = rnd.choice([*self.pair, *others])
+            args = (("command", "mod penalty"), ("seat", seat), ("reason", "诈尸"))
+        else:
+            args = (("command", "mod void"), ("message_id", LAST_VOTE_POST), ("reason", "代投"))
+        await self.step(Step("slash", "moderator", args=args))
+
     async def run(self) -> None:
         for _ in range(PHASES):
             state = await self.play.state()
@@ -338,6 +372,11 @@ class Planner:
                 await self.night(state)
             else:
                 await self.day(state)
+            state = await self.play.state()
+            if not state.over and self.rnd.random() < 0.4:
+                await self.moderate(state)
+                if (await self.play.state()).over:
+                    return
             if self.rnd.random() < 0.25:
                 await self.step(Step("slash", "moderator", args=(("command", "mod advance"),)))
             else:
@@ -469,13 +508,18 @@ async def replay(game: Game, recorded: list[Recorded], verdict: Verdict) -> None
 
 
 @pytest.mark.parametrize("k", range(GAMES))
+@pytest.mark.parametrize("hosting", HOSTINGS)
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))
-async def test_swapped_roles_look_the_same(ruleset: str, k: int, tmp_path: Path) -> None:
-    rnd = random.Random(f"{SEED}-{ruleset}-{k}")
+async def test_swapped_roles_look_the_same(
+    ruleset: str, hosting: str, k: int, tmp_path: Path
+) -> None:
+    rnd = random.Random(
+        f"{SEED}-{ruleset}-{k}" if hosting == "text" else f"{SEED}-{hosting}-{ruleset}-{k}"
+    )
     n = size(ruleset)
     language = rnd.choice(["zh-CN", "en"])
     deals_a: list[GameCreated] = []
-    game = await Game.start(tmp_path / "a.db", n)
+    game = await Game.start(tmp_path / "a.db", n, hosting)
     try:
         with dealing(deals_a, None):
             planner = Planner(game.world.play, game.world.order, ruleset, n, rnd)
@@ -490,7 +534,7 @@ async def test_swapped_roles_look_the_same(ruleset: str, k: int, tmp_path: Path)
             print(i, rec.step, rec.seen.answers if rec.seen else "")
     deals_b: list[GameCreated] = []
     verdict = Verdict()
-    game = await Game.start(tmp_path / "b.db", n)
+    game = await Game.start(tmp_path / "b.db", n, hosting)
     try:
         game.world.play.pair = pair
         with dealing(deals_b, pair):
@@ -501,13 +545,15 @@ async def test_swapped_roles_look_the_same(ruleset: str, k: int, tmp_path: Path)
     roles = deals_a[0].roles
     assert deals_b[0].roles[a - 1] == roles[b - 1] != roles[a - 1] == deals_b[0].roles[b - 1]
     print(
-        f"{ruleset}: seats {a} ({roles[a - 1].value}) ⇄ {b} ({roles[b - 1].value}), "
+        f"{ruleset} ({hosting}): seats {a} ({roles[a - 1].value}) ⇄ {b} ({roles[b - 1].value}), "
         f"{len(planner.log)} steps, {verdict.compared} compared ({verdict.locks} locks, "
         f"{verdict.answers} answers, observers {sorted(verdict.observers)}); stopped at {verdict.stopped}"
     )
     if verdict.leaks:
         leaks = "\n".join(f"  [{kind}]\n    {found}" for kind, found in verdict.leaks)
-        pytest.fail(f"{ruleset}, seats {a}⇄{b}: an observer can tell them apart:\n{leaks}")
+        pytest.fail(
+            f"{ruleset} ({hosting}), seats {a}⇄{b}: an observer can tell them apart:\n{leaks}"
+        )
     assert verdict.compared > 10 and verdict.locks >= 1, verdict
     assert "spectator" in verdict.observers and len(verdict.observers) >= 2, verdict
 
