@@ -26,8 +26,8 @@ from bot.operator_errors import (
     database_error,
 )
 from bot.records.forum_text import forum_text
-from bot.records.i18n import LOCALES, render
-from bot.records.replay import SHOWN, ReplayFileError, replay_file
+from bot.records.i18n import LOCALES
+from bot.records.replay import ReplayFileError, replay_file, setup_refusal
 from bot.runtime.termination import until_terminated
 from bot.store import pg_backup
 from bot.store.backup import (
@@ -142,15 +142,7 @@ def _unchecked(finding: Finding) -> str:
     it, not its message key (the record's own values cut short: a 10 MB name is not echoed)."""
     if not finding.key:  # a key left out (the tests' `.expected.json` keep only some)
         return f"{finding.detail} (`faguan replay --json` and /game record write whole records)"
-    given = ("ruleset", "player", "role", "option", "value")  # the record's, not the lists
-    shown = {k: _cut(v) if k in given else v for k, v in finding.params.items()}
-    return f"cannot recompute the {finding.what}: {render('en', finding.key, shown)}"
-
-
-def _cut(value: object) -> object:
-    if not isinstance(value, str) or len(value) <= SHOWN:
-        return value
-    return f"{value[:SHOWN]}… ({len(value) - SHOWN} more)"
+    return f"cannot recompute the {finding.what}: {setup_refusal(finding.key, finding.params)}"
 
 
 def _rulesets(args: argparse.Namespace) -> int:

@@ -243,6 +243,13 @@ def _need_named_window(state: GameState, named: int | None) -> Window:
     return _need_window(state)
 
 
+def _need_in_time(state: GameState, at: Instant | None) -> None:
+    """A player's input stamped after the window's deadline is void: its lock is due (a power, a
+    last act, a pick, a confession). One without its moment (older replay files) is taken."""
+    if state.deadline is not None and at is not None and at > state.deadline:
+        raise PhaseError("phase.after_deadline")
+
+
 def _need_deadline_ahead(state: GameState, now: Instant | None) -> None:
     """A deadline may be moved only before it passes. Once it has (`now` at or after it), the
     lock is due — its catch-up or a retry is under way — and moving the deadline then would
@@ -353,8 +360,7 @@ def _submit_power(state: GameState, rules: Ruleset, cmd: SubmitPower) -> list[Ev
 
 def _submission(state: GameState, rules: Ruleset, actor: SeatState, cmd: SubmitPower) -> Event:
     """A submission (night power, or a day power acting at the lock), its target checked."""
-    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
-        raise PhaseError("phase.after_deadline")
+    _need_in_time(state, cmd.at)
     target: Seat | None = None
     untargeted = cmd.power in rules.untargeted_powers and not cmd.passed
     if cmd.passed and not rules.passable(state, actor, cmd.power):
@@ -391,8 +397,7 @@ def _day_power(
         raise ActorError("actor.no_pass", power=cmd.power.value)  # must not confess
     if cmd.power is not Power.CONFESS:
         return [_submission(state, rules, actor, cmd)]
-    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
-        raise PhaseError("phase.after_deadline")  # the day's votes stand: its lock is due
+    _need_in_time(state, cmd.at)  # the day's votes stand: its lock is due
     if window.chooser is not None:  # the vote is settled: only the pick is left to make
         raise PhaseError("choice.no_confession")
     return _confess(state, rules, window, actor, cmd.next_deadline)
@@ -432,8 +437,7 @@ def _last_act(
     """A power on death (狙击手's shot), used at once in any window before the next lock: its
     user is shown; its victims leave at once, and what they take along. Using it closes the
     user's own last words; a pass closes it."""
-    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
-        raise PhaseError("phase.after_deadline")
+    _need_in_time(state, cmd.at)
     phase = window.phase
     if cmd.passed:
         record = LastActRecord(phase=phase, by=user.seat, power=cmd.power, target=None)
@@ -509,8 +513,7 @@ def _choose(state: GameState, cmd: ChooseTied) -> list[Event]:
     if window.chooser is None or window.chooser not in state.seats_of(cmd.player):
         raise ActorError("choice.not_chooser")
     seat = window.chooser
-    if state.deadline is not None and cmd.at is not None and cmd.at > state.deadline:
-        raise PhaseError("phase.after_deadline")  # too late: the lots decide (docs/rulings.md)
+    _need_in_time(state, cmd.at)  # too late: the lots decide (docs/rulings.md)
     if cmd.target not in window.candidates:
         raise TargetError(  # the choice's own words, not the run-off's (`vote.not_candidate`)
             "choice.not_candidate",

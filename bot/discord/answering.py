@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from engine.effects import Whisper
 
@@ -22,13 +22,12 @@ CONFIRMATIONS = frozenset({"power.accepted", "choice.accepted", "lastact.passed"
 """Whisper keys that confirm the player's own submission."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Answering:
-    """A command being answered in its interaction: its game, its player, what it confirmed."""
+    """A command being answered in its interaction: its game and its player."""
 
     game_id: int
     player: str
-    taken: list[Whisper] = field(default_factory=list)
 
 
 _answering: ContextVar[Answering | None] = ContextVar("faguan_answering", default=None)
@@ -36,7 +35,7 @@ _answering: ContextVar[Answering | None] = ContextVar("faguan_answering", defaul
 
 @contextlib.contextmanager
 def answering(game_id: int, player: str) -> Iterator[Answering]:
-    """While a player's command is submitted: collect its confirmation for the answer."""
+    """While a player's command is submitted: its confirmation is in its answer, not DMed."""
     mark = Answering(game_id=game_id, player=player)
     token = _answering.set(mark)
     try:
@@ -46,12 +45,9 @@ def answering(game_id: int, player: str) -> Iterator[Answering]:
 
 
 def take(game_id: int, player: str, effect: Whisper) -> bool:
-    """Whether this whisper confirms the command being answered in an interaction (then it is
-    kept for that answer, and the caller sends no DM)."""
+    """Whether this whisper confirms the command being answered in an interaction (its answer
+    carries it, read from what the input recorded: the caller sends no DM)."""
     mark = _answering.get()
     if mark is None or mark.game_id != game_id or mark.player != player:
         return False
-    if effect.key not in CONFIRMATIONS:
-        return False
-    mark.taken.append(effect)
-    return True
+    return effect.key in CONFIRMATIONS

@@ -342,12 +342,11 @@ class DiscordEffects:
         if info.channels.get(public_key if dealt else key):
             return
         marks: dict[str, Any] = {key: True}
-        if dealt:
+        if dealt:  # the deal DMs everyone: its failure depends on no role
             marks[public_key] = True
+            log.warning("game %s: a player does not accept DMs", game_id)
         else:
             marks[f"{DM_UNSEEN}{player}"] = True
-        if dealt:  # the deal DMs everyone: its failure depends on no role
-            log.warning("game %s: a player does not accept DMs", game_id)
         # later, who is DMed when depends on roles: not even the time of a failure at INFO
         log.debug("game %s: seat %s does not accept DMs", game_id, seat)
         ctx = await self.judge.runtime.contexts.context(game_id, state)

@@ -120,6 +120,13 @@ def _quoted(value: object) -> str:
     return repr(_cut(value)) if isinstance(value, str) else _toml(value)  # repr escapes too
 
 
+def setup_refusal(key: str, params: Mapping[str, object]) -> str:
+    """A game's setup refused (`engine.setup`), in English words: the values it was given (a
+    ruleset, a player's name) cut to `SHOWN` characters, not the lists it names."""
+    given = ("ruleset", "player", "role", "option", "value")
+    return render("en", key, {k: _cut(v) if k in given else v for k, v in params.items()})
+
+
 def _cut(text: object) -> object:
     """Text as a message repeats it: at most `SHOWN` characters, then how many more."""
     if not isinstance(text, str) or len(text) <= SHOWN:
@@ -515,9 +522,7 @@ def run(data: Mapping[str, Any], *, locale: str = "en") -> Replay:
             ruleset=ruleset, players=players, seed=seed, options=options, roles=roles
         )
     except SetupError as exc:
-        given = ("ruleset", "player", "role", "option", "value")  # the file's, not the lists
-        shown = {k: _cut(v) if k in given else v for k, v in exc.params.items()}
-        raise ReplayFileError(render("en", exc.key, shown)) from None
+        raise ReplayFileError(setup_refusal(exc.key, exc.params)) from None
     cards = len(created.players) // len(players)
     reader = _Steps(players, cards)
     for i, name in enumerate(players, start=1):
