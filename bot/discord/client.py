@@ -22,10 +22,11 @@ from bot.discord.authority import warn_missing_moderator_role
 from bot.discord.cogs.game import GameCog
 from bot.discord.cogs.mod_menus import ModMenusCog
 from bot.discord.cogs.moderator import ModeratorCog
-from bot.discord.cogs.play import PlayCog, late_last_words
+from bot.discord.cogs.play import LAST_WORDS_FORM, PlayCog, late_last_words
 from bot.discord.cogs.season import SeasonCog
 from bot.discord.effects import DiscordEffects
 from bot.discord.interactions import (
+    FORM_PREFIX,
     JudgeTree,
     answer_failure,
     answered_no_game,
@@ -45,11 +46,8 @@ from bot.store import Database, Repository, open_database, upgrade
 
 log = logging.getLogger(__name__)
 
-FORM_PREFIX = "faguan:"
-"""How the custom id of each of the bot's forms (modals) begins: `faguan:{kind}:{game}:{opened}`
-(`mod_menus.ReasonForm`, `play.LastWordsModal`)."""
-LAST_WORDS = f"{FORM_PREFIX}lastwords:"
-"""How a last words box's custom id begins."""
+LAST_WORDS = f"{FORM_PREFIX}{LAST_WORDS_FORM}:"
+"""How a last words box's custom id begins (`play.LastWordsModal`)."""
 
 
 def form_id(interaction: discord.Interaction[Any]) -> str:

@@ -187,6 +187,17 @@ async def respond(interaction: discord.Interaction[Any], text: str, **kwargs: An
     interaction.extras[ANSWERED] = True
 
 
+FORM_PREFIX = "faguan:"
+"""How the custom id of each of the bot's forms (modals) begins (`form_custom_id`)."""
+
+
+def form_custom_id(kind: str, game_id: int, opened: int) -> str:
+    """A form's custom id, `faguan:{kind}:{game}:{opened}`: discord.py keeps live forms by custom
+    id alone (the opening interaction's id keeps two people's apart), and one sent after the
+    bot dropped it is known by it (`client.dropped_form`)."""
+    return f"{FORM_PREFIX}{kind}:{game_id}:{opened}"
+
+
 ANSWERED = "faguan_answered"
 """`interaction.extras` key: the person has their answer (`respond`). A deferred interaction's
 response type says only that it was deferred, not whether the answer followed."""

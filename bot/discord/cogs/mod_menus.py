@@ -23,6 +23,7 @@ from bot.discord.interactions import (
     NoGame,
     answer_command,
     find_game,
+    form_custom_id,
     is_moderator,
     locale_of,
     moderates,
@@ -94,7 +95,7 @@ class ReasonForm(AnswersFailures, discord.ui.Modal):
 
     def __init__(self, judge: Judge, game_id: int, opened: int, title: str, kind: str) -> None:
         super().__init__(
-            title=title, custom_id=f"faguan:{kind}:{game_id}:{opened}", timeout=FORM_TIMEOUT
+            title=title, custom_id=form_custom_id(kind, game_id, opened), timeout=FORM_TIMEOUT
         )
         self.judge, self.game_id = judge, game_id
         self.extra_items()

@@ -22,6 +22,7 @@ from bot.discord.interactions import (
     answer_command,
     dm_notice,
     find_game,
+    form_custom_id,
     locale_of,
     respond,
     text,
@@ -93,6 +94,10 @@ def vote_refusal(state: GameState, command: PostVote) -> tuple[str, dict[str, An
     return None
 
 
+LAST_WORDS_FORM = "lastwords"
+"""The kind of a last words box in its custom id (`form_custom_id`)."""
+
+
 class LastWordsModal(AnswersFailures, discord.ui.Modal):
     """A text box for last words (遗言)."""
 
@@ -109,7 +114,7 @@ class LastWordsModal(AnswersFailures, discord.ui.Modal):
         # box sent after the bot dropped it is still submitted (`late_last_words`)
         super().__init__(
             title="遗言 / Last words",
-            custom_id=f"faguan:lastwords:{game_id}:{opened}",
+            custom_id=form_custom_id(LAST_WORDS_FORM, game_id, opened),
             timeout=FORM_TIMEOUT,
         )
         self.judge = judge
