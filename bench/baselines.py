@@ -90,6 +90,27 @@ def sqlite_append(
         return time.perf_counter() - start
 
 
+def sqlite_append_spread(
+    bench: Bench, game_ids: list[int], payloads: tuple[str, str], rows: int, first: int
+) -> float:
+    """`sqlite_append` with each commit's rows spread over `game_ids`, one post of each game to
+    a commit (seqs from `first` up, one a commit), as the bot's group commit spreads 100 games'
+    posts: each commit inserts at as many points of the events' key as there are games, where
+    the one-game baseline inserts at one."""
+    event, effect = payloads
+    per_commit = len(game_ids)
+    with sqlite_c(bench) as conn:
+        start = time.perf_counter()
+        for seq in range(first, first + rows // per_commit):
+            now = utcnow().replace(tzinfo=None).isoformat(sep=" ")
+            conn.execute("BEGIN IMMEDIATE")
+            for game_id in game_ids:
+                conn.execute(_EVENT, (game_id, seq, event, now))
+                conn.execute(_OUTBOX, (game_id, seq, effect, now))
+            conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+
 _INPUT = (
     "INSERT INTO inputs (message_id, game_id, outcome, first_seq, last_seq, received_at) "
     "VALUES (?, ?, NULL, ?, ?, ?)"

@@ -49,6 +49,9 @@ from engine.state import VotePost
 
 RAW_GAME = 999_999
 """The bench's game number for the raw rows (its own game row, so foreign keys hold)."""
+SPREAD_GAMES = 1_000_000
+"""The first of the bench's game numbers for the raw rows spread over as many games as the
+bot's largest run has (`baselines.sqlite_append_spread`)."""
 FLOOR_GAMES = 100
 """From this many games at once, the SQLite run is also shown beside the Python floor
 (`baselines.sqlite_floor`), C writing the bot's own rows (`baselines.sqlite_bot_rows`) and the
@@ -189,9 +192,10 @@ async def _baseline_round(
     first: int,
     out: _Baselines,
     ids: Snowflakes,
+    spread: list[int],
 ) -> int:
-    """One round of every baseline variant (`sets`: the bot's games, by how many at once); the
-    next free seq."""
+    """One round of every baseline variant (`sets`: the bot's games, by how many at once;
+    `spread`: games of the bench's own for the spread rows); the next free seq."""
     payloads = _raw_payloads()
     groups = sorted(c for c in sets if c > 1)
     if bench.backend == "sqlite":
@@ -204,6 +208,9 @@ async def _baseline_round(
             bare = baselines.bare_rows(_raw_objects())
             seconds, first = await baselines.sqlite_floor(bench, game_id, bare, games, n, first)
             out.add(f"floor/{games}", n, seconds)
+            seconds = baselines.sqlite_append_spread(bench, spread, payloads, n, first)
+            out.add(f"spread/{games}", n, seconds)
+            first += n // games
             posts = await _engine_posts(bench, sets[games], n, first, ids)
             seconds, first = await baselines.sqlite_floor(
                 bench, game_id, posts.rows_for, games, n, first
@@ -225,6 +232,14 @@ async def _baseline_round(
         out.add(f"pg/{conns}x{per}", n, seconds)
         first += n
     return first
+
+
+async def _spread_games(bench: Bench, games: int) -> list[int]:
+    """Games of the bench's own for the raw rows spread as the bot's `games`-game groups are
+    (SQLite, from `FLOOR_GAMES` games at once; none otherwise)."""
+    if bench.backend != "sqlite" or games < FLOOR_GAMES:
+        return []
+    return [await create_game(bench.service, SPREAD_GAMES + n) for n in range(games)]
 
 
 def _target(backend: str, games: int, base: _Baselines) -> tuple[str, float, str, float] | None:
@@ -267,12 +282,13 @@ async def measure(
         sets[count] = await prepare_games(bench, count, first=first_game)
         first_game += count
     raw_game = await create_game(bench.service, RAW_GAME)
+    spread = await _spread_games(bench, max(counts))
     for count in counts:  # warm-up: imports, statement caches, connections
         await run_ingest(bench, sets[count], min(posts, 2 * count), seed=1, ids=ids)
     base = _Baselines()
     next_seq = 1_000_000
     next_seq = await _baseline_round(
-        bench, raw_game, 2 * max(counts), sets, next_seq, _Baselines(), ids
+        bench, raw_game, 2 * max(counts), sets, next_seq, _Baselines(), ids, spread
     )
     full = {c: IngestResult(posts=0, games=c, seconds=0.0) for c in counts}
     cpu = dict.fromkeys(counts, 0.0)
@@ -292,7 +308,7 @@ async def measure(
                 one.latencies += part.latencies
                 one.refused += part.refused
             next_seq = await _baseline_round(
-                bench, raw_game, raw_rows // rounds, sets, next_seq, base, ids
+                bench, raw_game, raw_rows // rounds, sets, next_seq, base, ids, spread
             )
     rows = []
     context = ", ".join(f"{name} {base.rate(name):.0f}/s" for name in base.rows)
@@ -343,6 +359,7 @@ async def measure(
             c_rate = base.rate(f"c/{count}")
             rows.append(_floor_row(count, base.rate(floor), c_rate, result.rate))
             rows.append(_bot_rows_row(count, base.rate(f"rows/{count}"), c_rate, result.rate))
+            rows.append(_spread_row(count, base.rate(f"spread/{count}"), c_rate, result.rate))
             rows.append(
                 _engine_floor_row(
                     count,
@@ -399,6 +416,24 @@ def _bot_rows_row(games: int, bot_rows: float, c_rate: float, bot: float) -> Row
         f"bot's group commit writes them, one commit after another; the bot ({bot:.0f} posts/s) "
         f"does {bot / bot_rows if bot_rows else 0:.2f} of this rate while running its Python "
         f"(parse, rules, state, JSON) between commits",
+        bot,
+    )
+
+
+def _spread_row(games: int, spread: float, c_rate: float, bot: float) -> Row:
+    """C writing the same bare rows as the target's baseline, each commit's spread over
+    `games` games as the bot's groups are: how much of the one-game rate is what the bot's
+    grouping costs any writer (an insertion point in every index for each game of a commit)."""
+    return _beside_c_rate(
+        games,
+        f"the same bare rows by C sqlite3, {games} per commit spread over {games} games",
+        spread,
+        c_rate,
+        f"one events + one outbox row per post as in the target's baseline, but each commit "
+        f"holds one post of each of {games} games, as the bot's group commit does with "
+        f"{games} games posting (the target's baseline writes one game's rows); the bot "
+        f"({bot:.0f} posts/s) does {bot / spread if spread else 0:.2f} of this rate. Not the "
+        f"target's baseline, which issue #16 set as the one-game rate",
         bot,
     )
 

@@ -22,6 +22,7 @@ from bench.ingest import (
     _floor_row,
     _raw_objects,
     _raw_payloads,
+    _spread_row,
     prepare_games,
 )
 from bench.report import Row
@@ -61,8 +62,12 @@ def _floor_rows(bench: Bench, game_id: int) -> tuple[list[tuple[int, str]], list
 
 @pytest.mark.parametrize(
     ("make", "says"),
-    [(_floor_row, "0.25 of this floor's rate"), (_bot_rows_row, "does 0.25 of this rate")],
-    ids=["floor", "bot-rows"],
+    [
+        (_floor_row, "0.25 of this floor's rate"),
+        (_bot_rows_row, "does 0.25 of this rate"),
+        (_spread_row, "does 0.25 of this rate"),
+    ],
+    ids=["floor", "bot-rows", "spread"],
 )
 def test_the_context_rows_stand_beside_the_c_rate_with_no_target(
     make: Callable[[int, float, float, float], Row], says: str
@@ -71,6 +76,16 @@ def test_the_context_rows_stand_beside_the_c_rate_with_no_target(
     assert row.ratio == 0.25 and row.met is None and row.target == ""
     assert "C sqlite3, 100 posts per commit: 80000/s" in row.baseline
     assert says in row.note
+
+
+async def test_the_spread_baseline_commits_one_post_of_each_game_at_a_time() -> None:
+    async with open_bench("sqlite") as bench:
+        games = [await create_game(bench.service, RAW_GAME + n) for n in range(3)]
+        payloads = _raw_payloads()
+        assert baselines.sqlite_append_spread(bench, games, payloads, 7, 5_000) > 0
+        per_game = [_floor_rows(bench, game_id) for game_id in games]
+    # 7 rows over 3 games: two whole commits of one post each, the odd row left out
+    assert per_game == [([(5_000, payloads[0]), (5_001, payloads[0])], [payloads[1]] * 2)] * 3
 
 
 async def test_the_bot_rows_baseline_writes_what_the_bot_writes_per_post() -> None:
