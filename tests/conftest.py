@@ -17,8 +17,10 @@ from pgserver import PgServer, ThrowawayServer, given, throwaway
 
 from bot.runtime.collector import collector_restored
 
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.register_profile("explore", derandomize=False, print_blob=True)
+# No per-example deadline: it is a timed assertion, and it failed tests on a loaded machine
+# (a 200 ms example took 359 ms while other work ran). Speed is the bench's to measure.
+settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
+settings.register_profile("explore", derandomize=False, print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

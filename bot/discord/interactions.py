@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import discord
+from discord import app_commands
 
 from bot.discord.answering import CONFIRMATIONS, answering
 from bot.discord.judge import judge_of
@@ -61,6 +62,15 @@ async def find_game(
         for cid in (channel.id, getattr(channel, "parent_id", None)):
             if cid is not None and cid in judge.runtime.routes.channel_games:
                 return judge.runtime.routes.channel_games[cid]
+        if interaction.guild is not None:
+            # A game that ended before the bot restarted is not routed (recovery routes the
+            # games in play): its channel still names it, by the sign-up that became it, as it
+            # did before the restart (`/game record` there after the end); a thread of it too.
+            lobbies = judge.runtime.service.repo.lobbies
+            for cid in (channel.id, getattr(channel, "parent_id", None)):
+                ended = await lobbies.newest_game(cid) if cid is not None else None
+                if ended is not None:
+                    return ended
     ids = sorted(
         {
             game
@@ -241,8 +251,20 @@ async def answered_no_game(
     original = getattr(error, "original", error)
     if not isinstance(original, NoGame):
         return False
-    await respond(interaction, text(judge, interaction, original.key))
+    key = original.key
+    if key == "notice.which_game" and not _takes_game_id(interaction):
+        key = "notice.which_game_here"  # `/vote` has no game_id to name one with
+    await respond(interaction, text(judge, interaction, key))
     return True
+
+
+def _takes_game_id(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the command asked has a `game_id` option (naming a game is the way out of
+    several)."""
+    command = interaction.command
+    return isinstance(command, app_commands.Command) and any(
+        p.name == "game_id" for p in command.parameters
+    )
 
 
 async def answer_command(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from functools import cache
@@ -17,6 +18,28 @@ class _Keep(dict[str, object]):
 
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
+
+
+PLURAL = re.compile(r"\{(\w+):([^{}|]*)\|([^{}|]*)\}")
+"""A count with its noun, as English writes it: `{count:vote|votes}` is "1 vote", "2 votes"
+(the noun after `:` for exactly one, after `|` for any other number). Chinese needs none."""
+
+
+def _counted(text: str, params: Mapping[str, object]) -> str:
+    """`text` with each `{name:one|other}` written out as the number and its noun; one whose
+    parameter is missing is left `{name}` (as `_Keep` leaves it), one that is no number is
+    filled in as given, with no noun."""
+
+    def written(match: re.Match[str]) -> str:
+        name, one, other = match.groups()
+        value = params.get(name)
+        try:
+            number = int(str(value))
+        except ValueError:
+            return "{" + name + "}"
+        return f"{value} {one if abs(number) == 1 else other}"
+
+    return PLURAL.sub(written, text)
 
 
 @cache
@@ -38,4 +61,5 @@ def render(locale: str, key: str, params: Mapping[str, object] | None = None) ->
     text = catalog(locale).get(key) or catalog("en").get(key)
     if text is None:
         return key
-    return text.format_map(_Keep(params or {}))
+    given = params or {}
+    return _counted(text, given).format_map(_Keep(given))

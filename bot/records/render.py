@@ -383,9 +383,14 @@ def _tally(ctx: Context, p: Mapping[str, object]) -> str:
         return f"{int(v)}×{w}" if w != 1 else str(int(v))
 
     ranked = sorted(by_target, key=lambda t: (-count(t), int(t)))
-    shape, between = ("{}←{}（{}票）", "；") if ctx.locale == "zh-CN" else ("{}←{} ({})", "; ")
+    between = "；" if ctx.locale == "zh-CN" else "; "
     lines = [
-        shape.format(ctx.seat(t), sep.join(weighed(v) for v in by_target[t]), count(t))
+        ctx.t(
+            "day.tally_line",
+            target=ctx.seat(t),
+            voters=sep.join(weighed(v) for v in by_target[t]),
+            count=count(t),
+        )
         for t in ranked
     ]
     text = between.join(lines) if lines else ctx.t("day.tally_empty")
@@ -406,7 +411,8 @@ def _tally(ctx: Context, p: Mapping[str, object]) -> str:
             if at:
                 when = _post_time(ctx, int(at), deadline if isinstance(deadline, int) else None)
                 detail = f"{when}，{detail}" if ctx.locale == "zh-CN" else f"{when}, {detail}"
-            items.append(f"{who}（{detail}）" if ctx.locale == "zh-CN" else f"{who} ({detail})")
+            # English: no parentheses around a reason that holds a gloss, "(out of the game (出局))"
+            items.append(f"{who}（{detail}）" if ctx.locale == "zh-CN" else f"{who} — {detail}")
         out += "\n" + ctx.t("day.void", items=between.join(items))
     return out
 
@@ -523,6 +529,8 @@ def render_private(ctx: Context, effect: Whisper | TeamNotice) -> str:
         return ctx.t("lastwords_msg.prompt")
     if key == "choice.accepted":
         return ctx.t("choice_msg.accepted", target=ctx.seat(p["target"]))
+    if key in ("lastact.prompt", "lastact.passed"):  # the power on death by its name, not `shoot`
+        return ctx.t(key, power=_power(ctx, p["power"]))
     return ctx.t(key, **p)
 
 
@@ -591,24 +599,21 @@ def check_line(ctx: Context, night: object, target: int | str, answer: str) -> s
 
 
 def known_seats(ctx: Context, seats: object, known: object, out: object = None) -> str:
-    """Seats a player knows, each with the role they see (`3号 阿明（杀手）`), those in `out`
-    (seat numbers) marked out of the game (`3号 阿明（杀手，已出局）`)."""
+    """Seats a player knows, each with the role they see (`3号 阿明（杀手）`, "#3 Amin: 杀手
+    (killer)"), those in `out` (seat numbers) marked out of the game (`3号 阿明（杀手，已出局）`).
+    English names a role as a player's cards are named ("#3 Amin: …"), never in parentheses
+    inside parentheses ("#3 Amin (杀手 (killer))"), and so lists them with "; "."""
     roles = _pairs(known)
     gone = {s for s in str(out or "").split(",") if s}
-    sep = "、" if ctx.locale == "zh-CN" else ", "
+    sep = "、" if ctx.locale == "zh-CN" else "; "
     shown = []
     for seat in (s for s in str(seats or "").split(",") if s):
         role = roles.get(seat)
         if role is None:
             shown.append(ctx.seat(seat))
-        elif seat in gone:
-            shown.append(
-                ctx.t("role_msg.known_out", seat=ctx.seat(seat), role=ctx.t("role." + role))
-            )
-        elif ctx.locale == "zh-CN":
-            shown.append(f"{ctx.seat(seat)}（{ctx.t('role.' + role)}）")
         else:
-            shown.append(f"{ctx.seat(seat)} ({ctx.t('role.' + role)})")
+            key = "role_msg.known_out" if seat in gone else "role_msg.known"
+            shown.append(ctx.t(key, seat=ctx.seat(seat), role=ctx.t("role." + role)))
     return sep.join(shown)
 
 
@@ -644,6 +649,10 @@ def error_text(ctx: Context, key: str, values: Mapping[str, object]) -> str:
         shown["player"] = f"<@{player}>"  # a mention in a private answer notifies no one
     if "candidates" in shown:  # the players one may vote for or pick, as seats are named
         shown["candidates"] = ctx.seats(str(shown["candidates"]))
+    cards = shown.get("seats")
+    if isinstance(cards, str) and re.fullmatch(r"\d+(,\d+)*", cards):  # one player's cards
+        number, sep = ("{}号", "、") if ctx.locale == "zh-CN" else ("#{}", ", ")
+        shown["seats"] = sep.join(number.format(int(s)) for s in cards.split(","))
     for name in ("now", "deadline"):
         moment = shown.get(name)
         if isinstance(moment, int) and not isinstance(moment, bool):

@@ -174,6 +174,18 @@ class Lobbies:
                 return None
             return _info(row, await self._players(s, row.id))
 
+    async def newest_game(self, channel_id: int) -> int | None:
+        """The game of the newest sign-up started in this channel (in play or ended), if any:
+        the game a command there is about when no game in play is routed to the channel."""
+        async with self._sessions() as s:
+            found = await s.scalar(
+                select(Lobby.game_id)
+                .where(Lobby.channel_id == channel_id, Lobby.game_id.is_not(None))
+                .order_by(Lobby.id.desc())
+                .limit(1)
+            )
+            return None if found is None else int(found)
+
     async def _players(self, s: AsyncSession, lobby_id: int) -> tuple[LobbyEntry, ...]:
         rows = await s.execute(
             select(LobbyPlayer.user_id, LobbyPlayer.name)

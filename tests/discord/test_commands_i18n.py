@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest_asyncio
 from discord import Locale, app_commands
 from envclock import EnvClock
-from gamebot import Driver, Table, build_table, make_bot
+from gamebot import Driver, Table, build_table, by_role, make_bot
 from simcord import Env
 
 from bot.discord.translator import FaguanTranslator
+from bot.records.i18n import render
 
 
 @pytest_asyncio.fixture
@@ -65,3 +66,56 @@ async def test_act_autocomplete_offers_only_valid_targets(table: Table) -> None:
     assert offered == {s for s in range(1, 9) if s not in police}  # police may not check police
     powers = await table.player(police[0]).autocomplete(table.channel, "act", "power", "")
     assert [c["value"] for c in powers] == ["check"]
+
+
+async def test_an_english_game_reads_as_english_is_written(table: Table) -> None:
+    """An English game, played on: the sign-up says when windows close (not a bare 「1h」), the
+    票型 counts "4 votes", a /vote refused in a run-off names the tied seats as every text names
+    seats (it said 「(1,3)」), an abstention by /vote is posted as 「弃权 (abstain)」 (it read
+    「投 弃权 (abstain) (vote)」), and a finished game's status gives no deadline (it read
+    "deadline (no deadline set)")."""
+    t = table
+    d = Driver(t, "v2", tie="revote", language="en")
+    roles = await d.start()
+    assert "night powers close 1 h after the window opens" in t.public()[0]
+    await d.quiet_night()
+    a, b, *rest = by_role(roles, "civilian") + by_role(roles, "police") + by_role(roles, "killer")
+    await d.post_vote(a, f"投 {b}", b)
+    await d.post_vote(b, f"投 {a}", a)
+    for i, voter in enumerate(rest):
+        await d.post_vote(voter, f"投 {(a, b)[i % 2]}", (a, b)[i % 2])
+    await d.lock()
+    ctx = await t.bot.runtime.contexts.context(d.game_id, locale="en")
+    assert any("(4 votes)" in m for m in t.public())
+
+    refused = await t.player(rest[0]).slash(t.channel, "vote", target=str(rest[1]))
+    assert refused.response is not None
+    assert refused.response.content == render(
+        "en", "vote.not_candidate", {"candidates": ctx.seats(f"{min(a, b)},{max(a, b)}")}
+    )
+    await d.slash_vote(rest[0], None)
+    assert f"{ctx.seat(rest[0])}: 弃权 (abstain)" in t.public()
+
+    await t.moderator.slash(t.channel, "mod end", winner="draw")
+    status = await t.player(a).slash(t.channel, "game status")
+    assert status.response is not None
+    assert status.response.content.splitlines()[0] == f"Game {d.game_id} · v2 · over"
+
+
+def test_a_sign_up_says_when_windows_close_with_the_timezone() -> None:
+    """The sign-up said 「夜间截止 22:00」 / "night deadline 22:00": in which timezone, and is
+    「1h」 a time or a length? A daily time names its zone, a length says it runs from the
+    window's opening."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    from bot.config import DailyAt, WindowLength
+    from bot.discord.cogs.game import deadline_rule_text
+
+    zone = ZoneInfo("Asia/Shanghai")
+    daily, length = DailyAt(dt.time(22, 0)), WindowLength(dt.timedelta(hours=24))
+    assert deadline_rule_text("en", daily, zone) == "daily at 22:00 (Beijing time)"
+    assert deadline_rule_text("zh-CN", daily, zone) == "每天 22:00（北京时间）"
+    assert deadline_rule_text("en", length, zone) == "24 h after the window opens"
+    assert deadline_rule_text("zh-CN", length, zone) == "每轮开始后 24小时"
+    assert deadline_rule_text("en", daily, ZoneInfo("UTC")) == "daily at 22:00 (UTC)"

@@ -1,5 +1,6 @@
 """The docs tell the truth about the code: the README's rulesets and invite permissions, the
-commands of docs/commands.md, and references that stay inside the repository.
+commands of docs/commands.md, the `faguan` command line and config keys they name, and references
+that stay inside the repository.
 
 `FAGUAN_WRITE_DOCS=1 .venv/bin/pytest tests/discord/test_docs.py` rewrites the generated reference of
 docs/commands.md from the command tree (then the test checks the rest of the page against it).
@@ -7,8 +8,10 @@ docs/commands.md from the command tree (then the test checks the rest of the pag
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import tomllib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,10 +24,13 @@ from envclock import EnvClock
 from gamebot import make_bot
 from simcord import Env
 
-from bot.cli import main
+from bot.cli import build_parser, main
+from bot.config import ALL_KEYS, LAYOUT
 from bot.discord.client import FaguanBot
 from bot.discord.required_permissions import REQUIRED_PERMISSIONS
 from bot.discord.translator import FaguanTranslator
+from bot.operator_errors import Exit
+from engine.model import Camp, Team
 from engine.rulesets import RULESETS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +92,64 @@ def test_readme_invite_permissions_are_what_the_bot_checks() -> None:
     assert link is not None
     wanted = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
     assert int(link.group(1)) == wanted.value
+
+
+# --------------------------------------------------------------------------- the operator's path
+
+USER_DOCS = ["README.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md")))]
+"""What users read: the README and docs/*.md (docs/dev/ is for the project's developers)."""
+
+
+def _user_docs() -> str:
+    return "\n".join((ROOT / name).read_text("utf-8") for name in USER_DOCS)
+
+
+def _subcommands(
+    parser: argparse.ArgumentParser, path: str = "faguan"
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every command of the command line, with its path (`faguan db backup`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield f"{path} {name}", sub
+                yield from _subcommands(sub, f"{path} {name}")
+
+
+def test_every_cli_command_and_flag_is_in_the_docs() -> None:
+    """Each `faguan` command and each of its flags is named in the README or docs/*.md (`faguan
+    bench`'s flags are listed with their defaults by `faguan bench --help`)."""
+    docs = _user_docs()
+    missing = []
+    for path, sub in _subcommands(build_parser()):
+        if path not in docs:
+            missing.append(path)
+        if path == "faguan bench":
+            continue
+        flags = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+        missing += [f"{path} {flag}" for flag in flags if flag != "--help" and flag not in docs]
+    assert missing == []
+
+
+def test_faguan_run_help_gives_every_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README sends the operator to `faguan run --help` for the exit statuses: each one a
+    failure can end with is there, by its number."""
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    missing = [code for code in Exit if code > Exit.BUG and f" {int(code)} " not in said]
+    assert missing == []
+
+
+def test_config_keys_named_in_the_docs_exist() -> None:
+    """A config key the docs name (`game.timezone`, `[backup] folder`) is one the bot reads:
+    a key renamed in the code is renamed in the docs too."""
+    docs = _user_docs() + (ROOT / "config.example.toml").read_text("utf-8")
+    sections = "|".join(re.escape(s) for s in LAYOUT if s)
+    dotted = re.findall(rf"`((?:{sections})\.[a-z_]+)`", docs)
+    headed = re.findall(rf"`\[({sections})\] ([a-z_]+)`", docs)
+    named = {*dotted, *(f"{section}.{key}" for section, key in headed)}
+    assert {"game.timezone", "backup.folder", "metrics.port"} <= named
+    assert sorted(named - set(ALL_KEYS) - {"game.py"}) == []
 
 
 # --------------------------------------------------------------------------- references
@@ -311,3 +375,41 @@ async def test_commands_doc_explains_every_command_and_option(bot: FaguanBot) ->
         if any(p.name == "game_id" for p in params) and "game_id" not in body:
             missing.append(f"{name} game_id")
     assert missing == []
+
+
+def test_commands_doc_lists_every_result_and_team() -> None:
+    """`/mod end` and `/mod penalty` take a result and a team typed or suggested (no fixed
+    choices, so the generated reference cannot list them): the prose does, every one."""
+    prose = COMMANDS_MD.read_text("utf-8").split(BEGIN)[0]
+    end = section(prose, "### `/mod end`")
+    penalty = section(prose, "### `/mod penalty`")
+    missing = [f"/mod end {c.value}" for c in Camp if f"`{c.value}`" not in end]
+    missing += [f"/mod penalty {t.value}" for t in Team if f"`{t.value}`" not in penalty]
+    assert missing == []
+
+
+def _catalog_texts(data: dict[str, Any]) -> Iterator[str]:
+    for value in data.values():
+        if isinstance(value, dict):
+            yield from _catalog_texts(value)
+        elif isinstance(value, str):
+            yield value
+
+
+def test_bot_answers_quoted_in_the_docs_are_the_catalog_texts() -> None:
+    """An answer of the bot quoted in Chinese in docs/commands.md or docs/moderators.md
+    (「只能在平票者（…）中选择。」, "该轮已经看表结算…") is a text of the zh-CN catalog (`…` for a
+    value it names): a text reworded there is reworded in the docs too."""
+    catalog = tomllib.loads((ROOT / "bot/records/locale/zh-CN.toml").read_text("utf-8"))
+    texts = list(_catalog_texts(catalog))
+    quoted = re.compile(r"「([^」\n]+)」|\"([^\"\n]+)\"|“([^”\n]+)”")
+    stale = []
+    for name in ("commands.md", "moderators.md"):
+        for match in quoted.finditer((ROOT / "docs" / name).read_text("utf-8")):
+            quote = next(group for group in match.groups() if group)
+            if not (re.search(r"[\u4e00-\u9fff]", quote) and re.search(r"[。，：]", quote)):
+                continue  # a name or a term, not an answer
+            shape = ".*".join(re.escape(part) for part in quote.rstrip("。").split("…"))
+            if not any(re.search(shape, said) for said in texts):
+                stale.append(f"docs/{name}: {quote}")
+    assert stale == []

@@ -419,11 +419,14 @@ async def test_standings_with_long_names_fit_in_one_message(tmp_path: Path) -> N
         assert title == "[Standings] Season 1" and header.startswith("Rank. Player")
         stored = await t.bot.runtime.service.repo.standings(GUILD_ID, "1")
         assert len(stored) == 32 and 20 < len(rows) < 30  # cut before SHOWN (30) by length
-        assert rows == [
-            f"{rank}. {names[row.user_id]} — {row.games} games · {row.wins} wins · "
-            f"{row.points} points"
-            for rank, row in enumerate(stored[: len(rows)], 1)
-        ]
+        assert (
+            rows
+            == [  # "1 game · 0 wins · -10 points": each count with its noun
+                f"{rank}. {names[row.user_id]} — {row.games} game{'s' * (row.games != 1)} · "
+                f"{row.wins} win{'s' * (row.wins != 1)} · {row.points} point{'s' * (abs(row.points) != 1)}"
+                for rank, row in enumerate(stored[: len(rows)], 1)
+            ]
+        )
         assert more == render("en", "standings.more", {"count": 32 - len(rows)})
 
 

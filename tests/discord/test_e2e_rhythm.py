@@ -125,12 +125,12 @@ async def test_a_warmup_is_talk_before_night_one_for_its_set_length(table: Table
     assert not any(text.startswith("天黑了") for text in t.public())
     await t.player(killer).send(t.channel, "热身聊两句")  # the living talk
     await cannot_post(t.player(killer), vote, "投 3")  # no vote in the warm-up
-    assert not [m for m in t.dms(t.player(killer)) if "请在截止" in m.content]  # no power menu
+    assert not [m for m in t.dms(t.player(killer)) if "前行使权利" in m.content]  # no power menu
     await d.lock()  # the warm-up ends: night 1's power window, no 看表帖
     assert not any(text.startswith("【看表】") for text in t.public())
     assert t.public()[-1].startswith("天黑了。第1夜")
     await t.player(killer).send(t.channel, "第一夜也能聊")
-    assert [m for m in t.dms(t.player(killer)) if "请在截止" in m.content]  # the menu now
+    assert [m for m in t.dms(t.player(killer)) if "前行使权利" in m.content]  # the menu now
     state = await t.bot.runtime.service.state(d.game_id)
     assert state.window is not None and state.window.kind.value == "night"
     await d.power_by_menu(killer, "kill", by_role(roles, "civilian")[0])

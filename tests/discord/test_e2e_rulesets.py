@@ -174,8 +174,8 @@ async def test_v5_a_player_names_the_card_acting_and_sees_both_cards(table7: Tab
 
     # /role: both cards, each with its role and powers; and the submissions of both.
     text = answer(await holder.slash(t.channel, "role"))
-    assert f"#{sp} 玩家4: **秘警 (secret police)** (powers: execute (处决))" in text
-    assert f"#{killer} 玩家4: **杀手 (killer)** (powers: kill (杀人))" in text
+    assert f"#{sp} 玩家4: **秘警 (secret police)** — powers: execute (处决)" in text
+    assert f"#{killer} 玩家4: **杀手 (killer)** — powers: kill (杀人)" in text
     assert f"#{killer} 玩家4: kill (杀人) → #12 玩家6" in text
     assert f"#{sp} 玩家4: execute (处决) → #13 玩家7" in text
 
@@ -364,7 +364,7 @@ async def test_wujiandao_8_whole_game(table8: Table) -> None:
     await d.slash_vote(pm, gl)
     await d.post_vote(gl, f"投 {pm}", pm)
     replies = [m for m in t.channel.history() if m.reference and m.reference.message_id == post.id]
-    assert [m.content for m in replies] == [f"你只能在本派别内投票：{pl} 号不属于本派。"]
+    assert [m.content for m in replies] == [f"你只能在本派别内投票：{pl}号不属于本派。"]
     await d.lock()
     public = t.public()
     assert any("第1天警方票型：3号 玩家3←1、2（2票）；1号 玩家1←3（1票）" in x for x in public)
@@ -402,7 +402,7 @@ async def test_wujiandao_votes_and_roles_stay_within_what_a_player_may_know(tabl
         "警方亲信 (police confidant)" in text
         and "Your public identity (公开身份): publicly police (警方)." in text
     )
-    assert f"#{pl} 玩家{pl} (警方首领 (police leader))" in text
+    assert f"#{pl} 玩家{pl}: 警方首领 (police leader)" in text
     assert (
         "Public identities (公开身份): publicly police (警方): #1 玩家1, #2 玩家2, #3 玩家3, #6 玩家6"
         in text

@@ -46,7 +46,9 @@ def test_wujiandao_a_dead_leader_stays_known_marked_out() -> None:
     game.night((5, "kill", 1), (1, "kill", 8))
     for seat in (2, 7):
         assert "你的同伴：1号 p1（警方首领，已出局）。" in role(game.state, seat)
-        assert "#1 p1 (警方首领 (police leader), out of the game)" in role(game.state, seat, "en")
+        assert "#1 p1: 警方首领 (police leader), out of the game (出局)" in role(
+            game.state, seat, "en"
+        )
     assert "你的同伴：2号 p2（警方亲信）、7号 p7（警方卧底（公开身份为匪））。" in role(
         game.state, 1
     )
@@ -76,7 +78,9 @@ def test_basic_police_turned_civilians_keep_the_police_and_see_their_card() -> N
     assert "你的同伴：2号 p2（警长，已出局）、3号 p3（警察）。" in text
     en = role(game.state, 1, "en")
     assert "**平民 (civilian), dealt as 警察 (police)**" in en
-    assert "Your teammates: #2 p2 (警长 (sheriff), out of the game), #3 p3 (警察 (police))." in en
+    assert (
+        "Your teammates: #2 p2: 警长 (sheriff), out of the game (出局); #3 p3: 警察 (police)."
+    ) in en
 
 
 def test_mifei_the_fired_secret_killer_sees_his_card_and_only_the_killers_he_met() -> None:

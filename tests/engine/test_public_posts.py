@@ -232,7 +232,7 @@ def test_a_post_a_millisecond_late_shows_its_milliseconds() -> None:
     assert "2号 P2（17:00:00.001，超时）" in table, table
     assert "3号 P3（17:00:02，超时）" in table, table  # a whole second later says it already
     en = next(t for t in posts(game, "en", start) if "vote table" in t)
-    assert "#2 P2 (17:00:00.001, " in en, en
+    assert "#2 P2 — 17:00:00.001, late" in en, en
 
 
 # -- 8. abstentions are votes: the empty table does not say nobody voted ------------------------
@@ -328,7 +328,7 @@ def test_a_moderator_closing_the_pick_early_names_it() -> None:
     game.do(Lock(at=Instant(1_000), forced=True, by="mod"))
     assert posts(game, "zh-CN", start)[0] == "【管理】管理员提前截止第1天平票选择。"
     assert posts(game, "en", start)[0] == (
-        "[Moderator] A moderator closed day 1, the pick among the tied (平票选择) early."
+        "[Moderator] A moderator closed Day 1, the pick among the tied (平票选择) early."
     )
 
 

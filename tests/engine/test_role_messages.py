@@ -257,7 +257,7 @@ def test_basic_a_substitute_for_a_police_turned_civilian_by_the_grief_knows_the_
     assert known_in(message) == {3: "sheriff"}
     said = texts(game, message)
     assert "你的同伴：3号 p3（警长，已出局）。" in said["zh-CN"], said
-    assert "#3 p3 (警长 (sheriff), out of the game)" in said["en"], said
+    assert "#3 p3: 警长 (sheriff), out of the game (出局)" in said["en"], said
 
 
 def test_a_substitutes_message_names_whom_role_shows_the_seat_knows() -> None:

@@ -39,10 +39,10 @@ def vb02() -> dict[str, Any]:
 def test_english_text_record_joins_lists_with_english_marks() -> None:
     lines = forum_text(vb02(), "en").splitlines()
     for line in (
-        "  Votes (票型): A←F, G (2); F←A, B (2)",
+        "  Votes (票型): A←F, G (2 votes); F←A, B (2 votes)",
         "  Abstained (弃权): C, D, E, H, J, K",
         "  A, F tied: nobody leaves today",
-        "  Votes (票型): F←A, B, C (3); K←F, G, H, J (4)",
+        "  Votes (票型): F←A, B, C (3 votes); K←F, G, H, J (4 votes)",
         "  Abstained (弃权): E, K",
         "  Out of the game (出局): A, C, E, J",
         "  Last words (遗言): A, C, E, J",

@@ -238,7 +238,7 @@ def test_lists_in_english_are_joined_as_english_is_written() -> None:
         ),
     )
     assert render_public(en, tally).splitlines()[-1] == (
-        "Void: a non-player (not a player); #5 小红 (unreadable)"
+        "Void: a non-player — not a player; #5 小红 — unreadable"
     )
     assert (
         render_public(zh, tally).splitlines()[-1]

@@ -71,7 +71,8 @@ def test_weighted_vote_table() -> None:
         "第1天票型：9号 P9←3×2、11（3票）；14号 P14←2、7×2（3票）\n弃权：13号 P13"
     )
     assert render_public(ctx("en"), tally) == (
-        "Day 1 vote table (票型): #9 P9←3×2, 11 (3); #14 P14←2, 7×2 (3)\nAbstained (弃权): #13 P13"
+        "Day 1 vote table (票型): #9 P9←3×2, 11 (3 votes); #14 P14←2, 7×2 (3 votes)\n"
+        "Abstained (弃权): #13 P13"
     )
     heavier = Announce(
         key="day.tally",
@@ -93,7 +94,7 @@ def test_per_faction_vote_tables_and_results_are_labelled() -> None:
         "第1天警方票型：3号 P3←1、2（2票）；1号 P1←3（1票）"
     )
     assert render_public(ctx("en"), police).startswith(
-        "Day 1 vote table (票型) of the police faction (警方): #3 P3←1, 2 (2); #1 P1←3 (1)"
+        "Day 1 vote table (票型) of the police faction (警方): #3 P3←1, 2 (2 votes); #1 P1←3 (1 vote)"
     )
     spared = Announce(key="day.spared", params=params(seat=8, group="gang"))
     assert (

@@ -13,7 +13,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.config import MAX_WINDOW, DeadlineRule, parse_deadline_rule
+from bot.config import MAX_WINDOW, DailyAt, DeadlineRule, parse_deadline_rule
 from bot.discord.interactions import (
     dm_notice,
     find_game,
@@ -25,7 +25,14 @@ from bot.discord.interactions import (
 )
 from bot.discord.required_permissions import lacking_in
 from bot.records.record_html import record_page, with_links
-from bot.records.render import Context, deadline_text, duration_text, plain, public_roster
+from bot.records.render import (
+    ZONE_NAMES,
+    Context,
+    deadline_text,
+    duration_text,
+    plain,
+    public_roster,
+)
 from bot.records.replay import with_reason_text
 from bot.runtime.game_options import (
     check_composition,
@@ -47,6 +54,8 @@ from engine.view import view_for
 from engine.votes import tally
 
 if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
     from bot.discord.judge import Judge
 
 TIE_CHOICES = [
@@ -89,6 +98,18 @@ def lobby_options(lobby: LobbyInfo) -> dict[str, Any]:
     """A sign-up as `bot.game_options.check_deal` reads it (ruleset, options, players)."""
     players = [[p.user_id, p.name] for p in lobby.players]
     return {**lobby.settings, "players": players}
+
+
+def deadline_rule_text(locale: str, rule: DeadlineRule, timezone: ZoneInfo) -> str:
+    """When a game's windows close, as its sign-up says it: a daily time with its timezone
+    (「每天 22:00（北京时间）」, "daily at 22:00 (Beijing time)"), or a length after the window
+    opens (「每轮开始后 1小时」, "1 h after the window opens") — never a bare `22:00` or `1h`."""
+    ctx = Context(locale=locale, timezone=timezone, names={})
+    if isinstance(rule, DailyAt):
+        zone = ZONE_NAMES.get(timezone.key, {}).get(locale, timezone.key)
+        return ctx.t("notice.daily_at", time=str(rule), zone=zone)
+    length = duration_text(ctx, int(rule.duration.total_seconds() * 1000))
+    return ctx.t("notice.window_length", length=length)
 
 
 class GameCog(commands.Cog, name="GameCog"):
@@ -319,8 +340,8 @@ class GameCog(commands.Cog, name="GameCog"):
             ruleset=shown,
             min=low,
             max=high,
-            power=str(power),
-            vote=str(vote),
+            power=deadline_rule_text(lang, power, defaults.timezone),
+            vote=deadline_rule_text(lang, vote, defaults.timezone),
         )
         settings: dict[str, Any] = {
             "ruleset": ruleset,
@@ -560,6 +581,8 @@ class GameCog(commands.Cog, name="GameCog"):
                 left=duration_text(ctx, state.paused_remaining or 0),
             )
             if view.paused
+            else ctx.t("notice.status_over", game=gid, ruleset=state.ruleset)
+            if view.over  # no deadline to give, and none missing
             else ctx.t(
                 "notice.status",
                 game=gid,

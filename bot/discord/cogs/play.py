@@ -32,6 +32,7 @@ from bot.discord.views import valid_targets
 from bot.records.render import (
     Context,
     check_line,
+    error_text,
     known_seats,
     label,
     later_powers,
@@ -532,6 +533,14 @@ class PlayCog(commands.Cog, name="PlayCog"):
                     await respond(interaction, text(self.judge, interaction, key, raw=said))
                     return
         player = str(interaction.user.id)
+
+        async def answer(key: str, params: Mapping[str, Any]) -> None:
+            """A refusal, or why the vote is void, in the asker's language: its seats named as
+            everywhere (`error_text`: a run-off's candidates as 「1号 阿明」, not `1,3`)."""
+            locale = locale_of(self.judge, interaction)
+            ctx = await self.judge.runtime.contexts.context(game_id, locale=locale)
+            await respond(interaction, error_text(ctx, key, params))
+
         # the window the vote channel was opened for: a post made now comes after that opening
         opened = (await self.judge.runtime.service.info(game_id)).channels.get(VOTES_WINDOW)
 
@@ -548,8 +557,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
 
         refusal = refused(await self.judge.runtime.service.state(game_id))
         if refusal is not None:
-            key, params = refusal
-            await respond(interaction, text(self.judge, interaction, key, **params))
+            await answer(*refusal)
             return
         await interaction.response.defer(ephemeral=True, thinking=True)  # the game may be busy
         posted: list[discord.Message] = []
@@ -570,10 +578,10 @@ class PlayCog(commands.Cog, name="PlayCog"):
             ctx = await self.judge.runtime.contexts.context(game_id, now, locale=None)
             channel = await channel_of(self.judge.client, where)
             assert isinstance(channel, discord.TextChannel | discord.Thread)
-            line = ctx.t(
-                "notice.vote_post",
-                who=ctx.seat(seat),
-                target=ctx.t("notice.abstain") if abstain else ctx.seat(voted),
+            line = (
+                ctx.t("notice.vote_post_abstain", who=ctx.seat(seat))
+                if abstain
+                else ctx.t("notice.vote_post", who=ctx.seat(seat), target=ctx.seat(voted))
             )
             message = await channel.send(line)
             posted.append(message)
@@ -602,20 +610,16 @@ class PlayCog(commands.Cog, name="PlayCog"):
             await respond(interaction, text(self.judge, interaction, "vote.post_not_recorded"))
             return
         if outcome is None:  # refused on the state under the lock: nothing was posted
-            key, params = refusal or ("notice.try_again", {})
-            await respond(interaction, text(self.judge, interaction, key, **params))
+            await answer(*(refusal or ("notice.try_again", {})))
         elif outcome.error is not None:
-            await respond(
-                interaction,
-                text(self.judge, interaction, outcome.error.key, **outcome.error.params),
-            )
+            await answer(outcome.error.key, outcome.error.params)
         else:
             void = outcome.state and next(
                 (p for p in outcome.state.posts if p.post_id == str(posted[0].id)), None
             )
             key = void.void_reason if void and void.void_reason else "notice.accepted"
             params = dict(void.void_params) if void and void.void_reason else {}
-            await respond(interaction, text(self.judge, interaction, key, **params))
+            await answer(key, params)
 
     async def _vote_recorded(self, message: discord.Message) -> bool:
         """Whether a /vote post's vote is recorded, after its record failed: it may have been
@@ -925,7 +929,7 @@ def describe_view(ctx: Context, state: GameState, seat: Seat) -> str:
                 role=role_text(ctx, p),
                 powers_line="",
                 mates_line="",
-            )
+            ).rstrip()  # its powers and mates on lines of their own
         )
         powers = [ctx.t(f"power.{x.value}") for x in view.powers]
         if state.seat(seat).alive:  # as the role message says them: now, and later
