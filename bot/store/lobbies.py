@@ -20,6 +20,7 @@ Theory of operation:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
@@ -105,8 +106,9 @@ class Lobbies:
         max_players: int,
         settings: Mapping[str, Any],
     ) -> LobbyInfo:
-        """Open a sign-up in ``channel_id`` (replacing one open there) holding both channels;
-        raises ``ChannelHeld`` naming the game or sign-up that holds one of them."""
+        """Open a sign-up in ``channel_id`` (replacing one open there: its players, no longer
+        signed up, are the new one's ``replaced``) holding both channels; raises
+        ``ChannelHeld`` naming the game or sign-up that holds one of them."""
         try:
             async with self._writing() as s:
                 now = self._clock()
@@ -118,8 +120,11 @@ class Lobbies:
                     .returning(Lobby.id)
                 )
                 gone = list(replaced)
+                dropped: tuple[LobbyEntry, ...] = ()
                 if gone:
                     await s.execute(delete(ChannelBinding).where(ChannelBinding.lobby_id.in_(gone)))
+                    for lobby_id in gone:  # one at most: a channel has one open sign-up
+                        dropped += await self._players(s, lobby_id)
                 row = Lobby(
                     server_id=server_id,
                     channel_id=channel_id,
@@ -142,7 +147,7 @@ class Lobbies:
                         for cid in sorted({channel_id, vote_channel_id})
                     ],
                 )  # fmt: skip
-                return _info(row)
+                return dataclasses.replace(_info(row), replaced=dropped)
         except IntegrityError:
             pass
         raise await self.held(channel_id, vote_channel_id)

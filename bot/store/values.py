@@ -166,6 +166,9 @@ class LobbyInfo:
     status: LobbyStatus
     game_id: int | None
     players: tuple[LobbyEntry, ...] = ()
+    replaced: tuple[LobbyEntry, ...] = ()
+    """From `Lobbies.open` only: the players of the open sign-up this one replaced in its
+    channel, no longer signed up (they are told so)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -332,3 +332,26 @@ async def test_game_new_from_a_thread_is_refused(
     assert private(refused) == en("notice.needs_text_channel")
     assert [c.id for c in forum.threads] == ([made.id] if parent is forum else [])
     assert await t.bot.runtime.service.repo.lobbies.newest(thread.id) is None
+
+
+async def test_a_sign_up_opened_over_one_tells_its_players_they_are_no_longer_in(
+    table: Table,
+) -> None:
+    """`/game new` where a sign-up is open replaces it (how a moderator changes its options):
+    the players who had joined are named in the new sign-up's post, told to join again, not
+    left believing they are in."""
+    t = table
+    await t.moderator.slash(t.channel, "game new", ruleset="v2", language="en")
+    joined = t.players[:2]
+    for member in joined:
+        await member.slash(t.channel, "game join")
+    again = await t.moderator.slash(t.channel, "game new", ruleset="v2", language="en")
+    assert not again.ephemeral
+    told = en("notice.lobby_replaced", players=" ".join(f"<@{m.id}>" for m in joined))
+    assert str(again.response.content).endswith("\n" + told)
+    lobby = await t.bot.runtime.service.repo.lobbies.newest(t.channel.id)
+    assert lobby is not None and lobby.players == () and lobby.replaced == ()
+
+    third = await t.moderator.slash(t.channel, "game new", ruleset="v2", language="en")
+    before_names = en("notice.lobby_replaced", players="\0").split("\0")[0]
+    assert before_names not in str(third.response.content)  # nobody had joined: nothing to tell

@@ -358,7 +358,7 @@ class GameCog(commands.Cog, name="GameCog"):
             channel_id, vote_id = main.id, forum.id
             settings |= forum_settings(interaction.channel.id)
         try:  # both channels are bound to the sign-up by the database, or it is refused
-            await self.judge.runtime.service.repo.lobbies.open(
+            lobby = await self.judge.runtime.service.repo.lobbies.open(
                 server_id=interaction.guild.id,
                 channel_id=channel_id,
                 vote_channel_id=vote_id,
@@ -371,6 +371,9 @@ class GameCog(commands.Cog, name="GameCog"):
                 await main.delete()
             await respond(interaction, self._held_text(interaction, held))
             return
+        if lobby.replaced:  # they had joined the sign-up this one replaced: told, by mention
+            players = " ".join(f"<@{p.user_id}>" for p in lobby.replaced)
+            opening += "\n" + say(lang, "notice.lobby_replaced", players=players)
         await interaction.response.send_message(
             opening if main is None else f"{opening}\n{main.mention}"
         )
