@@ -355,3 +355,15 @@ async def test_a_sign_up_opened_over_one_tells_its_players_they_are_no_longer_in
     third = await t.moderator.slash(t.channel, "game new", ruleset="v2", language="en")
     before_names = en("notice.lobby_replaced", players="\0").split("\0")[0]
     assert before_names not in str(third.response.content)  # nobody had joined: nothing to tell
+
+
+async def test_a_sign_up_for_exactly_n_players_says_n_not_a_range(table: Table) -> None:
+    t = table
+    exact = await t.moderator.slash(
+        t.channel, "game new", ruleset="v2", min_players=8, max_players=8, language="en"
+    )
+    assert "[Sign-up] v2 2.0 标准版, 8 players;" in str(exact.response.content)
+    ranged = await t.moderator.slash(
+        t.channel, "game new", ruleset="v2", min_players=8, max_players=9, language="zh-CN"
+    )
+    assert "8–9 人；" in str(ranged.response.content)

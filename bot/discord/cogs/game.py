@@ -338,8 +338,11 @@ class GameCog(commands.Cog, name="GameCog"):
             lang,
             "notice.lobby_open",
             ruleset=shown,
-            min=low,
-            max=high,
+            players=(
+                say(lang, "notice.players_exactly", count=low)
+                if low == high
+                else say(lang, "notice.players_between", min=low, max=high)
+            ),
             power=deadline_rule_text(lang, power, defaults.timezone),
             vote=deadline_rule_text(lang, vote, defaults.timezone),
         )
