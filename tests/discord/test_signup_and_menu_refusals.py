@@ -362,7 +362,7 @@ async def test_a_sign_up_for_exactly_n_players_says_n_not_a_range(table: Table) 
     exact = await t.moderator.slash(
         t.channel, "game new", ruleset="v2", min_players=8, max_players=8, language="en"
     )
-    assert "[Sign-up] v2 2.0 标准版, 8 players;" in str(exact.response.content)
+    assert "[Sign-up] v2 2.0 标准版 (standard), 8 players;" in str(exact.response.content)
     ranged = await t.moderator.slash(
         t.channel, "game new", ruleset="v2", min_players=8, max_players=9, language="zh-CN"
     )

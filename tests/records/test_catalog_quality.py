@@ -12,6 +12,7 @@ import string
 import pytest
 
 from bot.records.i18n import catalog, render
+from engine.rulesets import RULESETS
 
 EN, ZH = catalog("en"), catalog("zh-CN")
 
@@ -54,7 +55,8 @@ FULL_WIDTH = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 
 def test_english_keeps_chinese_only_for_the_game_terms() -> None:
     stray = {key: HAN.findall(text) for key, text in EN.items()}
-    stray = {key: [t for t in found if t not in GAME_TERMS] for key, found in stray.items()}
+    names = {t for rules in RULESETS.values() for t in HAN.findall(rules.name_zh)}  # glossed
+    stray = {key: [t for t in found if t not in GAME_TERMS | names] for key, found in stray.items()}
     assert {key: found for key, found in stray.items() if found} == {}
     marks = {key: FULL_WIDTH.findall(text) for key, text in EN.items() if FULL_WIDTH.search(text)}
     assert marks == {}  # 「【抽签】Day 2 vote」 read as a Chinese heading in an English post
@@ -178,3 +180,12 @@ def test_a_players_cards_are_named_as_card_numbers_not_a_raw_list() -> None:
         said[locale] = error_text(ctx, "actor.which_card", {"power": "kill", "seats": "3,4"})
     assert said["zh-CN"].startswith("你有两张牌（3号、4号）都有杀人权利")
     assert said["en"].startswith("Two of your cards (#3, #4) hold kill (杀人)")
+
+
+def test_every_ruleset_is_named_in_both_languages_glossed_in_english() -> None:
+    """A ruleset's name is the forum's own (a game term): zh-CN says it as the forum did, and
+    English says it too, with a gloss, as the roles are named."""
+    for rules in RULESETS.values():
+        assert render("zh-CN", f"ruleset.{rules.id}") == rules.name_zh
+        english = render("en", f"ruleset.{rules.id}")
+        assert english.startswith(rules.name_zh + " (") and english.endswith(")"), english

@@ -333,7 +333,8 @@ class GameCog(commands.Cog, name="GameCog"):
             return
         schedule = GameSchedule(power=power, vote=vote, timezone=defaults.timezone)
         assert interaction.guild is not None
-        shown = " ".join([ruleset, rules.name_zh, *(f"{k}={v}" for k, v in chosen.items())])
+        named = say(lang, f"ruleset.{ruleset}")
+        shown = " ".join([ruleset, named, *(f"{k}={v}" for k, v in chosen.items())])
         opening = say(
             lang,
             "notice.lobby_open",
@@ -356,7 +357,7 @@ class GameCog(commands.Cog, name="GameCog"):
         channel_id, vote_id = interaction.channel.id, (vote_channel or interaction.channel).id
         main: discord.Thread | None = None
         if forum is not None:  # hosted in a forum: the sign-up is its new main post
-            title = say(lang, "forum.lobby_title", ruleset=f"{ruleset} {rules.name_zh}")
+            title = say(lang, "forum.lobby_title", ruleset=f"{ruleset} {named}")
             main = (await forum.create_thread(name=title, content=opening)).thread
             channel_id, vote_id = main.id, forum.id
             settings |= forum_settings(interaction.channel.id)
@@ -401,12 +402,14 @@ class GameCog(commands.Cog, name="GameCog"):
     async def _rulesets(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
+        locale = locale_of(self.judge, interaction)
+        named = {r.id: say(locale, f"ruleset.{r.id}") for r in RULESETS.values()}
         return [
             app_commands.Choice(
-                name=f"{r.id} {r.name_zh} ({r.min_players}–{r.max_players})", value=r.id
+                name=f"{r.id} {named[r.id]} ({r.min_players}–{r.max_players})", value=r.id
             )
             for r in RULESETS.values()
-            if current.lower() in f"{r.id} {r.name_zh}".lower()
+            if current.lower() in f"{r.id} {named[r.id]} {r.name_zh}".lower()
         ][:25]
 
     @new.autocomplete("options")
@@ -548,12 +551,9 @@ class GameCog(commands.Cog, name="GameCog"):
                 allowed_mentions=discord.AllowedMentions.none(),
             )
         if isinstance(interaction.channel, discord.Thread) and lobby.settings.get("hosting"):
-            shown = (
-                f"{lobby.settings['ruleset']} {get_ruleset(str(lobby.settings['ruleset'])).name_zh}"
-            )
-            title = say(
-                str(lobby.settings["language"]), "forum.main_title", game=game_id, ruleset=shown
-            )
+            lang, ruleset = str(lobby.settings["language"]), str(lobby.settings["ruleset"])
+            shown = f"{ruleset} {say(lang, f'ruleset.{ruleset}')}"
+            title = say(lang, "forum.main_title", game=game_id, ruleset=shown)
             await interaction.channel.edit(name=title)  # the main post: 第N局 …
 
     @game.command(name="status", description=_("Phase, deadline, who is in, who has voted"))
