@@ -66,7 +66,7 @@ ZH: dict[str, str] = {
     "winner": "胜方",
     "game_id": "局号",
     # descriptions
-    "Games of 杀人游戏 judged by the bot": "由法官主持的杀人游戏",
+    "Games of 杀人游戏 (Mafia) judged by the bot": "由法官主持的杀人游戏",
     "Open sign-up for a new game in this channel (moderators)": "在本频道开新局报名（管理员）",
     "Join the game being signed up in this channel": "加入本频道正在报名的游戏",
     "Leave the sign-up": "退出报名",
@@ -141,18 +141,18 @@ ZH: dict[str, str] = {
     "Which game (第N局), if you are in several (default: this channel's or your only game)": (
         "局号（第N局），参加多局时指明；默认：本频道的对局，或你唯一参加的对局"
     ),
-    "A seat number or abstain (弃权), suggested; typed by hand: 5号, a player's name, 弃票": (
+    "A seat or abstain (弃权), suggested; by hand: 5号 (seat 5), a name, 弃票 (abstain)": (
         "座位号或弃权（输入时会提示）；也可手写：5号、玩家名字、弃票"
     ),
     "The power to use (suggested: your powers now)": "要行使的权利（输入时提示你现在有的权利）",
     "Target's seat number (suggested); leave out for a power on nobody, e.g. 认匪 (confess)": (
         "对象的座位号（输入时会提示）；不选对象的权利（如认匪）留空"
     ),
-    "5.0 双身份: which of your two cards acts (default: the first holding the power)": (
+    "5.0 双身份 (two cards): which card acts (default: the first holding the power)": (
         "5.0 双身份：由你的哪张牌行使（默认：第一张持有该权利的牌）"
     ),
     "The night power you pass on (不行使) tonight (suggested)": "本夜不行使的权利（输入时会提示）",
-    "5.0 双身份: which of your two cards passes (default: the first holding the power)": (
+    "5.0 双身份 (two cards): which card passes (default: the first holding the power)": (
         "5.0 双身份：由你的哪张牌不行使（默认：第一张持有该权利的牌）"
     ),
     "The seat number of the tied player (平票者) who leaves": "出局者的座位号（须是平票者之一）",

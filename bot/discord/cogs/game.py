@@ -116,7 +116,7 @@ class GameCog(commands.Cog, name="GameCog"):
     """/game: sign-up, start, status, record."""
 
     game = app_commands.Group(
-        name="game", description=_("Games of 杀人游戏 judged by the bot"), guild_only=True
+        name="game", description=_("Games of 杀人游戏 (Mafia) judged by the bot"), guild_only=True
     )
 
     def __init__(self, judge: Judge) -> None:

@@ -505,7 +505,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
     )
     @app_commands.describe(
         target=_(
-            "A seat number or abstain (弃权), suggested; typed by hand: 5号, a player's name, 弃票"
+            "A seat or abstain (弃权), suggested; by hand: 5号 (seat 5), a name, 弃票 (abstain)"
         )
     )
     async def vote(self, interaction: discord.Interaction[Any], target: str) -> None:
@@ -691,7 +691,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
         target=_(
             "Target's seat number (suggested); leave out for a power on nobody, e.g. 认匪 (confess)"
         ),
-        card=_("5.0 双身份: which of your two cards acts (default: the first holding the power)"),
+        card=_("5.0 双身份 (two cards): which card acts (default: the first holding the power)"),
         game_id=_(
             "Which game (第N局), if you are in several (default: this channel's or your only game)"
         ),
@@ -773,7 +773,7 @@ class PlayCog(commands.Cog, name="PlayCog"):
     @app_commands.command(name="pass", description=_("Explicitly pass on a night power (不行使)"))
     @app_commands.describe(
         power=_("The night power you pass on (不行使) tonight (suggested)"),
-        card=_("5.0 双身份: which of your two cards passes (default: the first holding the power)"),
+        card=_("5.0 双身份 (two cards): which card passes (default: the first holding the power)"),
         game_id=_(
             "Which game (第N局), if you are in several (default: this channel's or your only game)"
         ),
