@@ -452,11 +452,10 @@ class DiscordEffects:
         if role is not None:
             for player, give in ((old, False), (new, True)):
                 try:
-                    member = guild.get_member(player)
-                    if member is None and give:
-                        member = await guild.fetch_member(player)
-                    if member is not None:
-                        await (member.add_roles(role) if give else member.remove_roles(role))
+                    # not cached is not gone: after a restart the cache holds only those
+                    # seen since (the old player too must lose the role)
+                    member = guild.get_member(player) or await guild.fetch_member(player)
+                    await (member.add_roles(role) if give else member.remove_roles(role))
                 except discord.Forbidden:  # the game goes on: see bot.discord.permission_refusals
                     refused = True
                 except discord.NotFound as exc:

@@ -66,8 +66,14 @@ ROLE_IDS = re.compile(
 WORDS = ["遗言：我没问题", "last words 😀", "@everyone 理由", "{seat}", "**粗体**"]
 
 
-RULESET_NAMES = sorted((r.name_zh for r in RULESETS.values()), key=len, reverse=True)
-"""秘匪版, 3.0 高级 …: a ruleset's name is not a fact about a seat."""
+RULESET_NAMES = sorted(
+    {render(loc, f"ruleset.{r.id}") for r in RULESETS.values() for loc in LOCALES}
+    | {r.name_zh for r in RULESETS.values()},
+    key=len,
+    reverse=True,
+)
+"""秘匪版, 3.1 特警版 (special police) …: a ruleset's name, in either language, is not a fact
+about a seat."""
 
 
 def excess(text: str) -> dict[str, int]:
