@@ -74,6 +74,7 @@ async def running_table(
     env = Env(make_bot(db, clock, seed=seed, **game), settle_timeout=SETTLE_SECONDS)
     clock.bind(env)
     table = build_table(env, players)
+    table.db, table.clock, table.seed = db, clock, seed
     if hosting == "forum":
         table.forum = table.guild.create_forum_channel("杀人游戏论坛")
     await env.start()
@@ -97,6 +98,10 @@ class Table:
     names: list[str] = field(default_factory=list)
     forum: ChannelHandle | None = None
     """A forum game's forum: `channel` is then its main post (once the sign-up is open)."""
+    db: Path | None = None
+    clock: Any = None
+    seed: str = ""
+    """`running_table`'s database, clock and seed: what a restarted bot runs on (`restarted`)."""
 
     @property
     def bot(self) -> FaguanBot:
@@ -191,6 +196,17 @@ def build_table(env: Env, players: int) -> Table:
         outside=outside,
         names=names,
     )
+
+
+async def restarted(t: Table) -> FaguanBot:
+    """The bot stopped cleanly (as on SIGTERM) and a new one started on the same database,
+    clock and seed (a table from `running_table`)."""
+    assert t.db is not None, "a table from running_table"
+    await t.bot.close()
+    new = make_bot(t.db, t.clock, seed=t.seed)
+    await t.env.restart_bot(new)
+    await t.env.settle()
+    return new
 
 
 def close_dms(t: Table, channel_id: int) -> None:

@@ -8,17 +8,11 @@ import json
 from pathlib import Path
 
 from envclock import EnvClock
-from gamebot import Driver, build_table, make_bot
-from simcord import Env
+from gamebot import Driver, restarted, running_table
 
 
 async def test_game_record_in_the_game_channel_after_a_restart(tmp_path: Path) -> None:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed="record-restart"))
-    clock.bind(env)
-    t = build_table(env, 8)
-    await env.start()
-    try:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), "record-restart") as t:
         d = Driver(t, "v2")
         await d.start()
         await t.moderator.slash(t.channel, "mod end", winner="draw")
@@ -26,7 +20,7 @@ async def test_game_record_in_the_game_channel_after_a_restart(tmp_path: Path) -
         before = await t.player(3).slash(t.channel, "game record")
         assert [a.filename for a in before.response.attachments] == wanted
 
-        await env.restart_bot(make_bot(tmp_path / "g.db", clock, seed="record-restart"))
+        await restarted(t)
         # Before: "There is no game in play here." (the ended game's channel was not routed)
         for member in (t.player(3), t.moderator):
             after = await member.slash(t.channel, "game record")
@@ -42,5 +36,3 @@ async def test_game_record_in_the_game_channel_after_a_restart(tmp_path: Path) -
         await t.moderator.slash(t.channel, "game new", ruleset="v2")
         again = await t.player(3).slash(t.channel, "game record")
         assert [a.filename for a in again.response.attachments] == wanted
-    finally:
-        await env.shutdown()

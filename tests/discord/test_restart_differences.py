@@ -17,30 +17,15 @@ from typing import Any
 
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import Driver, Table, make_bot, running_table
-
-from bot.discord.client import FaguanBot
+from gamebot import Driver, Table, restarted, running_table
 
 SEED = "restart-differences-seed"
 
 
 @pytest_asyncio.fixture
 async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    async with running_table(tmp_path / "g.db", 8, clock, SEED) as t:
-        t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-        t.clock = clock  # type: ignore[attr-defined]
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
         yield t
-
-
-async def restart(t: Table) -> FaguanBot:
-    """A clean stop and a new bot on the same database and clock."""
-    old = t.bot
-    await old.close()
-    new = make_bot(t.db, t.clock, seed=SEED)  # type: ignore[attr-defined]
-    await t.env.restart_bot(new)
-    await t.env.settle()
-    return new
 
 
 async def started(t: Table) -> tuple[int, Any]:
@@ -64,7 +49,7 @@ async def test_a_replacement_after_a_restart_takes_the_players_role_from_the_rep
     t = table
     role_id, replaced = await started(t)
     assert replaced.id in holders(t, role_id)
-    new = await restart(t)
+    new = await restarted(t)
     guild = new.get_guild(t.guild.id)
     assert guild is not None and guild.get_member(replaced.id) is None  # not seen since
     r = await t.moderator.slash(t.channel, "mod replace", seat=8, member=t.outside)
@@ -80,7 +65,7 @@ async def test_a_replaced_player_who_left_the_server_holds_no_handover_up(table:
     and the handover goes on without them (the substitute gets the role, nothing stays undone)."""
     t = table
     role_id, replaced = await started(t)
-    new = await restart(t)
+    new = await restarted(t)
     t.guild.remove_member(replaced)
     await t.env.settle()
     r = await t.moderator.slash(t.channel, "mod replace", seat=8, member=t.outside)

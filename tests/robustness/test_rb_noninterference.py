@@ -351,6 +351,13 @@ class Planner:
             args = (("command", "mod void"), ("message_id", LAST_VOTE_POST), ("reason", "代投"))
         await self.step(Step("slash", "moderator", args=args))
 
+    async def last_words(self, state: GameState, choices: list[str]) -> None:
+        """Every player with last words open gives them (one of `choices`)."""
+        for seat in state.last_words_open:
+            who = self.name_of(int(state.seat(seat).player))
+            words = self.rnd.choice(choices)
+            await self.step(Step("lastwords", who, args=(("words", words),)))
+
     async def run(self) -> None:
         for _ in range(PHASES):
             state = await self.play.state()
@@ -358,10 +365,7 @@ class Planner:
                 return
             await self.maybe_block(state)
             await self.observe(state)
-            for seat in state.last_words_open:
-                who = self.name_of(int(state.seat(seat).player))
-                words = self.rnd.choice(["我是好人", "last words", "{seat}"])
-                await self.step(Step("lastwords", who, args=(("words", words),)))
+            await self.last_words(state, ["我是好人", "last words", "{seat}"])
             if self.rnd.random() < 0.25:
                 await self.override()
             state = await self.play.state()

@@ -305,10 +305,7 @@ class Script(Planner):
             if state.over:
                 return
             await self.observe(state)
-            for seat in state.last_words_open:
-                who = self.name_of(int(state.seat(seat).player))
-                words = self.rnd.choice(["我是好人", "last words"])
-                await self.step(Step("lastwords", who, args=(("words", words),)))
+            await self.last_words(state, ["我是好人", "last words"])
             if plan.get(phase) == "pause":
                 await self.step(Step("slash", "moderator", args=(("command", "mod pause"),)))
                 await self.observe(await self.play.state())
