@@ -20,9 +20,10 @@ from bot.discord.judge import judge_of
 from bot.discord.permission_refusals import tell_refused
 from bot.discord.resends import MAYBE_AGAIN, Attempt
 from bot.discord.start_effects import perform as perform_start
-from bot.discord.team_threads import tell_threads_refused, thread_member
+from bot.discord.team_threads import team_thread_name, tell_threads_refused, thread_member
 from bot.discord.vote_threads import deadline_post
 from bot.discord.vote_threads import perform as perform_vote_post
+from bot.records.i18n import LOCALES
 from bot.records.render import (
     render_posts,
     render_private,
@@ -249,13 +250,10 @@ class DiscordEffects:
             return stored
         parent = await self._channel(game_id, "teams" if is_forum(info.channels) else "game")
         assert isinstance(parent, discord.TextChannel)
-        names = {
-            Team.KILLERS: "杀手",
-            Team.POLICE: "警察",
-            Team.GOOD_THIEVES: "义贼",
-            Team.BAD_THIEVES: "恶贼",
-        }
-        name = f"第{game_id}局·{names.get(team, team.value)}"
+        locale = self.judge.runtime.contexts.locale_of(info)
+        name = team_thread_name(game_id, team, locale)
+        # found by its name in any language (one made by a version that named it in Chinese)
+        names = {team_thread_name(game_id, team, other) for other in LOCALES}
         # made before its id was stored (the database away, a crash): found, not made twice;
         # archived since, it is not among the cached active threads. Only the 100 newest
         # archived private threads the bot joined there are looked through (Discord lists them
@@ -263,11 +261,11 @@ class DiscordEffects:
         # id's write failed, so it is among the newest, while the team threads of every earlier
         # game in the channel are older; paging through all of them, at each game's first join
         # per team, would read the channel's whole history of games
-        thread = discord.utils.get(parent.threads, name=name)
+        thread = next((t for t in parent.threads if t.name in names), None)
         if thread is None:
             recent = parent.archived_threads(private=True, joined=True, limit=100)
             async for archived in recent:
-                if archived.name == name:
+                if archived.name in names:
                     thread = archived
                     break
         if thread is None:  # archived after a week without a message (Discord's longest; its

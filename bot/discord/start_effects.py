@@ -30,6 +30,7 @@ import discord
 
 from bot.discord import permissions
 from bot.discord.permission_refusals import tell_refused
+from bot.records.i18n import LOCALES, render
 from bot.runtime.hosting import is_forum
 
 if TYPE_CHECKING:
@@ -38,9 +39,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def role_name(game_id: int) -> str:
-    """The players' role's name: it names the game, so a retry finds the role it made."""
-    return f"法官·第{game_id}局"
+def role_name(game_id: int, locale: str) -> str:
+    """The players' role's name, in the game's language: it names the game, so a retry finds
+    the role it made."""
+    return render(locale, "names.players_role", {"game": game_id})
 
 
 BOT_ALLOW = {
@@ -119,11 +121,14 @@ async def _role(judge: Judge, guild: discord.Guild, game_id: int) -> None:
     """Find or make the players' role, and remember its id."""
     if await _known_role(judge, guild, game_id) is not None:
         return
-    name = role_name(game_id)
-    role = discord.utils.get(guild.roles, name=name)
+    locale = judge.runtime.contexts.locale_of(await judge.runtime.service.info(game_id))
+    # found by its name in any language (one made by a version that named it in Chinese only)
+    names = {role_name(game_id, other) for other in LOCALES}
+    role = next((r for r in guild.roles if r.name in names), None)
     if role is None:  # not in the cache: ask Discord before making one
-        role = discord.utils.get(await guild.fetch_roles(), name=name)
+        role = next((r for r in await guild.fetch_roles() if r.name in names), None)
     if role is None:
+        name = role_name(game_id, locale)
         role = await guild.create_role(name=name, reason="faguan: players of a game")
     else:
         log.info("game %s: reusing the players' role made before a retry", game_id)

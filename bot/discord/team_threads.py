@@ -19,6 +19,8 @@ import discord
 
 from bot.discord.interactions import moderators_of
 from bot.discord.required_permissions import REQUIRED_PERMISSIONS
+from bot.records.i18n import render
+from engine.model import Team
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -33,6 +35,13 @@ team threads' members, for this cause (what the bot lacks there): once per game 
 THREAD_PERMISSIONS = ("view_channel", "send_messages_in_threads", "manage_threads")
 """What adding a member to a team thread or taking one out needs (Manage Threads: the threads
 are private and not invitable), by discord.py's names."""
+
+
+def team_thread_name(game_id: int, team: Team, locale: str) -> str:
+    """A team thread's name, in the game's language: it names the game and the team (seen only
+    by the team and the server's thread managers), so a retry finds the thread it made."""
+    team_name = render(locale, f"thread_team.{team.value}")
+    return render(locale, "names.team_thread", {"game": game_id, "team": team_name})
 
 
 async def thread_member(thread: discord.Thread, user: discord.abc.Snowflake, *, add: bool) -> None:

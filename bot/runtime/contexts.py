@@ -9,6 +9,7 @@ from bot.records.render import Context
 from bot.runtime.hosting import is_forum
 from bot.runtime.port import ChatPort
 from bot.runtime.service import GameService
+from bot.store.values import GameInfo
 from engine.record import holders
 from engine.state import GameState, SeatState
 
@@ -26,6 +27,10 @@ class Contexts:
         """Per game, the seats last named and their names, when every name was recorded (none
         from the member cache, which may change): the same seats tuple gets the same names."""
 
+    def locale_of(self, info: GameInfo) -> str:
+        """The game's language: chosen at `/game new`, else the server's configured one."""
+        return str(info.options.get("language", self.language))
+
     async def context(
         self, game_id: int, state: GameState | None = None, locale: str | None = None
     ) -> Context:
@@ -33,7 +38,7 @@ class Contexts:
         info = await self.service.info(game_id)
         state = state or await self.service.state(game_id)
         return Context(
-            locale=locale or str(info.options.get("language", self.language)),
+            locale=locale or self.locale_of(info),
             timezone=ZoneInfo(str(info.schedule.get("timezone", "Asia/Shanghai"))),
             names=await self.seat_names(game_id, state),
             # a forum game's votes go to the day's 投票帖, linked in its own post once opened

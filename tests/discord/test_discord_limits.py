@@ -28,7 +28,7 @@ from bot.records.render import plain
 from bot.store import OutboxItem
 from engine import codec
 from engine.effects import Whisper
-from engine.model import Seat
+from engine.model import Seat, Team
 from engine.rulesets import RULESETS
 
 MARKDOWN = "*_~|`>#-[]()<:\\"
@@ -273,9 +273,12 @@ async def test_commands_and_thread_names_are_within_discords_limits(tmp_path: Pa
 
     game = 10**15  # far past any server's games
     from bot.discord.start_effects import role_name
+    from bot.discord.team_threads import team_thread_name
 
-    names = [role_name(game), f"第{game}局·杀手", f"第{game}局·义贼"]
+    names = []
     for locale in ("zh-CN", "en"):
+        names.append(role_name(game, locale))
+        names.extend(team_thread_name(game, team, locale) for team in Team)
         for rules in RULESETS.values():
             shown = f"{rules.id} {rules.name_zh}"
             names.append(render(locale, "forum.main_title", {"game": game, "ruleset": shown}))

@@ -140,7 +140,7 @@ async def test_two_starts_at_once_deal_one_game(table: Table) -> None:
     refused = first if answers(first)[-1] == started else second
     assert refused.ephemeral and not refused.followups  # told privately, as a later press is
     # one players' role, every player in it
-    roles = [r for r in t.bot.get_guild(t.guild.id).roles if r.name == role_name(game_id)]
+    roles = [r for r in t.bot.get_guild(t.guild.id).roles if r.name == role_name(game_id, "zh-CN")]
     assert len(roles) == 1
     assert int(games[0].channels["players_role"]) == roles[0].id
     assert holders(t, roles[0].id) == sorted(p.user.id for p in t.players[:8])
@@ -253,7 +253,7 @@ async def test_a_start_cut_off_half_way_is_finished_once_after_a_restart(table: 
     await t.env.restart_bot(new)
     await t.env.settle()
     assert not await new.runtime.service.repo.undone_effects(game_id)
-    roles = [r for r in new.get_guild(t.guild.id).roles if r.name == role_name(game_id)]
+    roles = [r for r in new.get_guild(t.guild.id).roles if r.name == role_name(game_id, "zh-CN")]
     assert len(roles) == 1
     info = await new.runtime.service.info(game_id, refresh=True)
     assert int(info.channels["players_role"]) == roles[0].id
@@ -300,7 +300,7 @@ async def test_a_crash_between_the_starts_effects_is_recovered_once(
     await t.env.restart_bot(new)
     await t.env.settle()
     assert not await new.runtime.service.repo.undone_effects(game.id)
-    roles = [r for r in new.get_guild(t.guild.id).roles if r.name == role_name(game.id)]
+    roles = [r for r in new.get_guild(t.guild.id).roles if r.name == role_name(game.id, "zh-CN")]
     assert len(roles) == 1
     assert holders(t, roles[0].id) == sorted(p.user.id for p in t.players[:8])
     for p in t.players[:8]:
