@@ -8,6 +8,8 @@ from collections.abc import Iterable
 
 import discord
 
+from bot.records.i18n import render
+
 REQUIRED_PERMISSIONS = {
     "manage_roles": "Manage Roles",
     "manage_channels": "Manage Channels",
@@ -38,9 +40,17 @@ def lacking_in(
     channels: Iterable[discord.abc.GuildChannel | discord.Thread], me: discord.Member
 ) -> list[str]:
     """The required permissions the bot lacks in any of these channels (their overwrites
-    counted), by the names Discord shows, each once."""
+    counted), by discord.py's names, each once."""
     missing: dict[str, None] = {}
     for channel in channels:
         for name in lacking(channel.permissions_for(me)):
-            missing.setdefault(REQUIRED_PERMISSIONS[name])
+            missing.setdefault(name)
     return list(missing)
+
+
+def permission_names(locale: str, names: Iterable[str]) -> str:
+    """Permissions (by discord.py's names) as a moderator finds them on Discord's screens in
+    `locale` (zh-CN: the Chinese name with the English one, for an admin whose client is in
+    English), listed as the language lists things."""
+    between = "、" if locale == "zh-CN" else ", "
+    return between.join(render(locale, f"permission.{name}") for name in names)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.discord.interactions import moderators_of
-from bot.discord.required_permissions import REQUIRED_PERMISSIONS
+from bot.discord.required_permissions import REQUIRED_PERMISSIONS, permission_names
 from bot.records.i18n import render
 from engine.model import Team
 
@@ -75,11 +75,10 @@ async def tell_threads_refused(judge: Judge, game_id: int, thread: discord.Threa
     me = thread.guild.me
     rights = thread.permissions_for(me) if me is not None and thread.parent is not None else None
     lacking = [
-        REQUIRED_PERMISSIONS[name]
-        for name in THREAD_PERMISSIONS
-        if rights is not None and not getattr(rights, name)
-    ] or [REQUIRED_PERMISSIONS["manage_threads"]]
-    key = THREADS_REFUSED + ", ".join(lacking)
+        name for name in THREAD_PERMISSIONS if rights is not None and not getattr(rights, name)
+    ] or ["manage_threads"]
+    # the key names the cause by Discord's English names, as games stored it before
+    key = THREADS_REFUSED + ", ".join(REQUIRED_PERMISSIONS[name] for name in lacking)
     log.debug("game %s: Discord refused a change to a team thread's members (%s)", game_id, key)
     info = await judge.runtime.service.info(game_id)
     if info.channels.get(key):  # told: no write
@@ -89,7 +88,7 @@ async def tell_threads_refused(judge: Judge, game_id: int, thread: discord.Threa
     if not await judge.runtime.service.claim_channel(game_id, key):
         return
     ctx = await judge.runtime.contexts.context(game_id)
-    missing = f"{', '.join(lacking)} (<#{thread.parent_id}>)"
+    missing = f"{permission_names(ctx.locale, lacking)} (<#{thread.parent_id}>)"
     notice = ctx.t("log.threads_refused", game=game_id, missing=missing)
     for moderator in await moderators_of(judge, game_id):
         try:

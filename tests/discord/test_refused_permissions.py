@@ -11,12 +11,15 @@ import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import discord
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
 from gamebot import Table, invite_permissions, running_table
+from test_private_answers import speaking
 from test_speech import shown, silenced_at_night, told, v2_started
 
+from bot.discord.required_permissions import REQUIRED_PERMISSIONS
 from bot.records.i18n import render
 from engine.model import PhaseKind
 
@@ -92,6 +95,26 @@ async def test_a_refused_edit_holds_nothing_back_and_the_dead_are_taken_down(
     await t.moderator.slash(t.channel, "mod end", winner="good")
     assert (await t.bot.runtime.service.state(d.game_id)).over
     assert not await t.bot.runtime.service.repo.undone_effects()
+
+
+async def test_a_chinese_moderator_is_told_the_lacking_permissions_by_discords_chinese_names(
+    table: Table,
+) -> None:
+    """A moderator whose Discord speaks Chinese finds the permissions the judge lacks by the
+    names their own screens show, with the English ones for an admin whose client is English,
+    listed as Chinese lists things."""
+    t = table
+    wanted = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
+    wanted.manage_roles = wanted.manage_messages = False
+    bot_role = t.guild.roles[t.env.backend.bot_user.name]
+    t.env.backend.edit_role(t.guild.id, bot_role.id, {"permissions": wanted.value})
+    await t.env.settle()
+    with speaking({t.moderator.id: "zh-CN"}):
+        lacking = await t.moderator.slash(t.channel, "game new", ruleset="v2")
+    (told_mod,) = lacking.followups
+    assert told_mod.flags.ephemeral
+    missing = "管理身份组（Manage Roles）、管理消息（Manage Messages）"
+    assert told_mod.content == render("zh-CN", "notice.lacking_permissions", {"missing": missing})
 
 
 async def test_a_silenced_players_post_is_taken_down_when_the_silence_is_refused(

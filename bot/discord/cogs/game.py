@@ -23,7 +23,7 @@ from bot.discord.interactions import (
     say,
     text,
 )
-from bot.discord.required_permissions import lacking_in
+from bot.discord.required_permissions import lacking_in, permission_names
 from bot.records.record_html import record_page, with_links
 from bot.records.render import (
     ZONE_NAMES,
@@ -388,15 +388,11 @@ class GameCog(commands.Cog, name="GameCog"):
         ]
         missing = lacking_in(used, interaction.guild.me)
         if missing:  # the game can be played; the moderator learns now what it will lack
-            await respond(
-                interaction,
-                text(
-                    self.judge,
-                    interaction,
-                    "notice.lacking_permissions",
-                    missing=", ".join(missing),
-                ),
+            lang = locale_of(self.judge, interaction)
+            notice = say(
+                lang, "notice.lacking_permissions", missing=permission_names(lang, missing)
             )
+            await respond(interaction, notice)
 
     @new.autocomplete("ruleset")
     async def _rulesets(
