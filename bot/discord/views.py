@@ -201,7 +201,7 @@ def views_for_whisper(
     """The components that go with a private message, if any (labels in the game's language)."""
     if effect.key == "role.dealt":
         view = discord.ui.View(timeout=None)
-        view.add_item(ConfirmButton(game_id, int(effect.seat)))
+        view.add_item(ConfirmButton(game_id, int(effect.seat), ctx.t("role_embed.confirm")))
         return view
     params = dict(effect.params)
     night = _open_night(state, params.get("number"))

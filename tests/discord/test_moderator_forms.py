@@ -163,3 +163,38 @@ async def test_a_bot_is_no_substitute(table: Table) -> None:
     assert private(by_form) == refusal and private(by_command) == refusal
     assert await holder(t, d, dropped) == player
     assert t.dms(helper) == []
+
+
+def form_words(form: Any) -> set[str]:
+    """A form's title and its inputs' labels (in rows or in labels, as Discord shows them)."""
+    if isinstance(form, dict):
+        found = {str(v) for k, v in form.items() if k in ("title", "label")}
+        return found.union(*(form_words(v) for v in form.values()))
+    if isinstance(form, list):
+        return set().union(*(form_words(v) for v in form))
+    return set()
+
+
+@pytest.mark.parametrize("locale", ["zh-CN", "en"])
+async def test_every_form_is_worded_in_the_askers_language(table: Table, locale: str) -> None:
+    """The forms read in the language of whoever opens them, as their private answers do: they
+    were 「遗言 / Last words」, 「理由 / Reason」… in Chinese and English at once, whatever the
+    language (the differential game of tests/robustness/test_rb_locales.py found them)."""
+    from test_private_answers import speaking
+
+    t = table
+    d = Driver(t, "v2")
+    roles = await day_one(d)
+    out, idle, other = by_role(roles, "civilian")[:3]  # out: killed in the night
+    post = await d.post_vote(idle, f"投 {other}号", other)
+    speakers = {m.id: locale for m in (t.moderator, d.member(out))} if locale == "zh-CN" else {}
+    with speaking(speakers):
+        forms = [
+            await d.member(out).slash(t.channel, "lastwords"),
+            await t.moderator.context_menu(t.channel, "Modkill", t.player(idle)),
+            await t.moderator.context_menu(t.channel, "Replace", t.player(idle)),
+            await t.moderator.context_menu(t.channel, "Void this vote", post),
+        ]
+    keys = ["lastwords_msg.form_title", "lastwords_msg.form_label", "mod.modkill_form"]
+    keys += ["mod.replace_form", "mod.form_substitute", "mod.void_form", "mod.form_reason"]
+    assert set().union(*(form_words(f.modal) for f in forms)) == {render(locale, k) for k in keys}

@@ -269,3 +269,21 @@ def test_lists_in_english_are_joined_as_english_is_written() -> None:
     assert cards.startswith("Your cards (牌位): #1 A: ") and "; #2 A: " in cards
     assert "；" not in cards
     assert _powers_text(en, [Power.KILL, Power.CHECK]) == "kill (杀人), check (验人)"
+
+
+@pytest.mark.parametrize(("locale", "label"), [("zh-CN", "确认收到"), ("en", "Confirm receipt")])
+def test_the_role_messages_confirm_button_is_in_the_games_language(locale: str, label: str) -> None:
+    """The button under the role message reads in the game's language, as the embed above it
+    (it was 「确认收到 / Confirm」 in both: the differential game of tests/robustness/
+    test_rb_locales.py found it)."""
+    from bot.discord.views import ConfirmButton, views_for_whisper
+
+    events = start_events(new_game(ruleset="v2", players=[f"p{i}" for i in range(1, 9)], seed="s"))
+    dealt = next(
+        e for e in effects_for(None, events) if isinstance(e, Whisper) and e.key == "role.dealt"
+    )
+    ctx = Context(locale=locale, timezone=ZoneInfo("Asia/Shanghai"), names={})
+    view = views_for_whisper(1, replay_events(events), dealt, ctx)
+    assert view is not None
+    (button,) = view.children
+    assert isinstance(button, ConfirmButton) and button.item.label == label

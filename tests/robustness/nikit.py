@@ -263,7 +263,7 @@ def answer_item(names: Names, result: InteractionResult | list[Any]) -> Any:
     """An interaction's answer (or autocomplete's choices), ids named."""
     if isinstance(result, list):
         return ("choices", names.data(result))
-    out: list[Any] = ["answer", result.ephemeral, result.modal is not None]
+    out: list[Any] = ["answer", result.ephemeral, names.data(result.modal)]  # a form: whole
     for message in [result.response, *result.followups]:
         if message is None:
             continue
@@ -276,7 +276,7 @@ def answer_item(names: Names, result: InteractionResult | list[Any]) -> Any:
                     sort_keys=True,
                 ),
                 json.dumps(
-                    names.data([c.to_dict() for c in message.components]),
+                    names.data(message.components),  # dicts, as simcord keeps them
                     ensure_ascii=False,
                     sort_keys=True,
                 ),

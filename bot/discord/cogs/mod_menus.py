@@ -28,6 +28,7 @@ from bot.discord.interactions import (
     locale_of,
     moderates,
     respond,
+    say,
     text,
 )
 from bot.records.render import error_text, plain
@@ -91,16 +92,22 @@ class ReasonForm(AnswersFailures, discord.ui.Modal):
     id alone, so two moderators' forms of one kind in one game must not share one (the second
     would replace the first, and the first's submit run the second's form). One sent after the
     bot dropped it (a restart, `FORM_TIMEOUT`) is answered that it expired
-    (`client.FaguanBot.on_interaction`): the post or player it was about is not in its id."""
+    (`client.FaguanBot.on_interaction`): the post or player it was about is not in its id.
+    Worded in `locale`, the asker's (titled `mod.{kind}_form`)."""
 
-    def __init__(self, judge: Judge, game_id: int, opened: int, title: str, kind: str) -> None:
+    def __init__(self, judge: Judge, game_id: int, opened: int, kind: str, locale: str) -> None:
         super().__init__(
-            title=title, custom_id=form_custom_id(kind, game_id, opened), timeout=FORM_TIMEOUT
+            title=say(locale, f"mod.{kind}_form"),
+            custom_id=form_custom_id(kind, game_id, opened),
+            timeout=FORM_TIMEOUT,
         )
-        self.judge, self.game_id = judge, game_id
+        self.judge, self.game_id, self.locale = judge, game_id, locale
         self.extra_items()
         self.reason: discord.ui.TextInput[Any] = discord.ui.TextInput(
-            label="理由 / Reason", custom_id="reason", max_length=REASON_LIMIT, required=True
+            label=say(locale, "mod.form_reason"),
+            custom_id="reason",
+            max_length=REASON_LIMIT,
+            required=True,
         )
         self.add_item(self.reason)
 
@@ -129,9 +136,9 @@ class ReasonForm(AnswersFailures, discord.ui.Modal):
 class VoidForm(ReasonForm):
     """Why a vote post does not count."""
 
-    def __init__(self, judge: Judge, game_id: int, opened: int, post_id: int) -> None:
+    def __init__(self, judge: Judge, game_id: int, opened: int, post_id: int, locale: str) -> None:
         self.post_id = post_id
-        super().__init__(judge, game_id, opened, "判为无效 / Void this vote", "void")
+        super().__init__(judge, game_id, opened, "void", locale)
 
     def command(self, by: str, reason: str) -> Command:
         return VoidPost(
@@ -142,9 +149,11 @@ class VoidForm(ReasonForm):
 class ModKillForm(ReasonForm):
     """Why a player is removed from the game."""
 
-    def __init__(self, judge: Judge, game_id: int, opened: int, seat: Seat, holder: str) -> None:
+    def __init__(
+        self, judge: Judge, game_id: int, opened: int, seat: Seat, holder: str, locale: str
+    ) -> None:
         self.seat, self.holder = seat, holder  # the seat's holder now: refused once replaced
-        super().__init__(judge, game_id, opened, "移出游戏 / Modkill", "modkill")
+        super().__init__(judge, game_id, opened, "modkill", locale)
 
     def command(self, by: str, reason: str) -> Command:
         return ModKill(
@@ -159,15 +168,18 @@ class ModKillForm(ReasonForm):
 class ReplaceForm(ReasonForm):
     """Who takes the seat over (a member picker inside the form), and why."""
 
-    def __init__(self, judge: Judge, game_id: int, opened: int, seat: Seat, holder: str) -> None:
+    def __init__(
+        self, judge: Judge, game_id: int, opened: int, seat: Seat, holder: str, locale: str
+    ) -> None:
         self.seat, self.holder = seat, holder  # the seat's holder now: refused once replaced
         self.picker: discord.ui.UserSelect[Any] = discord.ui.UserSelect(
             custom_id="substitute", min_values=1, max_values=1
         )
-        super().__init__(judge, game_id, opened, "替补 / Replace", "replace")
+        super().__init__(judge, game_id, opened, "replace", locale)
 
     def extra_items(self) -> None:
-        self.add_item(discord.ui.Label(text="替补 / Substitute", component=self.picker))
+        label = say(self.locale, "mod.form_substitute")
+        self.add_item(discord.ui.Label(text=label, component=self.picker))
 
     def command(self, by: str, reason: str) -> Command:
         return ReplacePlayer(
@@ -249,7 +261,9 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         probe = VoidPost(post_id=str(message.id), reason="")
         if await self._refused(interaction, gid, probe):
             return
-        await interaction.response.send_modal(VoidForm(self.judge, gid, interaction.id, message.id))
+        locale = locale_of(self.judge, interaction)
+        form = VoidForm(self.judge, gid, interaction.id, message.id, locale)
+        await interaction.response.send_modal(form)
 
     async def _refused(
         self, interaction: discord.Interaction[Any], game_id: int, command: Command
@@ -297,7 +311,8 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         found = await self._seat(interaction, member)
         if found is not None:
             gid, seat = found
-            form = ReplaceForm(self.judge, gid, interaction.id, seat, str(member.id))
+            locale = locale_of(self.judge, interaction)
+            form = ReplaceForm(self.judge, gid, interaction.id, seat, str(member.id), locale)
             await interaction.response.send_modal(form)
 
     async def modkill(
@@ -306,5 +321,6 @@ class ModMenusCog(commands.Cog, name="ModMenusCog"):
         found = await self._seat(interaction, member)
         if found is not None:
             gid, seat = found
-            form = ModKillForm(self.judge, gid, interaction.id, seat, str(member.id))
+            locale = locale_of(self.judge, interaction)
+            form = ModKillForm(self.judge, gid, interaction.id, seat, str(member.id), locale)
             await interaction.response.send_modal(form)

@@ -25,6 +25,7 @@ from bot.discord.interactions import (
     form_custom_id,
     locale_of,
     respond,
+    say,
     text,
 )
 from bot.discord.port import is_persons_post, post_of
@@ -100,26 +101,26 @@ LAST_WORDS_FORM = "lastwords"
 
 
 class LastWordsModal(AnswersFailures, discord.ui.Modal):
-    """A text box for last words (遗言)."""
+    """A text box for last words (遗言), worded in `locale` (the asker's)."""
 
-    words: discord.ui.TextInput[LastWordsModal] = discord.ui.TextInput(
-        label="遗言 / Last words",
-        style=discord.TextStyle.paragraph,
-        max_length=1500,
-        custom_id="words",
-    )
-
-    def __init__(self, judge: Judge, game_id: int, opened: int) -> None:
+    def __init__(self, judge: Judge, game_id: int, opened: int, locale: str) -> None:
         # the opening interaction in its custom id: discord.py keeps forms by custom id alone
         # (two players' forms must not share one; `mod_menus.ReasonForm`); the game in it: a
         # box sent after the bot dropped it is still submitted (`late_last_words`)
         super().__init__(
-            title="遗言 / Last words",
+            title=say(locale, "lastwords_msg.form_title"),
             custom_id=form_custom_id(LAST_WORDS_FORM, game_id, opened),
             timeout=FORM_TIMEOUT,
         )
         self.judge = judge
         self.game_id = game_id
+        self.words: discord.ui.TextInput[LastWordsModal] = discord.ui.TextInput(
+            label=say(locale, "lastwords_msg.form_label"),
+            style=discord.TextStyle.paragraph,
+            max_length=1500,
+            custom_id="words",
+        )
+        self.add_item(self.words)
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
         await give_last_words(self.judge, interaction, self.game_id, str(self.words.value))
@@ -813,7 +814,8 @@ class PlayCog(commands.Cog, name="PlayCog"):
         if not any(seat in state.last_words_open for seat in mine):
             await respond(interaction, text(self.judge, interaction, "lastwords.not_entitled"))
             return
-        await interaction.response.send_modal(LastWordsModal(self.judge, gid, interaction.id))
+        box = LastWordsModal(self.judge, gid, interaction.id, locale_of(self.judge, interaction))
+        await interaction.response.send_modal(box)
 
     @app_commands.command(name="choose", description=_("Pick who leaves among the tied players"))
     @app_commands.describe(
