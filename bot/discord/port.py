@@ -67,7 +67,7 @@ class DiscordPort:
 
     async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
         info = await self.judge.runtime.service.info(game_id)
-        language = str(info.options.get("language", "zh-CN"))
+        language = self.judge.runtime.contexts.locale_of(info)
         text = render(language, "notice.stuck", {"attempts": attempts})
         if privately:  # a private effect fails: when it does depends on roles
             private = render(

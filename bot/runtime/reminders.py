@@ -175,6 +175,7 @@ class Reminders:
                 "game": game_id,
                 "phase": _phase(ctx, state),
                 "deadline": deadline_text(ctx, state.deadline),
+                "vote": ctx.vote_place(),  # a forum game's votes go to the day's 投票帖
             }
             cards = {s: owed[s] for s in seats if s in owed}
             if cards:  # several cards a player: which of theirs owes what

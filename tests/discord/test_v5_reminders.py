@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, running_table
 
@@ -90,3 +91,33 @@ async def test_a_one_card_reminder_names_no_card(tmp_path: Path) -> None:
         await t.env.settle()
         for police in by_role(roles, "police"):
             assert _reminders(t, police - 1) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("hosting", "place"), [("text", "投票频道 <#{}> "), ("forum", "本日投票帖")]
+)
+async def test_a_vote_reminder_says_where_the_votes_go(
+    tmp_path: Path, hosting: str, place: str
+) -> None:
+    """A game hosted in a forum takes its votes in each day's 投票帖, not in a vote channel:
+    the reminder says so, as the day's opening post does (a channel: by a link to it)."""
+    clock = EnvClock()
+    async with running_table(tmp_path / "g.db", 8, clock, SEED, hosting, reminder="30m") as t:
+        d = Driver(t, "basic")
+        await d.start()
+        await d.quiet_night()  # day 1: nobody has voted
+        state = await t.bot.runtime.service.state(d.game_id)
+        ctx = await t.bot.runtime.contexts.context(d.game_id, state)
+        assert state.deadline is not None
+        expected = ctx.t(
+            "remind.vote",
+            game=d.game_id,
+            phase=ctx.t("record.day", number=1),
+            deadline=deadline_text(ctx, state.deadline),
+            vote=place.format(t.channel.id),
+        )
+        await t.advance(30 * 60)
+        await t.bot.runtime.scheduler.run_due()
+        await t.env.settle()
+        for i in range(8):
+            assert _reminders(t, i)[-1] == expected

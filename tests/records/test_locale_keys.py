@@ -122,7 +122,7 @@ def test_long_game_texts_render_completely_in_both_locales() -> None:
                 texts += [role_content(ctx, 1, int(e.seat)), str(embed.title)]
                 texts += [f"{f.name} {f.value}" for f in embed.fields]
         for key in ("remind.powers", "remind.vote", "remind.choice"):
-            texts.append(ctx.t(key, game=1, phase="x", deadline="y"))
+            texts.append(ctx.t(key, game=1, phase="x", deadline="y", vote="z"))
         texts.append(record_page(record, locale))
         for text in texts:
             assert not re.search(r"\{[a-z_]+\}", text), text
