@@ -29,6 +29,21 @@ def _owes(card: int, *powers: str) -> str:
     return f"牌位 {card}号：{names}"
 
 
+async def reminded(t: Table, d: Driver, key: str, phase: str, **extra: object) -> str:
+    """The reminder `key` of the open window (the first of its kind), as the catalog writes it;
+    then the clock is taken to the reminder's time and its job run."""
+    state = await t.bot.runtime.service.state(d.game_id)
+    ctx = await t.bot.runtime.contexts.context(d.game_id, state)
+    assert state.deadline is not None
+    deadline = deadline_text(ctx, state.deadline)
+    phase_name = ctx.t(phase, number=1)
+    expected = ctx.t(key, game=d.game_id, phase=phase_name, deadline=deadline, **extra)
+    await t.advance(30 * 60)
+    await t.bot.runtime.scheduler.run_due()
+    await t.env.settle()
+    return expected
+
+
 async def test_a_player_whose_two_cards_owe_powers_is_told_which_cards_owe_what(
     tmp_path: Path,
 ) -> None:
@@ -77,18 +92,7 @@ async def test_a_one_card_reminder_names_no_card(tmp_path: Path) -> None:
         roles = await d.start()
         for killer in by_role(roles, "killer"):
             await d.power_by_command(killer, "kill", None)
-        state = await t.bot.runtime.service.state(d.game_id)
-        ctx = await t.bot.runtime.contexts.context(d.game_id, state)
-        assert state.deadline is not None
-        expected = ctx.t(
-            "remind.powers",
-            game=d.game_id,
-            phase=ctx.t("record.night", number=1),
-            deadline=deadline_text(ctx, state.deadline),
-        )
-        await t.advance(30 * 60)
-        await t.bot.runtime.scheduler.run_due()
-        await t.env.settle()
+        expected = await reminded(t, d, "remind.powers", "record.night")
         for police in by_role(roles, "police"):
             assert _reminders(t, police - 1) == [expected]
 
@@ -106,18 +110,8 @@ async def test_a_vote_reminder_says_where_the_votes_go(
         d = Driver(t, "basic")
         await d.start()
         await d.quiet_night()  # day 1: nobody has voted
-        state = await t.bot.runtime.service.state(d.game_id)
-        ctx = await t.bot.runtime.contexts.context(d.game_id, state)
-        assert state.deadline is not None
-        expected = ctx.t(
-            "remind.vote",
-            game=d.game_id,
-            phase=ctx.t("record.day", number=1),
-            deadline=deadline_text(ctx, state.deadline),
-            vote=place.format(t.channel.id),
+        expected = await reminded(
+            t, d, "remind.vote", "record.day", vote=place.format(t.channel.id)
         )
-        await t.advance(30 * 60)
-        await t.bot.runtime.scheduler.run_due()
-        await t.env.settle()
         for i in range(8):
             assert _reminders(t, i)[-1] == expected
