@@ -28,19 +28,21 @@ from engine.state import GameState
 GUILD_ID = 1_300_000_000_000_000_777
 
 
-def settings_for(db: Path, **game: Any) -> Any:
-    """Settings for a test bot: its own SQLite file, 1-hour windows by default."""
+def settings_for(db: Path | str, **game: Any) -> Any:
+    """Settings for a test bot: its own SQLite file (or a database URL: PostgreSQL), 1-hour
+    windows by default."""
+    url = db if isinstance(db, str) else f"sqlite+aiosqlite:///{db}"
     return load(
         {
             "discord": {"token": "test-token", "moderator_role": "主持人"},
-            "database": {"url": f"sqlite+aiosqlite:///{db}"},
+            "database": {"url": url},
             "game": {"schedule": {"power": "1h", "vote": "1h"}, "reminder": "off", **game},
         },
         env={},
     )
 
 
-def make_bot(db: Path, clock: Any, seed: str = "e2e-seed", **game: Any) -> FaguanBot:
+def make_bot(db: Path | str, clock: Any, seed: str = "e2e-seed", **game: Any) -> FaguanBot:
     """A bot from the production factory, on the simcord clock, with a fixed seed (`game`:
     settings of the config's [game] table, as `settings_for`)."""
     return create_bot(
