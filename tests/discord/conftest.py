@@ -16,6 +16,15 @@ syncs its commands to a fixed development guild in `setup_hook` finds it), start
 teardown shuts it down and fails the test on any bot error the test did not inspect through
 `env.errors` (the contract of simcord's own `simcord_env` fixture). Per-test `simcord.run()`
 options go through the usual marker: `@pytest.mark.simcord(check_errors=False)`.
+
+A game test uses `table` instead: our bot with a moderator and players at a table of
+tests/discord/gamebot.py (`running_table`), set up by the `table` marker:
+
+    pytestmark = pytest.mark.table(seed=SEED)
+
+    @pytest.mark.table(players=12, hosting="forum")
+    async def test_something(table: Table) -> None:
+        ...
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ import discord
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import invite_permissions
+from gamebot import Table, invite_permissions, running_table
 from simcord import ChannelHandle, Env, GuildHandle, MemberActor, RoleHandle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,3 +175,29 @@ async def sim_env(sim_unstarted: Env, sim_layout: World) -> AsyncIterator[Env]:
 def world(sim_env: Env, sim_layout: World) -> World:
     """The standard world with the bot running in it."""
     return sim_layout
+
+
+@pytest_asyncio.fixture
+async def table(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Table]:
+    """A started bot on its own SQLite file (`tmp_path / "g.db"`) with a moderator and players in
+    a guild: gamebot's `running_table`, shut down after the test. Its settings come from the
+    `table` marker, on the module (`pytestmark = pytest.mark.table(seed=SEED)`) or on the test
+    (`@pytest.mark.table(players=12)`); a test's settings win over its module's, setting by
+    setting, and a setting given nowhere is the default:
+
+    - `players`: how many players sit at the table (8);
+    - `seed`: the bot's seed, which decides the cards dealt (running_table's, "e2e-seed");
+    - `hosting`: "text" (text channels) or "forum" (a forum channel hosts the game);
+    - any other: a setting of the config's [game] table, passed on to `make_bot`, such as
+      `reminder="30m"` or `timezone="America/New_York"`.
+
+    A module that needs a table adjusted overrides `table` with a fixture that takes `table`
+    (this one) and changes it."""
+    settings: dict[str, Any] = {}
+    for marker in reversed(list(request.node.iter_markers("table"))):  # the module's first
+        if marker.args:
+            raise TypeError(f"@pytest.mark.table takes settings by name, not {marker.args!r}")
+        settings.update(marker.kwargs)
+    players = settings.pop("players", 8)
+    async with running_table(tmp_path / "g.db", players, EnvClock(), **settings) as t:
+        yield t

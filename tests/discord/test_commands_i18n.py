@@ -3,30 +3,11 @@ valid targets."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest_asyncio
 from discord import Locale, app_commands
-from envclock import EnvClock
-from gamebot import Driver, Table, build_table, by_role, make_bot
-from simcord import Env
+from gamebot import Driver, Table, by_role
 
 from bot.discord.translator import FaguanTranslator
 from bot.records.i18n import render
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock))
-    clock.bind(env)
-    t = build_table(env, 8)
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
 
 
 def _strings(

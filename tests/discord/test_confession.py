@@ -7,34 +7,25 @@ the game waited for a moderator), and /pass power:confess confessed, the killer 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, build_table, by_role, make_bot
-from simcord import Env
+from gamebot import Driver, Table, by_role
 
 from bot.records.i18n import render
 from engine.model import Seat
 
+pytestmark = pytest.mark.table(seed="confession-seed")
+
 
 @pytest_asyncio.fixture
-async def day_one(tmp_path: Path) -> AsyncIterator[tuple[Table, Driver, int]]:
+async def day_one(table: Table) -> tuple[Table, Driver, int]:
     """A basic game of 8 on day 1 (a quiet night), and a killer's seat."""
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed="confession-seed"))
-    clock.bind(env)
-    table = build_table(env, 8)
-    await env.start()
-    try:
-        driver = Driver(table, "basic")
-        roles = await driver.start()
-        await driver.quiet_night()
-        yield table, driver, by_role(roles, "killer")[0]
-    finally:
-        await env.shutdown()
+    driver = Driver(table, "basic")
+    roles = await driver.start()
+    await driver.quiet_night()
+    return table, driver, by_role(roles, "killer")[0]
 
 
 def answer(result: Any) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -33,26 +32,20 @@ NICKNAMED = 1
 MOD_PLAYER = 8
 """Seat of the player who holds the moderator role."""
 
+pytestmark = pytest.mark.table(seed=SEED)
+
 
 @pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    """Eight players: seat 1 is nicknamed "5", seat 8 is a moderator who plays; a second
-    moderator plays in no game."""
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
-    clock.bind(env)
-    t = build_table(env, 8)
+async def table(table: Table) -> Table:
+    """Eight players: seat 1 is nicknamed "5", seat 8 is a moderator who plays (both join the
+    shared table's server once the bot is up); a second moderator plays in no game."""
+    t, env = table, table.env
     t.players[NICKNAMED - 1] = t.guild.add_member(env.create_user("nick-five"), nick="5")
     t.names[NICKNAMED - 1] = "5"
     t.players[MOD_PLAYER - 1] = t.guild.add_member(env.create_user("modplayer"), roles=[t.mod_role])
     t.names[MOD_PLAYER - 1] = "modplayer"
-    t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-    t.clock = clock  # type: ignore[attr-defined]
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
+    await env.settle()
+    return t
 
 
 def dm_texts(table: Table, member: MemberActor) -> list[str]:

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from envclock import EnvClock
 from faultkit import drain, fail_once
-from gamebot import Driver, Table, by_role, invite_permissions, make_bot
-from simcord import Env
+from gamebot import Driver, Table, by_role, make_bot, running_table
 
 from bot.discord.interactions import respond
 from bot.records.i18n import render
@@ -45,31 +44,14 @@ def worst_name(n: int) -> str:
 async def worst_table(
     tmp_path: Path, players: int, *, check_errors: bool = True
 ) -> AsyncIterator[Table]:
-    """A started bot, a guild with a moderator and `players` players named `worst_name`."""
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock), settle_timeout=30.0, check_errors=check_errors)
-    clock.bind(env)
-    guild = env.create_guild("杀人游戏", id=1_300_000_000_000_000_777)
-    invite_permissions(env, guild)
-    mod_role = guild.create_role("主持人")
-    names = [worst_name(i) for i in range(1, players + 1)]
-    t = Table(
-        env=env,
-        guild=guild,
-        channel=guild.create_text_channel("game"),
-        moderator=guild.add_member(env.create_user("mod"), roles=[mod_role]),
-        players=[guild.add_member(env.create_user(name)) for name in names],
-        mod_role=mod_role,
-        outside=guild.add_member(env.create_user("路人")),
-        names=names,
-    )
-    t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-    t.clock = clock  # type: ignore[attr-defined]
-    await env.start()
-    try:
+    """A started bot, a guild with a moderator and `players` players named `worst_name`: a
+    table of none from `running_table`, the players joining once the bot is up."""
+    async with running_table(tmp_path / "g.db", 0, EnvClock()) as t:
+        t.env.check_errors = check_errors
+        t.names = [worst_name(i) for i in range(1, players + 1)]
+        t.players = [t.guild.add_member(t.env.create_user(name)) for name in t.names]
+        await t.env.settle()
         yield t
-    finally:
-        await env.shutdown()
 
 
 def bot_posts(t: Table) -> list[str]:

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
 from chromium import ink, screenshot
 from envclock import EnvClock
-from gamebot import GUILD_ID, Driver, Table, build_table, make_bot, running_table, settings_for
-from simcord import Env
+from gamebot import GUILD_ID, Driver, Table, make_bot, running_table, settings_for
 
 from bot.discord.client import FaguanBot, create_bot
 from bot.records.i18n import render
@@ -28,6 +25,7 @@ from engine.rulesets import rules_for
 
 SEED = "long-seed"
 ROLE_WORDS = ("杀手", "警察", "平民", "killer", "police", "civilian")
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def reminder_bot(db: Path, clock: EnvClock) -> FaguanBot:
@@ -38,34 +36,6 @@ def reminder_bot(db: Path, clock: EnvClock) -> FaguanBot:
         scheduler=DeadlineScheduler(clock),
         seed_source=lambda: SEED,
     )
-
-
-async def _table(tmp_path: Path, *, reminders: bool = False) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    db = tmp_path / "g.db"
-    bot = reminder_bot(db, clock) if reminders else make_bot(db, clock, seed=SEED)
-    env = Env(bot)
-    clock.bind(env)
-    t = build_table(env, 8)
-    t.db = db  # type: ignore[attr-defined]
-    t.clock = clock  # type: ignore[attr-defined]
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async for t in _table(tmp_path):
-        yield t
-
-
-@pytest_asyncio.fixture
-async def reminding(tmp_path: Path) -> AsyncIterator[Table]:
-    async for t in _table(tmp_path, reminders=True):
-        yield t
 
 
 def seats(roles: dict[int, str], role: str) -> list[int]:
@@ -284,8 +254,9 @@ async def test_penalty_pending_modkill_and_void(table: Table) -> None:
     assert r.response.content.startswith(f"Received: check (验人) → #{k1} ")
 
 
-async def test_reminders_are_sent_once_even_across_a_restart(reminding: Table) -> None:
-    t = reminding
+@pytest.mark.table(reminder="30m")
+async def test_reminders_are_sent_once_even_across_a_restart(table: Table) -> None:
+    t = table
     d = Driver(t, "v2")
     roles = await d.start()
     k1, _k2 = seats(roles, "killer")

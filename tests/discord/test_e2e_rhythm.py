@@ -5,24 +5,15 @@ drawn in the vote channel, with what is needed to verify them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import GUILD_ID, Driver, Table, by_role, running_table
+from gamebot import GUILD_ID, Driver, Table, by_role
 from simcord import BackendError, ChannelHandle, MemberActor
 
 SEED = "rhythm-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def cannot_post(who: MemberActor, where: ChannelHandle, text: str) -> None:

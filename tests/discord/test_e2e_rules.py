@@ -4,33 +4,15 @@ kind, blocked DMs, moderators' overrides, restarts and posts made while the bot 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, build_table, make_bot
-from simcord import BackendError, Env
+from gamebot import Driver, Table, make_bot
+from simcord import BackendError
 
 from engine.state import DayRecord
 
 SEED = "rules-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
-    clock.bind(env)
-    t = build_table(env, 8)
-    t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-    t.clock = clock  # type: ignore[attr-defined]
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def seats(roles: dict[int, str], role: str) -> list[int]:

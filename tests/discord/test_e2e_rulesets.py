@@ -6,12 +6,8 @@ identities."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, by_role, compare_with_replay, running_table
+import pytest
+from gamebot import Driver, Table, by_role, compare_with_replay
 
 from bot.records.i18n import catalog
 from bot.records.replay import run
@@ -27,22 +23,7 @@ confidant, 6 police, 7 the police's mole, 8 gang leader (publicly police: 1, 2, 
 ZH = catalog("zh-CN")
 
 
-@pytest_asyncio.fixture
-async def table7(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 7, EnvClock(), SEED) as t:
-        yield t
-
-
-@pytest_asyncio.fixture
-async def table8(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
-
-
-@pytest_asyncio.fixture
-async def table12(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 12, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def answer(result: object) -> str:
@@ -67,8 +48,9 @@ async def finish(d: Driver, winner: str, rejected: tuple[int, ...] = ()) -> None
 # -- v5: two cards a player ------------------------------------------------------------------
 
 
-async def test_v5_7_whole_game(table7: Table) -> None:
-    t = table7
+@pytest.mark.table(players=7)
+async def test_v5_7_whole_game(table: Table) -> None:
+    t = table
     d = Driver(t, "v5")
     roles = await d.start()
     (mole,) = by_role(roles, "mole")
@@ -127,8 +109,9 @@ async def test_v5_7_whole_game(table7: Table) -> None:
     await finish(d, "good")
 
 
-async def test_v5_a_player_names_the_card_acting_and_sees_both_cards(table7: Table) -> None:
-    t = table7
+@pytest.mark.table(players=7)
+async def test_v5_a_player_names_the_card_acting_and_sees_both_cards(table: Table) -> None:
+    t = table
     d = Driver(t, "v5")
     roles = await d.start()
     (killer,) = by_role(roles, "killer")
@@ -180,8 +163,9 @@ async def test_v5_a_player_names_the_card_acting_and_sees_both_cards(table7: Tab
     assert f"#{sp} 玩家4: execute (处决) → #13 玩家7" in text
 
 
-async def test_v5_a_card_out_is_shown_and_refused_and_votes_name_cards(table7: Table) -> None:
-    t = table7
+@pytest.mark.table(players=7)
+async def test_v5_a_card_out_is_shown_and_refused_and_votes_name_cards(table: Table) -> None:
+    t = table
     d = Driver(t, "v5")
     roles = await d.start()
     (killer,) = by_role(roles, "killer")
@@ -203,8 +187,9 @@ async def test_v5_a_card_out_is_shown_and_refused_and_votes_name_cards(table7: T
 # -- tianxia: three factions, 傻根 ------------------------------------------------------------
 
 
-async def test_tianxia_12_whole_game(table12: Table) -> None:
-    t = table12
+@pytest.mark.table(players=12)
+async def test_tianxia_12_whole_game(table: Table) -> None:
+    t = table
     d = Driver(t, "tianxia")
     roles = await d.start()
     b1, b2, b3 = by_role(roles, "bad_thief")
@@ -282,8 +267,9 @@ async def test_tianxia_12_whole_game(table12: Table) -> None:
     assert any("义贼" in text and "【终局】" in text for text in t.public())
 
 
-async def test_tianxia_a_target_given_or_missing_where_it_should_not_be(table12: Table) -> None:
-    t = table12
+@pytest.mark.table(players=12)
+async def test_tianxia_a_target_given_or_missing_where_it_should_not_be(table: Table) -> None:
+    t = table
     d = Driver(t, "tianxia")
     roles = await d.start()
     police = by_role(roles, "police")[0]
@@ -336,8 +322,9 @@ def wujiandao_seats(roles: dict[int, str]) -> list[int]:
     return [seat[r] for r in (*order.split(), "police", "gangster")]
 
 
-async def test_wujiandao_8_whole_game(table8: Table) -> None:
-    t = table8
+@pytest.mark.table(players=8)
+async def test_wujiandao_8_whole_game(table: Table) -> None:
+    t = table
     d = Driver(t, "wujiandao")
     pl, pc, gm, gl, gc, pm, p, g = wujiandao_seats(await d.start())
 
@@ -383,8 +370,9 @@ async def test_wujiandao_8_whole_game(table8: Table) -> None:
         assert not any(word in text for word in HIDDEN), text
 
 
-async def test_wujiandao_votes_and_roles_stay_within_what_a_player_may_know(table8: Table) -> None:
-    t = table8
+@pytest.mark.table(players=8)
+async def test_wujiandao_votes_and_roles_stay_within_what_a_player_may_know(table: Table) -> None:
+    t = table
     d = Driver(t, "wujiandao")
     pl, pc, _, _, _, pm, p, _ = wujiandao_seats(await d.start())
     await d.lock()  # night 1 passes without an assassination

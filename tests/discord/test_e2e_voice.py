@@ -9,13 +9,9 @@ public post in English would be in the asker's language, not the game's."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import discord
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, by_role, close_dms, running_table
+import pytest
+from gamebot import Driver, Table, by_role, close_dms
 
 from bot.records.i18n import render
 from bot.records.render import Context, render_private
@@ -23,12 +19,7 @@ from engine.effects import Whisper
 from engine.model import Seat
 
 SEED = "voice-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def zh(key: str, **params: object) -> str:

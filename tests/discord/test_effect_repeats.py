@@ -9,21 +9,14 @@ done mark) post nothing twice and leave nothing out:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from faultkit import drain, fail_once
 from gamebot import Driver, Table, by_role, close_dms, make_bot
-from test_faults import SEED, faulty_table
+from test_faults import SEED
 
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with faulty_table(tmp_path, "text") as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def test_a_confirmation_like_an_earlier_one_is_sent_on_its_retry(table: Table) -> None:

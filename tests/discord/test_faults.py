@@ -4,7 +4,6 @@ the same game without faults."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,44 +13,21 @@ import pytest
 import pytest_asyncio
 from envclock import EnvClock
 from faultkit import assert_same_game, drain
-from gamebot import Driver, Table, build_table, by_role, make_bot
-from simcord import Env
+from gamebot import Driver, Table, by_role, make_bot, running_table
 
 from bot.records.i18n import render
 from engine.model import Seat
 from engine.state import DayRecord
 
 SEED = "fault-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with faulty_table(tmp_path, "text") as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 @pytest_asyncio.fixture(params=["text", "forum"])
 async def hosted(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Table]:
     """The table in both hostings: text channels, and a forum (a main post, a 投票帖 per day)."""
-    async with faulty_table(tmp_path, request.param) as t:
+    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED, request.param) as t:
         yield t
-
-
-@contextlib.asynccontextmanager
-async def faulty_table(tmp_path: Path, hosting: str) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED), check_errors=False)
-    clock.bind(env)
-    t = build_table(env, 8)
-    if hosting == "forum":
-        t.forum = t.guild.create_forum_channel("论坛")
-    t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-    t.clock = clock  # type: ignore[attr-defined]
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
 
 
 async def play(d: Driver, roles: dict[int, str], between: Any = None) -> dict[str, Any]:

@@ -5,10 +5,9 @@ language."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest_asyncio
+import pytest
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, running_table
 
@@ -18,12 +17,7 @@ from engine.record import record_of
 from engine.rulesets import RULESETS
 
 SEED = "options-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 12, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(players=12, seed=SEED)
 
 
 async def test_a_ruleset_option_reaches_the_game_and_its_record(table: Table) -> None:

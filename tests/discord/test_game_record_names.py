@@ -6,34 +6,27 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, build_table, make_bot
-from simcord import Env
+from gamebot import Driver, Table
 
 from bot.cli import main
 from bot.records.i18n import render
 
+pytestmark = pytest.mark.table(seed="record-names")
+
 
 @pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    """Eight players; the members in seats 1 and 2 are both called "玩家1"."""
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed="record-names"))
-    clock.bind(env)
-    t = build_table(env, 8)
-    t.players[1] = t.guild.add_member(env.create_user("玩家1"))
-    t.names[1] = "玩家1"
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
+async def table(table: Table) -> Table:
+    """Eight players; the members in seats 1 and 2 are both called "玩家1" (the second joins
+    the shared table's server once the bot is up)."""
+    table.players[1] = table.guild.add_member(table.env.create_user("玩家1"))
+    table.names[1] = "玩家1"
+    await table.env.settle()
+    return table
 
 
 async def _attachment(t: Table, attachment: Any) -> bytes:

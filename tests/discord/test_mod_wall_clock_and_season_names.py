@@ -12,25 +12,17 @@ simcord (each test failed before its fix):
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, running_table
+import pytest
+from gamebot import Driver, Table
 from test_moderator_audit import announced, en, private, speaking, state_of
 
 from bot.records.i18n import render
 from bot.runtime import standings
 
 NY = ZoneInfo("America/New_York")
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), "dst-seed", timezone=NY.key) as t:
-        yield t
+pytestmark = pytest.mark.table(seed="dst-seed", timezone=NY.key)
 
 
 def ms(when: dt.datetime) -> int:

@@ -23,13 +23,12 @@ import asyncio
 import contextlib
 import datetime as dt
 import inspect
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
 import simcord.interactions
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, invite_permissions, running_table
@@ -41,12 +40,7 @@ from engine.model import Seat
 from engine.state import OverrideRecord
 
 SEED = "forms-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def en(key: str, **params: object) -> str:

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, by_role, running_table
+from gamebot import Driver, Table, by_role
 from simcord import MemberActor
 
 import bot.discord.cogs.moderator as moderator_cog
@@ -28,12 +24,7 @@ from engine.model import Seat
 from engine.state import OverrideRecord
 
 SEED = "cold-races-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def en(key: str, **params: object) -> str:

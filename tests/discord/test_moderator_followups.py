@@ -17,15 +17,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
 from faultkit import drain
-from gamebot import Driver, Table, by_role, running_table
+from gamebot import Driver, Table, by_role
 from test_moderator_audit import en, private, speaking
 
 from bot.config import parse_deadline_rule
@@ -44,16 +41,7 @@ SEED = "followups-seed"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
-
-
-@pytest_asyncio.fixture
-async def forum(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED, hosting="forum") as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def restart(t: Table) -> None:
@@ -280,10 +268,11 @@ def zh(key: str, **params: object) -> str:
     return render("zh-CN", key, params)
 
 
+@pytest.mark.table(hosting="forum")
 async def test_the_vote_post_is_told_the_deadline_after_extend_pause_and_resume(
-    forum: Table,
+    table: Table,
 ) -> None:
-    t = forum
+    t = table
     d = Driver(t, "v2")
     await d.start()
     await d.quiet_night()
@@ -314,10 +303,11 @@ async def test_the_vote_post_is_told_the_deadline_after_extend_pause_and_resume(
     assert stamp(resumed) in in_post(post)[-1].content
 
 
-async def test_a_notice_no_longer_in_force_is_not_posted_in_the_vote_post(forum: Table) -> None:
+@pytest.mark.table(hosting="forum")
+async def test_a_notice_no_longer_in_force_is_not_posted_in_the_vote_post(table: Table) -> None:
     """Performed late (another deadline set since, or the window closed), a notice of the clock
     goes to the 投票帖 no more: it would name a deadline that does not stand."""
-    t = forum
+    t = table
     d = Driver(t, "v2")
     await d.start()
     judge = t.bot.judge
@@ -336,8 +326,9 @@ async def test_a_notice_no_longer_in_force_is_not_posted_in_the_vote_post(forum:
     assert await deadline_post(judge, d.game_id, day, other) is None
 
 
-async def test_a_run_off_names_its_deadline_in_the_reopened_vote_post(forum: Table) -> None:
-    t = forum
+@pytest.mark.table(hosting="forum")
+async def test_a_run_off_names_its_deadline_in_the_reopened_vote_post(table: Table) -> None:
+    t = table
     d = Driver(t, "v2", tie="revote")
     await d.start()
     await d.quiet_night()

@@ -12,25 +12,16 @@ or on nobody.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, by_role, running_table
+from gamebot import Driver, Table, by_role
 
 from bot.records.i18n import render
 from engine.model import Seat
 
 SEED = "forms-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def day_one(d: Driver) -> dict[int, str]:

@@ -5,15 +5,13 @@ never Markdown (escaped: `bot.records.render.plain`), and no name pings anyone; 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import discord
+import pytest
 import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, build_table, by_role, make_bot
-from simcord import Env, MemberActor
+from gamebot import Driver, Table, by_role
+from simcord import MemberActor
 
 from bot.discord.required_permissions import REQUIRED_PERMISSIONS
 from bot.records.i18n import render
@@ -23,17 +21,16 @@ from engine.rulesets import get_ruleset
 SEED = "names-as-written"
 NAMES = ["*星*", "a_b", "**big**", "# title", "||x||", "@everyone", "~~划~~", "role"]
 """Seat 8's name is set to a mention of the (mentionable) moderators' role by the fixture."""
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 @pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
+async def table(table: Table) -> Table:
     """Eight players named in Markdown (and one as a role mention, one as `@everyone`); the bot
     may mention everyone and the moderators' role is mentionable, as in many servers: only what
-    the bot sends decides whether a name pings."""
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED), settle_timeout=30.0)
-    clock.bind(env)
-    t = build_table(env, 8)
+    the bot sends decides whether a name pings. (The shared table, changed once the bot is up:
+    the players join then.)"""
+    t, env = table, table.env
     env.backend.edit_role(t.guild.id, t.mod_role.id, {"mentionable": True})
     wanted = discord.Permissions(**dict.fromkeys(REQUIRED_PERMISSIONS, True))
     wanted.mention_everyone = True
@@ -43,11 +40,8 @@ async def table(tmp_path: Path) -> AsyncIterator[Table]:
     for i, name in enumerate(names):
         t.players[i] = t.guild.add_member(env.create_user(f"user{i + 1}"), nick=name)
     t.names = names
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
+    await env.settle()
+    return t
 
 
 def bot_messages(t: Table) -> list[Any]:

@@ -4,13 +4,8 @@ earlier version, which named everything in Chinese, is still found rather than m
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, running_table
+from gamebot import Driver, Table
 from test_team_thread_faults import killers_thread_found_again, thread_id_of
 
 NAMES = {
@@ -21,12 +16,6 @@ NAMES = {
         "第{g}局 (game {g}) · 警察 (police)",
     ),
 }
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock()) as t:
-        yield t
 
 
 @pytest.mark.parametrize("language", ["zh-CN", "en"])

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import discord
 import pytest
-import pytest_asyncio
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, invite_permissions, running_table
 from simcord import BackendError
@@ -39,16 +37,7 @@ OUT = discord.Permissions(
 """`bot.discord.permissions.OUT`: what a player out of the game is denied in its channels."""
 
 
-@pytest_asyncio.fixture
-async def forum(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED, "forum") as t:
-        yield t
-
-
-@pytest_asyncio.fixture
-async def text(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def members_overwrites(t: Table, channel_id: int) -> dict[int, tuple[int, int]]:
@@ -89,12 +78,13 @@ def leaving_threads_fails(t: Table, thread_id: int) -> None:
     )
 
 
-async def test_a_forum_games_dead_are_denied_its_team_threads_until_the_end(forum: Table) -> None:
+@pytest.mark.table(hosting="forum")
+async def test_a_forum_games_dead_are_denied_its_team_threads_until_the_end(table: Table) -> None:
     """A killer voted out of a forum game whose removal from the killers' thread is not done yet
     cannot post there any more (the teams channel denies them posting in threads); a civilian
     voted out gets the very same overwrite there (nothing says who was a killer), and nothing
     else of that channel is denied them. The end lifts both."""
-    t = forum
+    t = table
     d = Driver(t, "basic")
     roles = await d.start()
     teams = teams_channel(t)
@@ -126,11 +116,12 @@ async def test_a_forum_games_dead_are_denied_its_team_threads_until_the_end(foru
     assert players_overwrites(t, teams) == {}
 
 
-async def test_a_forum_games_bot_keeps_managing_its_team_threads(forum: Table) -> None:
+@pytest.mark.table(hosting="forum")
+async def test_a_forum_games_bot_keeps_managing_its_team_threads(table: Table) -> None:
     """The server takes Manage Threads from the bot mid-game: its own overwrite on the teams
     channel (as on a text game's channel) still lets it take a dead killer out of the killers'
     thread, so no private effect is held behind that."""
-    t = forum
+    t = table
     d = Driver(t, "basic")
     roles = await d.start()
     await d.quiet_night()  # day 1
@@ -181,11 +172,11 @@ async def test_a_player_who_left_keeps_no_deny_after_the_end(tmp_path: Path, hos
         await back.send(t.guild.channels["game"], "游戏结束了，我回来了")
 
 
-async def test_a_deny_left_from_before_mutes_no_living_player(text: Table) -> None:
+async def test_a_deny_left_from_before_mutes_no_living_player(table: Table) -> None:
     """A deny an earlier game left on a player in the game channel (they had left the server
     when it ended, before the end lifted such denies) is lifted when the next game there starts:
     they play and post; what a server's admin set on the same overwrite stays."""
-    t = text
+    t = table
     player = t.player(3)
     embed = discord.Permissions(embed_links=True).value
     t.env.backend.set_overwrite(
@@ -243,10 +234,11 @@ async def test_a_deleted_players_role_is_told_to_the_games_moderators(
         assert not await t.bot.runtime.service.repo.undone_effects()
 
 
-async def test_a_forum_game_ended_without_its_role_opens_the_forum_again(forum: Table) -> None:
+@pytest.mark.table(hosting="forum")
+async def test_a_forum_game_ended_without_its_role_opens_the_forum_again(table: Table) -> None:
     """The end of a forum game whose players' role an admin deleted opens the forum to everyone
     again, as it does when the role is there."""
-    t = forum
+    t = table
     d = await role_deleted(t)
     await t.moderator.slash(t.channel, "mod end", winner="good")
     await t.env.settle()
@@ -259,12 +251,13 @@ async def test_a_forum_game_ended_without_its_role_opens_the_forum_again(forum: 
     await t.outside.send(t.channel, "游戏结束了，路人也能说话")
 
 
-async def test_a_players_role_missing_from_the_cache_still_opens_the_forum(forum: Table) -> None:
+@pytest.mark.table(hosting="forum")
+async def test_a_players_role_missing_from_the_cache_still_opens_the_forum(table: Table) -> None:
     """The forum is shut to the players (as a 看表帖 leaves it) and the bot's cache does not
     hold the players' role (discord.py does not cache a role it makes; the gateway's event may
     come late): Discord has it, so the day's opening lets the players post in the main post all
     the same, and no one is told it was deleted."""
-    t = forum
+    t = table
     assert t.forum is not None
     d = Driver(t, "basic")
     await d.start()
@@ -287,10 +280,10 @@ async def cannot_post(t: Table, seat: int) -> None:
         await t.player(seat).send(t.channel, "现在能发言吗")
 
 
-async def test_a_deleted_role_told_twice_at_once_is_told_once(text: Table) -> None:
+async def test_a_deleted_role_told_twice_at_once_is_told_once(table: Table) -> None:
     """A window's opening and a restart's reconcile notice the deleted role at once: the
     game's moderators get one DM."""
-    t = text
+    t = table
     d = await role_deleted(t)
     judge = judge_of(t.bot)
     await asyncio.gather(tell_role_gone(judge, d.game_id), tell_role_gone(judge, d.game_id))
@@ -325,13 +318,13 @@ def requests_about(t: Table, since: int, user_id: int) -> list[tuple[str, str]]:
 
 
 async def test_a_departed_players_overwrite_discord_will_not_edit_is_not_asked_again(
-    text: Table,
+    table: Table,
 ) -> None:
     """A living player's stale deny, beside an admin's own allow, in the game channel; they left
     the server, and Discord answers the edit lifting the deny 404 (Unknown Overwrite). The
     window's opening tries once; the next windows ask nothing more about them (neither the
     member nor the edit), and the overwrite stays as it was."""
-    t = text
+    t = table
     d = Driver(t, "basic")
     roles = await d.start()
     player = t.player(by_role(roles, "civilian")[0])
@@ -357,12 +350,12 @@ async def test_a_departed_players_overwrite_discord_will_not_edit_is_not_asked_a
 
 
 async def test_a_departed_players_overwrite_of_the_games_fields_alone_is_deleted_instead(
-    text: Table,
+    table: Table,
 ) -> None:
     """Discord will not edit a departed player's overwrite holding nothing but what the game
     sets: lifting part of it, the bot deletes it instead (the rest waits for them, as a new
     deny does)."""
-    t = text
+    t = table
     player = t.player(3)
     t.env.backend.set_overwrite(
         t.channel.id, Overwrite(target_id=player.id, type=OverwriteType.MEMBER, deny=OUT)

@@ -7,25 +7,16 @@ speak, and nothing in the game changes."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import discord
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, by_role, running_table
+from gamebot import Driver, Table, by_role
 from simcord import ChannelHandle
 
 from bot.records.i18n import render
 
 SEED = "edits-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def shown(where: ChannelHandle, message: discord.Message) -> discord.Message | None:

@@ -7,13 +7,12 @@ language; no role appears in it nor in any public channel; nothing in the game c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 import simcord.interactions
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, running_table
@@ -35,16 +34,7 @@ ROLE_NAMES = {
 """Every role's name, in both languages (no answer to someone without a seat may hold one)."""
 
 
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
-
-
-@pytest_asyncio.fixture
-async def table7(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 7, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 @contextlib.contextmanager
@@ -103,11 +93,12 @@ async def test_autocomplete_outside_any_game_offers_nothing(table: Table) -> Non
     assert mine[0]["name"].endswith(render("en", f"role.{state.seat(Seat(2)).role.value}", {}))
 
 
-async def test_a_5_0_players_named_card_decides_what_act_target_offers(table7: Table) -> None:
+@pytest.mark.table(players=7)
+async def test_a_5_0_players_named_card_decides_what_act_target_offers(table: Table) -> None:
     """`/act power:kill card:N target:` offers what the engine takes from card N: nothing for the
     holder's card without the power, the killer card's targets for the killer card; a card that
     is not the asker's is ignored (the holder's card with the power acts)."""
-    t = table7
+    t = table
     d = Driver(t, "v5")
     roles = await d.start()
     (killer,) = by_role(roles, "killer")

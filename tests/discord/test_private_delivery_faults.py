@@ -7,20 +7,15 @@ Nothing of it reaches a public channel; the game goes on as if Discord had gone 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import discord
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
 from faultkit import drain
 from gamebot import (
     Driver,
     Table,
     by_role,
     close_dms,
-    running_table,
 )
 from simcord import MemberActor
 
@@ -29,10 +24,7 @@ from bot.records.i18n import render
 SEED = "delivery-seed"
 
 
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def dm_texts(t: Table, member: object) -> list[str]:
@@ -179,20 +171,14 @@ async def test_an_override_log_channel_closed_to_the_bot_stops_no_override(
     assert not await t.bot.runtime.service.repo.undone_effects()
 
 
-@pytest_asyncio.fixture
-async def reminding(tmp_path: Path) -> AsyncIterator[Table]:
-    """Eight players; the bot reminds 30 minutes before each (1-hour) deadline."""
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED, reminder="30m") as t:
-        yield t
-
-
+@pytest.mark.table(reminder="30m")
 async def test_a_reminder_to_closed_dms_is_dropped_without_a_word(
-    reminding: Table, caplog: pytest.LogCaptureFixture
+    table: Table, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Only power holders are reminded at night, so a reminder that cannot be sent (the
     police's DMs closed) is told to no one: not the game channel, not the moderators, not the
     log at INFO; it is not tried again, and the other police is reminded as usual."""
-    t = reminding
+    t = table
     caplog.set_level(logging.INFO)
     d = Driver(t, "basic")
     roles = await d.start()

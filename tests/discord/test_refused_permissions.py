@@ -8,14 +8,10 @@ the discussion, its author told privately why."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import discord
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Table, invite_permissions, running_table
+from gamebot import Table, invite_permissions
 from test_private_answers import speaking
 from test_speech import shown, silenced_at_night, told, v2_started
 
@@ -27,16 +23,7 @@ SEED = "refused-seed"
 REFUSED = "Discord refused a permission edit"
 
 
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
-
-
-@pytest_asyncio.fixture
-async def table11(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 11, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def take_manage_roles(t: Table) -> None:
@@ -117,10 +104,11 @@ async def test_a_chinese_moderator_is_told_the_lacking_permissions_by_discords_c
     assert told_mod.content == render("zh-CN", "notice.lacking_permissions", {"missing": missing})
 
 
+@pytest.mark.table(players=11)
 async def test_a_silenced_players_post_is_taken_down_when_the_silence_is_refused(
-    table11: Table, caplog: pytest.LogCaptureFixture
+    table: Table, caplog: pytest.LogCaptureFixture
 ) -> None:
-    t = table11
+    t = table
     caplog.set_level(logging.WARNING, logger="bot")
     await take_manage_roles(t)
     d, _elder, quiet, _said, _chat = await silenced_at_night(t)

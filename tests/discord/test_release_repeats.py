@@ -4,14 +4,14 @@ as the next game set it: closed to everyone but that game's players."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from faultkit import drain
 from gamebot import Driver, Table, make_bot
 from simcord import ChannelHandle
 from simcord.backend.errors import BackendError
-from test_faults import SEED, faulty_table, play
+from test_faults import SEED, play
+
+pytestmark = pytest.mark.table(seed=SEED, hosting="forum")
 
 
 async def ended_with_its_release_undone(t: Table) -> None:
@@ -52,26 +52,26 @@ async def assert_closed_to_everyone(t: Table, main: ChannelHandle) -> None:
 
 
 async def test_a_release_retried_after_the_next_game_started_leaves_its_forum_closed(
-    tmp_path: Path,
+    table: Table,
 ) -> None:
-    async with faulty_table(tmp_path, "forum") as t:
-        await ended_with_its_release_undone(t)
-        main = await next_game(t)
-        await drain(t)  # the ended game's release, tried again
-        await assert_closed_to_everyone(t, main)
+    t = table
+    await ended_with_its_release_undone(t)
+    main = await next_game(t)
+    await drain(t)  # the ended game's release, tried again
+    await assert_closed_to_everyone(t, main)
 
 
 async def test_a_release_the_recovery_performs_leaves_the_next_games_forum_closed(
-    tmp_path: Path,
+    table: Table,
 ) -> None:
     """After a restart the recovery performs the release before any catch-up: the next game's
     channels are routed to it by then."""
-    async with faulty_table(tmp_path, "forum") as t:
-        await ended_with_its_release_undone(t)
-        main = await next_game(t)
-        new = make_bot(t.db, t.clock, seed=SEED)  # type: ignore[attr-defined]
-        await t.env.restart_bot(new)
-        await t.env.settle()
-        await new.runtime.caught_up()
-        assert not await new.runtime.service.repo.undone_effects()
-        await assert_closed_to_everyone(t, main)
+    t = table
+    await ended_with_its_release_undone(t)
+    main = await next_game(t)
+    new = make_bot(t.db, t.clock, seed=SEED)  # type: ignore[attr-defined]
+    await t.env.restart_bot(new)
+    await t.env.settle()
+    await new.runtime.caught_up()
+    assert not await new.runtime.service.repo.undone_effects()
+    await assert_closed_to_everyone(t, main)

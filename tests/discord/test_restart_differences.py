@@ -11,21 +11,13 @@ failed before its fix):
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, restarted, running_table
+import pytest
+from gamebot import Driver, Table, restarted
 
 SEED = "restart-differences-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def started(t: Table) -> tuple[int, Any]:

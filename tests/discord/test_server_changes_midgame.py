@@ -6,16 +6,12 @@ no effect is left undone for good; nothing public or logged names a player or a 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
 import simcord.backend.ops.channels as ops
-from envclock import EnvClock
-from gamebot import Driver, Table, by_role, invite_permissions, make_bot, running_table
+from gamebot import Driver, Table, by_role, invite_permissions, make_bot
 from simcord.backend import errors as backend_errors
 
 from bot.discord.client import FaguanBot
@@ -23,15 +19,7 @@ from bot.discord.override_log import LOG_CHANNEL
 from engine.model import PhaseKind, Seat
 
 SEED = "server-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    async with running_table(tmp_path / "g.db", 8, clock, SEED) as t:
-        t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-        t.clock = clock  # type: ignore[attr-defined]
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def bot_guild(t: Table) -> discord.Guild:

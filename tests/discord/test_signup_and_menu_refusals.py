@@ -10,14 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, running_table
+from gamebot import Driver, Table
 from simcord import MemberActor, OptionError
 
 from bot.records.i18n import render
@@ -26,12 +22,7 @@ from bot.runtime.reminders import REMIND_OFF
 from engine.rulesets import get_ruleset
 
 SEED = "signup-seed"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def private(result: Any) -> str:

@@ -4,29 +4,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from envclock import EnvClock
-from gamebot import Driver, Table, build_table, invite_permissions, make_bot, running_table
-from simcord import BackendError, Env
+from gamebot import Driver, Table, invite_permissions, running_table
+from simcord import BackendError
 
 from bot.records.i18n import render
 
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed="silence"))
-    clock.bind(env)
-    t = build_table(env, 11)
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
+pytestmark = pytest.mark.table(players=11, seed="silence")
 
 
 async def test_elder_silence_lasts_one_day(table: Table) -> None:

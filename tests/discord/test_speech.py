@@ -8,25 +8,22 @@ when the game keeps the player silent (out of the game; silenced, in the discuss
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
 from envclock import EnvClock
 from gamebot import (
     GUILD_ID,
     Driver,
     Table,
-    build_table,
     by_role,
     invite_permissions,
     make_bot,
     running_table,
 )
-from simcord import BackendError, ChannelHandle, Env, MemberActor
+from simcord import BackendError, ChannelHandle, MemberActor
 
 from bot.discord.client import FaguanBot
 from engine.commands import Lock, PostVote
@@ -37,32 +34,7 @@ from engine.publish import effects_for
 from engine.state import DayRecord, GameState
 
 SEED = "speech-seed"
-
-
-async def _table(tmp_path: Path, players: int) -> AsyncIterator[Table]:
-    clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED))
-    clock.bind(env)
-    t = build_table(env, players)
-    t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-    t.clock = clock  # type: ignore[attr-defined]
-    await env.start()
-    try:
-        yield t
-    finally:
-        await env.shutdown()
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async for t in _table(tmp_path, 8):
-        yield t
-
-
-@pytest_asyncio.fixture
-async def table11(tmp_path: Path) -> AsyncIterator[Table]:
-    async for t in _table(tmp_path, 11):
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def restart(t: Table) -> FaguanBot:
@@ -166,10 +138,11 @@ async def test_a_restart_lifts_a_stale_denial_from_a_living_player(table: Table)
     assert kept.send_messages is None and kept.view_channel is True  # others' fields kept
 
 
+@pytest.mark.table(players=11)
 async def test_a_restart_sets_the_channels_as_the_night_says_and_keeps_the_elders_silence(
-    table11: Table,
+    table: Table,
 ) -> None:
-    t = table11
+    t = table
     vote = t.guild.create_text_channel("vote")
     d = Driver(t, "v4_butterfly", vote_channel=vote)
     roles = await d.start()
@@ -365,10 +338,11 @@ async def test_the_closed_dms_notice_at_the_deal_pings_that_player_only(table: T
     assert not notice.mention_everyone
 
 
+@pytest.mark.table(players=11)
 async def test_a_substitute_takes_the_seats_silence_and_the_old_player_keeps_none(
-    table11: Table,
+    table: Table,
 ) -> None:
-    t = table11
+    t = table
     d = Driver(t, "v4_butterfly")
     roles = await d.start()
     elder = by_role(roles, "elder")[0]
@@ -500,10 +474,11 @@ async def test_a_voted_out_players_edited_vote_post_goes_and_the_vote_still_coun
     assert (leaver, killer) in day_one(await bot.runtime.service.state(d.game_id)).votes
 
 
+@pytest.mark.table(players=11)
 async def test_a_silenced_players_edit_and_reaction_in_the_discussion_are_taken_down(
-    table11: Table,
+    table: Table,
 ) -> None:
-    t = table11
+    t = table
     _d, _elder, quiet, said, chat = await silenced_at_night(t)
     await t.player(quiet).edit(said, "禁言了我也要说")
     await t.env.settle()

@@ -9,15 +9,12 @@ moderators are told of a refusal reaches them privately, once, and nowhere publi
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
 from faultkit import drain
-from gamebot import Driver, Table, by_role, running_table
+from gamebot import Driver, Table, by_role
 from simcord.backend.errors import BackendError
 
 from engine.model import PhaseKind
@@ -25,12 +22,7 @@ from engine.model import PhaseKind
 SEED = "server-seed"
 THREAD_ARCHIVED = 50083
 MISSING_PERMISSIONS = 50013
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def refuse_while_archived(t: Table) -> None:

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
 from envclock import EnvClock
 from faultkit import drain
 from gamebot import Driver, Table, by_role, running_table
@@ -40,12 +38,7 @@ from engine.model import Seat
 
 SEED = "server-seed"
 MISSING_PERMISSIONS = 50013
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def reconcile(t: Table, game_id: int) -> None:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
 from envclock import EnvClock
 from gamebot import Driver, Table, by_role, make_bot, running_table
 from simcord import ChannelHandle, MemberActor
@@ -28,13 +26,7 @@ from engine.state import DayRecord, GameState
 SEED = "as-written"
 PUBLIC_THREAD = 11
 ROLE_WORDS = ("杀手", "警察", "平民", "killer", "police", "civilian")
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "g.db", 8, EnvClock(), SEED) as t:
-        t.db = tmp_path / "g.db"  # type: ignore[attr-defined]
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 def replies_to(where: ChannelHandle, message: discord.Message) -> list[str]:

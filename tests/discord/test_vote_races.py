@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import pytest_asyncio
-from envclock import EnvClock
-from gamebot import Driver, Table, by_role, running_table
+from gamebot import Driver, Table, by_role
 
 from bot.runtime.deadlines import fire_deadline
 from engine.commands import Lock
@@ -23,12 +20,7 @@ from engine.state import DayRecord
 
 SEED = "vote-races"
 ACCEPTED = "Received"
-
-
-@pytest_asyncio.fixture
-async def table(tmp_path: Path) -> AsyncIterator[Table]:
-    async with running_table(tmp_path / "votes.db", 8, EnvClock(), seed=SEED) as t:
-        yield t
+pytestmark = pytest.mark.table(seed=SEED)
 
 
 async def test_a_deadline_between_the_slash_votes_post_and_its_record_counts_the_vote(
