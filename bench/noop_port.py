@@ -27,6 +27,12 @@ class NoopPort:
     async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
         return None
 
+    async def lost_channel(self, game_id: int) -> str | None:
+        return None
+
+    async def tell_stopped(self, game_id: int, lost: str) -> None:
+        return None
+
     async def reconcile_permissions(self, game_id: int) -> None:
         return None
 

@@ -18,6 +18,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.config import Settings
+from bot.discord import lost_channels
 from bot.discord.authority import warn_missing_moderator_role
 from bot.discord.cogs.game import GameCog
 from bot.discord.cogs.mod_menus import ModMenusCog
@@ -147,6 +148,15 @@ class FaguanBot(commands.Bot):
     async def on_guild_join(self, guild: discord.Guild) -> None:
         """A new server: say if the configured moderator role is not one of its roles."""
         await warn_missing_moderator_role(self.judge, guild)
+
+    async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
+        """A game's own channel deleted: the game stops (`bot.discord.lost_channels`)."""
+        await lost_channels.channel_deleted(self.judge, channel.id, self.effects.send_once)
+
+    async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        """A forum game's main post deleted: the game stops; its open day's 投票帖: a new one
+        (`bot.discord.lost_channels`)."""
+        await lost_channels.channel_deleted(self.judge, payload.thread_id, self.effects.send_once)
 
     async def resume_games(self) -> None:
         """Recover, catch up, reconcile deadlines (raises if the database is away)."""

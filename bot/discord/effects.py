@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.discord import permissions
+from bot.discord import lost_channels, permissions
 from bot.discord.answering import take
 from bot.discord.channels import channel_of
 from bot.discord.judge import judge_of
@@ -173,7 +173,11 @@ class DiscordEffects:
         channel_id = int(info.channels[name])
         if name == "vote" and is_forum(info.channels):  # the day's 投票帖, not the forum itself
             channel_id = vote_channel_id(info.channels) or int(info.channels["game"])
-        channel = await channel_of(self.judge.client, channel_id)
+        try:
+            channel = await channel_of(self.judge.client, channel_id)
+        except discord.NotFound as exc:  # deleted: the game stops if it was one of its own
+            lost_channels.refused_as_gone(self.judge, channel_id, exc, self.send_once)
+            raise
         assert isinstance(channel, discord.abc.Messageable)
         return channel
 

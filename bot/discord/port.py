@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.discord import permissions
+from bot.discord import lost_channels, permissions
 from bot.discord.channels import channel_if_there
 from bot.discord.judge import judge_of
 from bot.records.i18n import render
@@ -75,14 +75,19 @@ class DiscordPort:
             )
             await self._tell_moderators(game_id, private)
             return
-        channel = self.judge.client.get_channel(int(info.channels["game"]))
-        if not isinstance(channel, discord.TextChannel | discord.Thread):
-            return
-        wanted = self.judge.runtime.settings.discord.moderator_role
-        role = next((r for r in channel.guild.roles if wanted.matches(r.id, r.name)), None)
-        pings = discord.AllowedMentions(roles=[role] if role else False)  # that role only
-        content = f"{role.mention} {text}" if role else text
-        await channel.send(content, allowed_mentions=pings)
+        channel = await channel_if_there(self.judge.client, int(info.channels["game"]))
+        if isinstance(channel, discord.TextChannel | discord.Thread):
+            wanted = self.judge.runtime.settings.discord.moderator_role
+            role = next((r for r in channel.guild.roles if wanted.matches(r.id, r.name)), None)
+            pings = discord.AllowedMentions(roles=[role] if role else False)  # that role only
+            content = f"{role.mention} {text}" if role else text
+            try:
+                await channel.send(content, allowed_mentions=pings)
+                return
+            except discord.HTTPException as exc:  # the channel is what fails: told by DM
+                log.info("game %s: stuck notice refused there: %s", game_id, type(exc).__name__)
+        told = render(language, "notice.stuck_dm", {"attempts": attempts, "game": game_id})
+        await self._tell_moderators(game_id, told)
 
     async def _tell_moderators(self, game_id: int, text: str) -> None:
         """DM each moderator of the game (none who plays in it); a closed DM stops nothing."""
@@ -93,6 +98,12 @@ class DiscordPort:
                 await moderator.send(text, allowed_mentions=discord.AllowedMentions.none())
             except discord.HTTPException:
                 log.warning("game %s: a moderator does not accept DMs", game_id)
+
+    async def lost_channel(self, game_id: int) -> str | None:
+        return await lost_channels.lost_channel(self.judge, game_id)
+
+    async def tell_stopped(self, game_id: int, lost: str) -> None:
+        await lost_channels.tell_stopped(self.judge, game_id, lost)
 
     async def reconcile_permissions(self, game_id: int) -> None:
         await permissions.reconcile(self.judge, game_id)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.discord.channels import channel_of
+from bot.discord.channels import channel_if_there, channel_of
 from bot.records.render import Context, deadline_text
 from bot.runtime.hosting import VotePostStep, is_forum, vote_post_key, vote_posts
 from engine.effects import Announce
@@ -54,10 +54,10 @@ async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePos
     action, day = step.action, step.day
     info = await judge.runtime.service.info(game_id)
     posts = vote_posts(info.channels)
-    if action == "close":
+    if action == "close":  # one an admin deleted has nothing to lock
         for number, thread_id in posts.items():
             if day is None or number == day:
-                thread = await channel_of(judge.client, thread_id)
+                thread = await channel_if_there(judge.client, thread_id)
                 if isinstance(thread, discord.Thread) and not thread.locked:
                     await thread.edit(locked=True, reason="faguan: the day's 看表帖")
         return
@@ -65,9 +65,9 @@ async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePos
     state = await judge.runtime.service.state(game_id)
     ctx = await judge.runtime.contexts.context(game_id, state)
     due = f"{LINK_DUE}{day}"
-    if day in posts:  # opened before: a run-off (or a retry) opens it again
-        post_id = posts[day]
-        thread = await channel_of(judge.client, post_id)
+    thread = await channel_if_there(judge.client, posts[day]) if day in posts else None
+    if thread is not None:  # opened before: a run-off (or a retry) opens it again
+        post_id = thread.id
         if isinstance(thread, discord.Thread) and (thread.locked or thread.archived):
             await thread.edit(locked=False, archived=False, reason="faguan: a run-off")
         judge.runtime.routes.add_vote_post(game_id, day, post_id)
@@ -84,7 +84,7 @@ async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePos
             await send_once(thread, ctx.t("forum.vote_post_reopened", day=day, deadline=shown))
         if due not in info.channels:  # linked already (a run-off never links again)
             return
-    else:
+    else:  # not opened yet, or deleted by an admin: a new one, linked in the main post
         post_id = await _open(judge, game_id, ctx, state, step)
         await judge.runtime.service.set_channels(
             game_id, {vote_post_key(day): str(post_id), due: True}
@@ -94,6 +94,25 @@ async def perform(judge: Judge, send_once: SendOnce, game_id: int, step: VotePos
     assert isinstance(main, discord.abc.Messageable)
     await send_once(main, ctx.t("forum.vote_post_link", day=day, link=f"<#{post_id}>"))
     await judge.runtime.service.set_channels(game_id, {due: None})
+
+
+async def replace_deleted(judge: Judge, send_once: SendOnce, game_id: int, thread_id: int) -> None:
+    """An admin deleted the 投票帖 of the day whose vote is open: the rest of the day's votes
+    go in a new one, linked in the main post (the votes posted in the old one still count).
+    Under the game's lock, so no input or delivery of the game interleaves; nothing if the
+    vote has closed meanwhile, or the post was another day's."""
+    service = judge.runtime.service
+    async with service.holding(game_id):
+        if not await service.is_active(game_id):
+            return
+        state = await service.state(game_id)
+        window = state.window
+        if window is None or not is_vote_window(window) or window.kind is not PhaseKind.DAY:
+            return
+        if vote_posts((await service.info(game_id)).channels).get(window.number) != thread_id:
+            return
+        step = VotePostStep("open", window.number, state.deadline)
+        await perform(judge, send_once, game_id, step)
 
 
 async def _open(

@@ -114,6 +114,12 @@ class DeadlineRunner:
             return
         self.scheduler.schedule(job, from_ms(deadline), fire_deadline, self.key, game_id)
 
+    def forget(self, game_id: int) -> None:
+        """A game stopped: no deadline, reminder or retry of it fires any more."""
+        self.schedule_deadline(game_id, None)
+        self.scheduler.cancel(f"game:{game_id}:retry")
+        self.lock_failures.pop(game_id, None)
+
     def schedule_retry(self, game_id: int, attempts: int, privately: bool = False) -> None:
         """Try a game's failed effects again later, backing off; tell moderators if stuck
         (`privately` when only a private effect fails: see `tell_stuck`)."""

@@ -57,6 +57,16 @@ class ChatPort(Protocol):
         channel, or by DM to each (`privately`)."""
         ...
 
+    async def lost_channel(self, game_id: int) -> str | None:
+        """Which of a game's own channels ("game" or "vote") the platform says was deleted, if
+        one was (looked up where it is not known to be there)."""
+        ...
+
+    async def tell_stopped(self, game_id: int, lost: str) -> None:
+        """Tell a stopped game's moderators and players that it cannot go on (its `lost`
+        channel was deleted), and take away what the game set up on the server."""
+        ...
+
     async def reconcile_permissions(self, game_id: int) -> None:
         """Set who may post in a game's channels from its state."""
         ...

@@ -253,9 +253,31 @@ class Runtime:
         """Until the start-up work `resume_games` queued is done."""
         await self.catch_ups.wait()
 
+    async def stop_game(self, game_id: int, lost: str) -> None:
+        """A game whose channel was deleted (`lost`: which one, "game" or "vote") cannot go on:
+        stopped once, whoever finds it first (a channel's deletion, an effect Discord refuses
+        for it, a start-up look), its timers dropped, its moderators and players told."""
+        if not await self.service.stop(game_id, f"channel deleted: {lost}"):
+            return
+        self.deadlines.forget(game_id)
+        log.warning("game %s stopped: its %s channel was deleted", game_id, lost)
+        try:
+            await self.port.tell_stopped(game_id, lost)
+        except Exception as exc:  # the platform away: the game is stopped all the same
+            log.warning("game %s: not told it stopped: %s", game_id, type(exc).__name__)
+
     async def _catch_up(self, game_id: int, overdue: bool) -> None:
-        """One game's start-up work: read its vote channel, set its permissions, then (if its
-        deadline had passed, or its state is to be loaded) lock or schedule it."""
+        """One game's start-up work: stop it if a channel of it was deleted while the bot was
+        away, else read its vote channel, set its permissions, then (if its deadline had
+        passed, or its state is to be loaded) lock or schedule it."""
+        try:
+            lost = await self.port.lost_channel(game_id)
+        except Exception as exc:  # the platform away: its effects find it later
+            log.warning("game %s: channels not looked up: %s", game_id, type(exc).__name__)
+            lost = None
+        if lost is not None:
+            await self.stop_game(game_id, lost)
+            return
         try:
             await self.votes.catch_up(game_id)
         except Exception as exc:  # the platform away: the lock sweeps the channel again

@@ -591,6 +591,11 @@ class GameService:
             self._row_written(game_id)  # its status changed (nothing else in it did)
         return _accepted(state=state, events=events), result.pending
 
+    def holding(self, game_id: int) -> _Turn:
+        """The game's lock, for the shell's own work on the game that must not interleave with
+        its inputs and deliveries (a deleted 投票帖 replaced): `async with`."""
+        return self._turn(game_id)
+
     def _turn(self, game_id: int) -> _Turn:
         """The game's lock, for an input or a delivery; once it is released, the private
         effects its delivery let through go out in the game's private lane. How long they take
@@ -806,6 +811,18 @@ class GameService:
     async def active_games(self, shards: Shards | None = None) -> list[int]:
         """Ids of the games in play (of the servers on `shards`, if given)."""
         return await self.repo.active_game_ids(shards)
+
+    async def stop(self, game_id: int, reason: str) -> bool:
+        """Stop a game in play for good (`reason`: why, kept on its row), once its input or
+        delivery under way is done (under its lock); True if this stopped it, False if it was
+        not in play, so of two callers that find the cause at once, one alone goes on."""
+        async with self._turn(game_id):
+            try:
+                stopped = await self.repo.stop_game(game_id, reason)
+            finally:
+                self._row_written(game_id)  # its cached row says active
+            self._in_order.discard(game_id)
+        return stopped
 
     async def is_active(self, game_id: int) -> bool:
         """Whether the game is in play."""

@@ -956,9 +956,28 @@ class Repository:
             rows = await conn.execute(query.order_by(Game.id), _shard_params(shards))
             return [_info(cast(Game, row)) for row in rows]  # a row of its columns reads as one
 
-    async def stop_game(self, game_id: int, error: str) -> None:
-        """Mark a game ``stopped_error`` with a reason moderators see; it takes no more input."""
-        await self._set_status(game_id, GameStatus.STOPPED_ERROR, error)
+    async def stop_game(self, game_id: int, error: str) -> bool:
+        """Mark a game in play ``stopped_error`` with its reason; it takes no more input and lets
+        go of its channels. True if this stopped it; False if it was not in play (stopped or
+        finished before: nothing changes), so of two causes found at once one alone tells."""
+        async with self._writing() as s:
+            result = await s.execute(
+                update(Game)
+                .where(Game.id == game_id, Game.status == GameStatus.ACTIVE.value)
+                .values(
+                    status=GameStatus.STOPPED_ERROR.value,
+                    status_error=error,
+                    updated_at=self._clock(),
+                    finished_at=None,
+                )
+                .returning(Game.id)
+            )
+            if result.scalar_one_or_none() is None:
+                if await s.get(Game, game_id) is None:
+                    raise GameNotFound(game_id)
+                return False
+            await s.execute(sql.RELEASE_CHANNELS, {"g": game_id})
+            return True
 
     async def resume_game(self, game_id: int) -> None:
         """Put a stopped game back to ``active`` (after a moderator or an upgrade fixed it); it

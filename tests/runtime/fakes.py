@@ -34,6 +34,9 @@ class FakePort:
     stuck_privately: list[bool] = field(default_factory=list)
     reconciled: list[int] = field(default_factory=list)
     recovering_seen: list[bool] = field(default_factory=list)
+    lost: dict[int, str] = field(default_factory=dict)
+    """Game id → its channel ("game", "vote") deleted on the platform."""
+    told_stopped: list[tuple[int, str]] = field(default_factory=list)
 
     def serves(self, server_id: int) -> bool:
         return server_id in self.servers
@@ -55,6 +58,12 @@ class FakePort:
     async def tell_stuck(self, game_id: int, attempts: int, *, privately: bool = False) -> None:
         self.stuck.append((game_id, attempts))
         self.stuck_privately.append(privately)
+
+    async def lost_channel(self, game_id: int) -> str | None:
+        return self.lost.get(game_id)
+
+    async def tell_stopped(self, game_id: int, lost: str) -> None:
+        self.told_stopped.append((game_id, lost))
 
     async def reconcile_permissions(self, game_id: int) -> None:
         self.reconciled.append(game_id)

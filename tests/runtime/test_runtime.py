@@ -450,3 +450,34 @@ async def test_a_vote_in_the_discussion_earns_one_hint_per_author_per_day(wired:
     assert state.window is not None and state.window.kind is PhaseKind.DAY
     assert await w.runtime.hints.due(game_id, post(w, 1001, "投 3号", 5))
     assert w.runtime.hints._claimed[game_id] == (state.window.number, {1001})
+
+
+async def test_a_game_whose_channel_was_deleted_is_stopped_on_start_once(tmp_path: Path) -> None:
+    """A game whose channel the platform says is deleted is stopped at start-up, before its
+    catch-up, lock or permissions: no job of it is left, it takes no more input, the port is
+    asked to tell it once however often it is found (a deletion and a refused effect at once);
+    the other game goes on."""
+    w = await runtime_on(tmp_path, FakePort(servers={1, 2}))
+    try:
+        lost = await new_game(w, seed="a")
+        kept = await new_game(w, server_id=2, seed="b")
+        port = FakePort(servers={1, 2}, lost={lost: "vote"})
+        other = await w.restart(port)
+        await other.runtime.resume_games()
+        await other.runtime.caught_up()
+        info = await other.runtime.service.info(lost)
+        assert info.status.value == "stopped_error" and info.status_error == "channel deleted: vote"
+        assert port.told_stopped == [(lost, "vote")]
+        assert port.reconciled == [kept]
+        jobs = [job.id for job in other.runtime.scheduler.jobs()]
+        assert jobs == [f"game:{kept}:deadline"]
+        twice = (other.runtime.stop_game(lost, "game"), other.runtime.stop_game(lost, "vote"))
+        await asyncio.gather(*twice)
+        assert port.told_stopped == [(lost, "vote")]
+        state = await other.runtime.service.state(lost)
+        assert state.deadline is not None
+        other.clock.set(dt.datetime.fromtimestamp(state.deadline / 1000, dt.UTC))
+        assert await other.runtime.deadlines.lock_due(lost) is None
+        other.runtime.close()
+    finally:
+        await w.database.dispose()

@@ -216,7 +216,8 @@ async def test_the_seed_is_sealed_until_the_end(repo: Repository) -> None:
 async def test_status_changes(repo: Repository) -> None:
     gid = (await new_game(repo)).game_id
     other = (await new_game(repo)).game_id
-    await repo.stop_game(gid, "replay failed at event 3: IllegalVote")
+    assert await repo.stop_game(gid, "replay failed at event 3: IllegalVote")
+    assert not await repo.stop_game(gid, "channel deleted: game")  # stopped once, first reason
     info = await repo.get_game(gid)
     assert (info.status, info.status_error) == (
         GameStatus.STOPPED_ERROR,
@@ -230,6 +231,8 @@ async def test_status_changes(repo: Repository) -> None:
     await repo.finish_game(other)
     listed = await repo.list_games(server_id=GUILD, statuses=[GameStatus.FINISHED])
     assert [g.id for g in listed] == [other]
+    assert not await repo.stop_game(other, "channel deleted: game")  # a finished game stays so
+    assert (await repo.get_game(other)).status is GameStatus.FINISHED
     with pytest.raises(GameNotFound):
         await repo.stop_game(424242, "x")
 

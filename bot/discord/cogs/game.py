@@ -44,7 +44,7 @@ from bot.runtime.game_options import (
 )
 from bot.runtime.hosting import forum_settings, vote_posts
 from bot.runtime.schedule import GameSchedule
-from bot.store import ChannelHeld, LobbyInfo, LobbyRefused, LobbyStatus
+from bot.store import ChannelHeld, GameStatus, LobbyInfo, LobbyRefused, LobbyStatus
 from engine.errors import EngineError
 from engine.model import Seat
 from engine.record import record_of
@@ -574,8 +574,11 @@ class GameCog(commands.Cog, name="GameCog"):
         )
         alive = ctx.seats(",".join(str(s.seat) for s in view.seats if s.alive))
         voted = ctx.seats(",".join(str(s) for s in view.voted)) or "—"
+        stopped = (await self.judge.runtime.service.info(gid)).status is GameStatus.STOPPED_ERROR
         head = (
-            ctx.t(  # no deadline while paused: how long is left once the clock runs again
+            ctx.t("notice.status_stopped", game=gid, ruleset=state.ruleset)
+            if stopped  # its channel deleted, or its log unreadable: it will not go on
+            else ctx.t(  # no deadline while paused: how long is left once the clock runs again
                 "notice.status_paused",
                 game=gid,
                 ruleset=state.ruleset,
