@@ -146,8 +146,14 @@ class FaguanBot(commands.Bot):
         await runtime_jobs.resume_games(self.runtime.key)
 
     async def on_guild_join(self, guild: discord.Guild) -> None:
-        """A new server: say if the configured moderator role is not one of its roles."""
+        """A new server: say if the configured moderator role is not one of its roles. A server
+        the bot is back on: its games waiting for it resume."""
         await warn_missing_moderator_role(self.judge, guild)
+        await self.runtime.rejoin_server(guild.id)
+
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """Kicked from a server, or the server deleted: its games wait for the bot's return."""
+        await self.runtime.leave_server(guild.id)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
         """A game's own channel deleted: the game stops (`bot.discord.lost_channels`)."""

@@ -67,7 +67,7 @@ async def fire_deadline(runner_key: int, game_id: int) -> None:
 async def retry_effects(runner_key: int, game_id: int) -> None:
     """The retry job: perform a game's undone effects again."""
     runner = _RUNNERS.get(runner_key)
-    if runner is not None:
+    if runner is not None and await runner.serves(game_id):
         await runner.service.retry(game_id)
 
 
@@ -114,6 +114,10 @@ class DeadlineRunner:
             return
         self.scheduler.schedule(job, from_ms(deadline), fire_deadline, self.key, game_id)
 
+    async def serves(self, game_id: int) -> bool:
+        """Whether the bot is on the game's server (else it waits: `Runtime.leave_server`)."""
+        return self.port.serves((await self.service.info(game_id)).server_id)
+
     def forget(self, game_id: int) -> None:
         """A game stopped: no deadline, reminder or retry of it fires any more."""
         self.schedule_deadline(game_id, None)
@@ -151,7 +155,7 @@ class DeadlineRunner:
         command saw; by default the one open now, before the catch-up's awaits), so whichever of
         the deadline job, a moderator, a retried job or recovery comes second is refused by the
         engine (`phase.window_locked`) instead of locking the window opened by the first."""
-        if not await self.service.is_active(game_id):
+        if not await self.service.is_active(game_id) or not await self.serves(game_id):
             return None
         state = await self.service.state(game_id)
         if window is None and state.window is not None:

@@ -253,6 +253,32 @@ class Runtime:
         """Until the start-up work `resume_games` queued is done."""
         await self.catch_ups.wait()
 
+    async def leave_server(self, server_id: int) -> None:
+        """The bot is no longer on a server (kicked, or the server deleted): its games wait, as a
+        start leaves the games of a server it is not on (`ChatPort.serves`), their timers
+        dropped (each would lock and then retry its posts there for good); they resume when the
+        bot is back (`rejoin_server`, or the next start), their overdue windows locked at once
+        (votes are judged by their own times)."""
+        waiting = [
+            i.id for i in await self.service.active_infos(self.shards) if i.server_id == server_id
+        ]
+        for game_id in waiting:
+            self.deadlines.forget(game_id)
+        if waiting:
+            log.warning(
+                "left server %s: %s games wait until the bot is back", server_id, len(waiting)
+            )
+
+    async def rejoin_server(self, server_id: int) -> None:
+        """Back on a server (invited again): its waiting games resume as at a start — routed,
+        caught up (an overdue window locked, else its deadline scheduled), their effects still
+        undone tried again."""
+        for info in await self.service.active_infos(self.shards):
+            if info.server_id == server_id:
+                self.routes.register(info.id, info.channels)
+                self.catch_ups.add(info.id, overdue=True)
+                self.deadlines.schedule_retry(info.id, 0)
+
     async def stop_game(self, game_id: int, lost: str) -> None:
         """A game whose channel was deleted (`lost`: which one, "game" or "vote") cannot go on:
         stopped once, whoever finds it first (a channel's deletion, an effect Discord refuses

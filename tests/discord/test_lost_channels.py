@@ -16,6 +16,7 @@ from simcord import ChannelHandle
 from bot.discord import lost_channels
 from bot.discord.client import FaguanBot
 from bot.store import GameStatus
+from engine.model import PhaseKind
 
 SEED = "lost-seed"
 pytestmark = pytest.mark.table(seed=SEED)
@@ -301,3 +302,48 @@ async def test_a_run_off_whose_vote_post_was_deleted_unseen_gets_a_new_one(
     last = list((await t.bot.runtime.service.state(d.game_id)).posts)[-1]
     assert (last.post_id, last.target, last.void_reason) == (str(posted.id), 1, None)
     assert not await t.bot.runtime.service.repo.undone_effects(d.game_id)
+
+
+async def test_a_game_waits_while_the_bot_is_off_its_server(
+    table: Table, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The bot is kicked (or the server deleted): the game is not stopped but waits, as a start
+    leaves the games of a server the bot is not on, its timers dropped: its deadline passing
+    locks nothing and nothing is retried there for good (each try an error in the log)."""
+    t = table
+    d = Driver(t, "basic")
+    await d.start()
+    t.env.backend.remove_guild(t.guild.id)
+    await t.env.settle()
+    assert not [
+        j.id for j in t.bot.runtime.scheduler.jobs() if j.id.startswith(f"game:{d.game_id}:")
+    ]
+    before = await t.bot.runtime.service.state(d.game_id)
+    await t.env.advance_time(3 * 3600)
+    assert await t.bot.runtime.scheduler.run_due() == []
+    await t.bot.runtime.deadlines.lock_due(d.game_id)  # a job left from before: nothing
+    assert await t.bot.runtime.service.state(d.game_id) == before
+    info = await t.bot.runtime.service.info(d.game_id, refresh=True)
+    assert info.status is GameStatus.ACTIVE
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_a_waiting_game_resumes_when_the_bot_is_back_on_its_server(table: Table) -> None:
+    """Left and invited back while the game's deadline passed (the server itself kept): the
+    game resumes at once, its overdue night locked into the day, its deadline scheduled again."""
+    t = table
+    d = Driver(t, "basic")
+    await d.start()
+    guild = t.bot.get_guild(t.guild.id)
+    assert guild is not None
+    await t.bot.on_guild_remove(guild)
+    assert not [
+        j.id for j in t.bot.runtime.scheduler.jobs() if j.id.startswith(f"game:{d.game_id}:")
+    ]
+    await t.env.advance_time(2 * 3600)
+    await t.bot.on_guild_join(guild)
+    await t.bot.runtime.caught_up()
+    await t.env.settle()
+    state = await t.bot.runtime.service.state(d.game_id)
+    assert state.window is not None and state.window.kind is PhaseKind.DAY
+    assert [j.id for j in t.bot.runtime.scheduler.jobs() if j.id == f"game:{d.game_id}:deadline"]

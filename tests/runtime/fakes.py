@@ -24,7 +24,7 @@ from bot.store import Database, OutboxItem, Repository, open_database, upgrade
 class FakePort:
     """`ChatPort` as a test sees it: what it would have read and sent."""
 
-    servers: set[int] = field(default_factory=lambda: {1})
+    servers: set[int] = field(default_factory=lambda: {1, 2})
     posts: dict[int, list[ChannelPost]] = field(default_factory=dict)
     """Channel id → people's posts there, oldest first."""
     sent: list[tuple[int, str]] = field(default_factory=list)
