@@ -4,7 +4,9 @@ deletion, finds it on start, or meets it when Discord refuses an effect. Before,
 retried its next post there for good, logged that it had told the moderators in the channel that
 was gone, and kept the game's timers running.
 
-Also: a stuck notice the game channel cannot take goes to the moderators by DM."""
+Also: a forum game's open 投票帖 deleted is replaced (and one deleted unseen holds nothing up);
+a stuck notice the game channel cannot take goes to the moderators by DM; a game whose server the
+bot was removed from waits for it, and resumes when it is back."""
 
 from __future__ import annotations
 
