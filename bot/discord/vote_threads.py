@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.discord.channels import channel_if_there, channel_of
+from bot.discord.forum_tags import required_tags
 from bot.records.render import Context, deadline_text
 from bot.runtime.hosting import VotePostStep, is_forum, vote_post_key, vote_posts
 from engine.effects import Announce
@@ -129,7 +130,8 @@ async def _open(
         return post.id
     deadline = _deadline_words(ctx, state, step.day, _deadline_shown(state, step))
     body = ctx.t("forum.vote_post_body", day=step.day, deadline=deadline)
-    return (await forum.create_thread(name=title, content=body)).thread.id
+    made = await forum.create_thread(name=title, content=body, applied_tags=required_tags(forum))
+    return made.thread.id
 
 
 async def deadline_post(

@@ -14,6 +14,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.config import MAX_WINDOW, DailyAt, DeadlineRule, parse_deadline_rule
+from bot.discord.forum_tags import required_tags
 from bot.discord.interactions import (
     dm_notice,
     find_game,
@@ -358,7 +359,10 @@ class GameCog(commands.Cog, name="GameCog"):
         main: discord.Thread | None = None
         if forum is not None:  # hosted in a forum: the sign-up is its new main post
             title = say(lang, "forum.lobby_title", ruleset=f"{ruleset} {named}")
-            main = (await forum.create_thread(name=title, content=opening)).thread
+            made = await forum.create_thread(
+                name=title, content=opening, applied_tags=required_tags(forum)
+            )
+            main = made.thread
             channel_id, vote_id = main.id, forum.id
             settings |= forum_settings(interaction.channel.id)
         try:  # both channels are bound to the sign-up by the database, or it is refused
