@@ -325,6 +325,22 @@ async def test_game_new_from_a_thread_is_refused(
     assert await t.bot.runtime.service.repo.lobbies.newest(thread.id) is None
 
 
+@pytest.mark.parametrize("forum_game", [True, False])
+async def test_game_new_in_an_announcement_channel_is_refused(
+    table: Table, forum_game: bool
+) -> None:
+    """Discord makes no private thread in an announcement channel: the teams' threads could
+    not be made there, so the sign-up is refused before anything is made (a forum game's too)."""
+    t = table
+    news = t.guild.create_news_channel("公告")
+    forum = t.guild.create_forum_channel("论坛")
+    options: dict[str, Any] = {"forum": forum} if forum_game else {}
+    refused = await t.moderator.slash(news, "game new", ruleset="v2", **options)
+    assert private(refused) == en("notice.needs_text_channel")
+    assert forum.threads == [] and list(news.history()) == []
+    assert await t.bot.runtime.service.repo.lobbies.newest(news.id) is None
+
+
 async def test_a_sign_up_opened_over_one_tells_its_players_they_are_no_longer_in(
     table: Table,
 ) -> None:

@@ -260,10 +260,13 @@ class GameCog(commands.Cog, name="GameCog"):
             await respond(interaction, text(self.judge, interaction, "notice.moderators_only"))
             return
         assert interaction.channel is not None
-        if not isinstance(interaction.channel, discord.TextChannel):
+        if (
+            not isinstance(interaction.channel, discord.TextChannel)
+            or interaction.channel.is_news()
+        ):
             # the teams' private threads are made where this is run (a forum game too): a
-            # thread (a forum post) or a voice channel's chat holds none, and every team notice
-            # would fail
+            # thread (a forum post), a voice channel's chat or an announcement channel holds
+            # none (Discord refuses a private thread there), and every team notice would fail
             key = "notice.needs_text_channel"
             await respond(interaction, text(self.judge, interaction, key))
             return
