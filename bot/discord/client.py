@@ -18,7 +18,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.config import Settings
-from bot.discord import lost_channels
+from bot.discord import lost_channels, members_back
 from bot.discord.authority import warn_missing_moderator_role
 from bot.discord.cogs.game import GameCog
 from bot.discord.cogs.mod_menus import ModMenusCog
@@ -150,6 +150,10 @@ class FaguanBot(commands.Bot):
         the bot is back on: its games waiting for it resume."""
         await warn_missing_moderator_role(self.judge, guild)
         await self.runtime.rejoin_server(guild.id)
+
+    async def on_member_join(self, member: discord.Member) -> None:
+        """A player of a game in play back on its server: let in again as they were."""
+        await members_back.member_back(self.judge, member)
 
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """Kicked from a server, or the server deleted: its games wait for the bot's return."""

@@ -1,0 +1,55 @@
+"""A player who left the server mid-game and came back: let back in as they were.
+
+Leaving a server takes a member's roles and their private threads. A player of a game in play who
+joins again would be without the game's players' role — in a forum game unable to post in its
+posts at all, in a text game not shut out with the others at a 看表帖 — and out of their team's
+thread. Their seat is still theirs (the game went on meanwhile, as for a player away), so the
+role is given back, their overwrites and the game's team threads set from its state, as a start
+sets them after a restart (`permissions.reconcile`). Under the game's lock, as every change of a
+game's permissions: a lock closing the channels meanwhile is not undone by a state read before.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+
+from bot.discord import permissions
+from bot.discord.permission_refusals import tell_refused
+
+if TYPE_CHECKING:
+    from bot.discord.judge import Judge
+
+log = logging.getLogger(__name__)
+
+
+async def member_back(judge: Judge, member: discord.Member) -> None:
+    """`member` joined `member.guild`: for each game in play there they hold a seat of, the
+    players' role back, their overwrites and the team threads as the game's state says."""
+    service = judge.runtime.service
+    held = await service.repo.games_of_user(member.id)
+    for game_id in sorted({game for game, _ in held}):
+        if (await service.info(game_id)).server_id != member.guild.id:
+            continue
+        async with service.holding(game_id):
+            await _role_back(judge, game_id, member)
+            state = await service.state(game_id)
+            await permissions.sync_players(judge, game_id, state, [str(member.id)])
+            if not state.over:
+                await permissions.set_team_threads(judge, game_id)
+        log.info("game %s: a player back on the server was let in again", game_id)
+
+
+async def _role_back(judge: Judge, game_id: int, member: discord.Member) -> None:
+    """The game's players' role, if it still exists, given back (refused: the moderators are
+    told once, as at the start)."""
+    role_id = (await judge.runtime.service.info(game_id)).channels.get("players_role")
+    role = member.guild.get_role(int(str(role_id))) if role_id else None
+    if role is None or any(r.id == role.id for r in member.roles):
+        return
+    try:
+        await member.add_roles(role, reason="faguan: a player of a game in play, back")
+    except discord.Forbidden:
+        await tell_refused(judge, game_id)

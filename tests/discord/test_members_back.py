@@ -1,0 +1,67 @@
+"""A player who leaves the server mid-game and joins again is let back in as they were: the
+game's players' role given back, their team thread rejoined, shut out with the others at a
+看表帖. Before, a forum game's player who came back could not post a vote at all (Discord: 403),
+a killer was out of the killers' thread, and a text game's player was no longer shut out of the
+discussion with the others (the players' role is how)."""
+
+from __future__ import annotations
+
+import pytest
+from gamebot import Driver, Table, by_role
+from simcord import MemberActor
+from test_team_thread_faults import members_of, thread_id_of
+
+pytestmark = pytest.mark.table(seed="back-seed")
+
+
+async def left_and_back(t: Table, seat: int) -> MemberActor:
+    """The holder of `seat` leaves the server and joins it again."""
+    member = t.players[seat - 1]
+    t.guild.remove_member(member)
+    await t.env.settle()
+    back = t.guild.add_member(member.user)
+    await t.env.settle()
+    t.players[seat - 1] = back
+    return back
+
+
+@pytest.mark.table(hosting="forum")
+async def test_a_forum_player_back_on_the_server_votes_again(table: Table) -> None:
+    t = table
+    d = Driver(t, "basic")
+    roles = await d.start()
+    seat = by_role(roles, "civilian")[0]
+    await left_and_back(t, seat)
+    await d.quiet_night()
+    posted = await d.post_vote(seat, "投1号", 1)
+    last = list((await t.bot.runtime.service.state(d.game_id)).posts)[-1]
+    assert (last.post_id, last.seat, last.target) == (str(posted.id), seat, 1)
+
+
+async def test_a_killer_back_on_the_server_is_in_the_killers_thread_again(table: Table) -> None:
+    t = table
+    d = Driver(t, "basic")
+    roles = await d.start()
+    killer = by_role(roles, "killer")[0]
+    thread = await thread_id_of(t, d, "killers")
+    assert t.players[killer - 1].id in members_of(t, thread)
+    await left_and_back(t, killer)
+    assert t.players[killer - 1].id in members_of(t, thread)
+
+
+async def test_a_text_game_player_back_on_the_server_holds_the_players_role_again(
+    table: Table,
+) -> None:
+    """The role the game shuts its players out of the discussion by (after each 看表帖, until
+    the next window) is theirs again; a passer-by who joins gets nothing."""
+    t = table
+    d = Driver(t, "basic")
+    roles = await d.start()
+    seat = by_role(roles, "civilian")[0]
+    back = await left_and_back(t, seat)
+    info = await t.bot.runtime.service.info(d.game_id, refresh=True)
+    role = int(info.channels["players_role"])
+    assert role in t.env.backend.get_member(t.guild.id, back.id).role_ids
+    stranger = t.guild.add_member(t.env.create_user("路人"))
+    await t.env.settle()
+    assert role not in t.env.backend.get_member(t.guild.id, stranger.id).role_ids
