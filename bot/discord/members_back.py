@@ -53,3 +53,20 @@ async def _role_back(judge: Judge, game_id: int, member: discord.Member) -> None
         await member.add_roles(role, reason="faguan: a player of a game in play, back")
     except discord.Forbidden:
         await tell_refused(judge, game_id)
+
+
+async def roles_back(judge: Judge, game_id: int) -> None:
+    """On resume: each present holder of a seat of a game in play who is on the server (in the
+    member cache) and lacks the players' role gets it back — one who came back while the bot
+    was away, whose join it never saw. Under the game's lock, as a replacement moves the role."""
+    service = judge.runtime.service
+    async with service.holding(game_id):
+        info = await service.info(game_id)
+        guild = judge.client.get_guild(info.server_id)
+        if guild is None:
+            return
+        holders = {term.user_id for term in (await service.repo.current_seats(game_id)).values()}
+        for user_id in sorted(u for u in holders if u is not None):  # a 5.0 player's cards: once
+            member = guild.get_member(user_id)
+            if member is not None:
+                await _role_back(judge, game_id, member)

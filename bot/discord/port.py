@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.discord import lost_channels, permissions
+from bot.discord import lost_channels, members_back, permissions
 from bot.discord.channels import channel_if_there
 from bot.discord.judge import judge_of
 from bot.records.i18n import render
@@ -106,6 +106,7 @@ class DiscordPort:
         await lost_channels.tell_stopped(self.judge, game_id, lost)
 
     async def reconcile_permissions(self, game_id: int) -> None:
+        await members_back.roles_back(self.judge, game_id)
         await permissions.reconcile(self.judge, game_id)
 
     def recovering(self, on: bool) -> None:

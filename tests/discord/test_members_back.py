@@ -7,9 +7,11 @@ discussion with the others (the players' role is how)."""
 from __future__ import annotations
 
 import pytest
-from gamebot import Driver, Table, by_role
+from gamebot import Driver, Table, by_role, restarted
 from simcord import MemberActor
 from test_team_thread_faults import members_of, thread_id_of
+
+from bot.discord.client import FaguanBot
 
 pytestmark = pytest.mark.table(seed="back-seed")
 
@@ -65,3 +67,30 @@ async def test_a_text_game_player_back_on_the_server_holds_the_players_role_agai
     stranger = t.guild.add_member(t.env.create_user("路人"))
     await t.env.settle()
     assert role not in t.env.backend.get_member(t.guild.id, stranger.id).role_ids
+
+
+async def test_a_player_back_while_the_bot_was_away_gets_the_role_at_its_start(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bot never saw them join again (down, or a gateway gap): its next start gives the
+    role back, as it sets the rest of the game's permissions."""
+    t = table
+    d = Driver(t, "basic")
+    roles = await d.start()
+    seat = by_role(roles, "civilian")[0]
+
+    async def unseen(self: FaguanBot, member: object) -> None:
+        return None
+
+    monkeypatch.setattr(FaguanBot, "on_member_join", unseen)
+    back = await left_and_back(t, seat)
+    info = await t.bot.runtime.service.info(d.game_id, refresh=True)
+    role = int(info.channels["players_role"])
+    assert role not in t.env.backend.get_member(t.guild.id, back.id).role_ids
+    await restarted(t)
+    guild = t.bot.get_guild(t.guild.id)
+    assert guild is not None
+    await guild.chunk()  # as discord.py does at a start with the members intent (simcord: not)
+    await t.bot.runtime.port.reconcile_permissions(d.game_id)  # what the start does per game
+    await t.env.settle()
+    assert role in t.env.backend.get_member(t.guild.id, back.id).role_ids
