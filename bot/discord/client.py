@@ -18,7 +18,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.config import Settings
-from bot.discord import lost_channels, members_back
+from bot.discord import lost_channels, membership
 from bot.discord.authority import warn_missing_moderator_role
 from bot.discord.cogs.game import GameCog
 from bot.discord.cogs.mod_menus import ModMenusCog
@@ -153,7 +153,11 @@ class FaguanBot(commands.Bot):
 
     async def on_member_join(self, member: discord.Member) -> None:
         """A player of a game in play back on its server: let in again as they were."""
-        await members_back.member_back(self.judge, member)
+        await membership.member_back(self.judge, member)
+
+    async def on_raw_member_remove(self, payload: discord.RawMemberRemoveEvent) -> None:
+        """A player of a game in play left its server: its moderators are told."""
+        await membership.member_left(self.judge, payload.guild_id, payload.user.id)
 
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """Kicked from a server, or the server deleted: its games wait for the bot's return."""

@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.discord import permissions
-from bot.discord.interactions import moderators_of
-from bot.discord.override_log import log_channel
+from bot.discord.moderator_notices import tell_moderators
 from bot.discord.vote_threads import SendOnce, replace_deleted
 from bot.records.i18n import render
 from bot.runtime.hosting import is_forum
@@ -129,18 +128,7 @@ async def tell_stopped(judge: Judge, game_id: int, lost: str) -> None:
     locale = judge.runtime.contexts.locale_of(info)
     channel = render(locale, f"lost_channel.{channel_word(info.channels, lost)}", {})
     text = render(locale, "notice.stopped_channel_deleted", {"game": game_id, "channel": channel})
-    quiet = discord.AllowedMentions.none()
-    for moderator in await moderators_of(judge, game_id):
-        try:
-            await moderator.send(text, allowed_mentions=quiet)
-        except discord.HTTPException:
-            log.info("game %s: a moderator was not told it stopped (DM refused)", game_id)
-    overrides = await log_channel(judge, info.server_id)
-    if overrides is not None:
-        try:
-            await overrides.send(text, allowed_mentions=quiet)
-        except discord.HTTPException as exc:
-            log.warning("game %s: the override log refused: %s", game_id, type(exc).__name__)
+    await tell_moderators(judge, game_id, text)
     holders = {term.user_id for term in (await service.repo.current_seats(game_id)).values()}
     for user_id in sorted(u for u in holders if u is not None):  # a 5.0 player's cards: once
         if not await judge.runtime.port.send_private(user_id, text):

@@ -23,8 +23,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-import discord
-
 from bot.runtime.hosting import is_forum
 
 if TYPE_CHECKING:
@@ -48,24 +46,14 @@ async def tell_refused(judge: Judge, game_id: int) -> None:
         "posts the game does not allow are taken down instead",
         game_id,
     )
-    from bot.discord.override_log import log_channel
+    from bot.discord.moderator_notices import to_override_log
 
     try:
-        info = await judge.runtime.service.info(game_id)
-        channel = await log_channel(judge, info.server_id)
-        if channel is None:
-            return
         ctx = await judge.runtime.contexts.context(game_id)
-        await channel.send(
-            ctx.t("log.permissions_refused", game=game_id),
-            allowed_mentions=discord.AllowedMentions.none(),
-        )
-    except Exception as exc:  # the database or the channel away: the log line stands
-        log.warning(
-            "game %s: could not write the warning to the override log (%s)",
-            game_id,
-            type(exc).__name__,
-        )
+    except Exception as exc:  # the database away: the log line stands
+        log.warning("game %s: no override log line (%s)", game_id, type(exc).__name__)
+        return
+    await to_override_log(judge, game_id, ctx.t("log.permissions_refused", game=game_id))
 
 
 async def tell_role_gone(judge: Judge, game_id: int) -> None:
@@ -96,23 +84,8 @@ async def tell_role_gone(judge: Judge, game_id: int) -> None:
         "the game's moderators are told",
         game_id,
     )
-    from bot.discord.interactions import moderators_of
-    from bot.discord.override_log import log_channel
+    from bot.discord.moderator_notices import tell_moderators
 
     ctx = await judge.runtime.contexts.context(game_id)
     key = "log.players_role_gone_forum" if is_forum(info.channels) else "log.players_role_gone"
-    text = ctx.t(key, game=game_id)
-    quiet = discord.AllowedMentions.none()
-    try:
-        channel = await log_channel(judge, info.server_id)
-        if channel is not None:
-            await channel.send(text, allowed_mentions=quiet)
-    except discord.HTTPException as exc:  # the log is a convenience: the DMs and the log line
-        log.warning(
-            "game %s: could not write to the override log (%s)", game_id, type(exc).__name__
-        )
-    for moderator in await moderators_of(judge, game_id):
-        try:
-            await moderator.send(text, allowed_mentions=quiet)
-        except discord.HTTPException:  # a moderator's closed DMs stop nothing
-            log.warning("game %s: a moderator does not accept DMs", game_id)
+    await tell_moderators(judge, game_id, ctx.t(key, game=game_id))

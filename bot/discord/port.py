@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.discord import lost_channels, members_back, permissions
+from bot.discord import lost_channels, membership, permissions
 from bot.discord.channels import channel_if_there
 from bot.discord.judge import judge_of
+from bot.discord.moderator_notices import dm_moderators
 from bot.records.i18n import render
 from bot.runtime.port import ChannelPost
 
@@ -73,7 +74,7 @@ class DiscordPort:
             private = render(
                 language, "notice.stuck_private", {"attempts": attempts, "game": game_id}
             )
-            await self._tell_moderators(game_id, private)
+            await dm_moderators(self.judge, game_id, private)
             return
         channel = await channel_if_there(self.judge.client, int(info.channels["game"]))
         if isinstance(channel, discord.TextChannel | discord.Thread):
@@ -87,17 +88,7 @@ class DiscordPort:
             except discord.HTTPException as exc:  # the channel is what fails: told by DM
                 log.info("game %s: stuck notice refused there: %s", game_id, type(exc).__name__)
         told = render(language, "notice.stuck_dm", {"attempts": attempts, "game": game_id})
-        await self._tell_moderators(game_id, told)
-
-    async def _tell_moderators(self, game_id: int, text: str) -> None:
-        """DM each moderator of the game (none who plays in it); a closed DM stops nothing."""
-        from bot.discord.interactions import moderators_of
-
-        for moderator in await moderators_of(self.judge, game_id):
-            try:
-                await moderator.send(text, allowed_mentions=discord.AllowedMentions.none())
-            except discord.HTTPException:
-                log.warning("game %s: a moderator does not accept DMs", game_id)
+        await dm_moderators(self.judge, game_id, told)
 
     async def lost_channel(self, game_id: int) -> str | None:
         return await lost_channels.lost_channel(self.judge, game_id)
@@ -106,7 +97,7 @@ class DiscordPort:
         await lost_channels.tell_stopped(self.judge, game_id, lost)
 
     async def reconcile_permissions(self, game_id: int) -> None:
-        await members_back.roles_back(self.judge, game_id)
+        await membership.roles_back(self.judge, game_id)
         await permissions.reconcile(self.judge, game_id)
 
     def recovering(self, on: bool) -> None:

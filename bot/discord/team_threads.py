@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from bot.discord.interactions import moderators_of
+from bot.discord.moderator_notices import dm_moderators
 from bot.discord.required_permissions import REQUIRED_PERMISSIONS, permission_names
 from bot.records.i18n import render
 from engine.model import Team
@@ -90,8 +90,4 @@ async def tell_threads_refused(judge: Judge, game_id: int, thread: discord.Threa
     ctx = await judge.runtime.contexts.context(game_id)
     missing = f"{permission_names(ctx.locale, lacking)} (<#{thread.parent_id}>)"
     notice = ctx.t("log.threads_refused", game=game_id, missing=missing)
-    for moderator in await moderators_of(judge, game_id):
-        try:
-            await moderator.send(notice, allowed_mentions=discord.AllowedMentions.none())
-        except discord.HTTPException:  # a moderator's closed DMs stop nothing
-            log.debug("game %s: a moderator does not accept DMs", game_id)
+    await dm_moderators(judge, game_id, notice, privately=True)

@@ -1,4 +1,11 @@
-"""A player who left the server mid-game and came back: let back in as they were.
+"""A player of a game in play who leaves the server, or comes back to it.
+
+One who leaves keeps their seat (the game goes on, as for a player away), and the game's
+moderators are told, by DM and in the override log, naming the seat as everyone knows it: they
+may want to replace the player (`/mod replace`). Who left is public on the server; their role
+is not said.
+
+A player who left the server mid-game and came back is let back in as they were.
 
 Leaving a server takes a member's roles and their private threads. A player of a game in play who
 joins again would be without the game's players' role — in a forum game unable to post in its
@@ -17,6 +24,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.discord import permissions
+from bot.discord.moderator_notices import tell_moderators
 from bot.discord.permission_refusals import tell_refused
 
 if TYPE_CHECKING:
@@ -70,3 +78,17 @@ async def roles_back(judge: Judge, game_id: int) -> None:
             member = guild.get_member(user_id)
             if member is not None:
                 await _role_back(judge, game_id, member)
+
+
+async def member_left(judge: Judge, server_id: int, user_id: int) -> None:
+    """`user_id` left (or was removed from) server `server_id`: the moderators of each game in
+    play there they hold a seat of are told, once per leaving."""
+    service = judge.runtime.service
+    held = await service.repo.games_of_user(user_id)
+    for game_id in sorted({game for game, _ in held}):
+        if (await service.info(game_id)).server_id != server_id:
+            continue
+        seats = sorted(seat for game, seat in held if game == game_id)
+        ctx = await judge.runtime.contexts.context(game_id)
+        text = ctx.t("log.player_left", game=game_id, seats=ctx.seats(",".join(map(str, seats))))
+        await tell_moderators(judge, game_id, text)

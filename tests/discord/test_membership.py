@@ -1,8 +1,10 @@
-"""A player who leaves the server mid-game and joins again is let back in as they were: the
-game's players' role given back, their team thread rejoined, shut out with the others at a
-看表帖. Before, a forum game's player who came back could not post a vote at all (Discord: 403),
-a killer was out of the killers' thread, and a text game's player was no longer shut out of the
-discussion with the others (the players' role is how)."""
+"""A player of a game in play who leaves the server, or comes back to it.
+
+One who leaves keeps their seat; the moderators are told (DM, override log). One who joins again
+is let back in as they were: the game's players' role given back, their team thread rejoined.
+Before, nobody was told, a forum game's player who came back could not post a vote at all
+(Discord: 403), a killer was out of the killers' thread, and a text game's player was no longer
+shut out of the discussion with the others (the players' role is how)."""
 
 from __future__ import annotations
 
@@ -94,3 +96,29 @@ async def test_a_player_back_while_the_bot_was_away_gets_the_role_at_its_start(
     await t.bot.runtime.port.reconcile_permissions(d.game_id)  # what the start does per game
     await t.env.settle()
     assert role in t.env.backend.get_member(t.guild.id, back.id).role_ids
+
+
+async def test_a_player_who_leaves_the_server_is_named_to_the_moderators(table: Table) -> None:
+    """A player leaves mid-game: the moderators are told by DM (and in the override log) which
+    seat's player left and that /mod replace can hand it on; the game channel says nothing,
+    and a passer-by leaving tells no one."""
+    t = table
+    log = t.guild.create_text_channel("裁判记录")
+    await t.moderator.slash(t.channel, "mod log-channel", channel=log)
+    d = Driver(t, "basic")
+    roles = await d.start()
+    seat = by_role(roles, "civilian")[0]
+    public = t.public()
+    stranger = t.guild.add_member(t.env.create_user("路人"))
+    await t.env.settle()
+    t.guild.remove_member(stranger)
+    t.guild.remove_member(t.players[seat - 1])
+    await t.env.settle()
+    text = (
+        f"⚠ 第{d.game_id}局：{seat}号 {t.names[seat - 1]} 已离开服务器。其座位保留，游戏照常进行；"
+        "如需换人，可用 /管理 替补（/mod replace）。"
+    )
+    assert [m.content for m in t.dms(t.moderator)][-1] == text
+    assert [m.content for m in log.history()][-1] == text
+    assert sum(m.content.startswith("⚠") for m in t.dms(t.moderator)) == 1
+    assert t.public() == public
