@@ -108,6 +108,18 @@ class PlayerSpec:
     name: str
 
 
+def seat_specs(cards: Sequence[str], players: Sequence[PlayerSpec]) -> tuple[SeatSpec, ...]:
+    """The store's first seat rows of a game: one per seat as the engine numbers them (a card:
+    5.0 deals two a player, `GameCreated.players` naming each card's holder), held by its
+    player. Role confirmations and substitutes name a card, so a row per player would be
+    another's row for every card but the first's."""
+    by_user = {str(p.user_id): p for p in players}
+    return tuple(
+        SeatSpec(seat=card, name=by_user[user].name, user_id=by_user[user].user_id)
+        for card, user in enumerate(cards, 1)
+    )
+
+
 class GameService:
     """Loads, decides, commits and delivers; knows nothing of Discord (effects go to `perform`)."""
 
@@ -371,9 +383,7 @@ class GameService:
             ruleset=ruleset,
             seed=seed,
             commitment=created.commitment,
-            seats=tuple(
-                SeatSpec(seat=i, name=p.name, user_id=p.user_id) for i, p in enumerate(players, 1)
-            ),
+            seats=seat_specs(created.players, players),
             events=tuple(codec.dump(e) for e in events),
             effects=(*first, *(codec.dump(e) for e in effects)),
             options=options,
@@ -561,10 +571,15 @@ class GameService:
         finished = any(isinstance(e, GameEnded) for e in events)
         subs: list[SeatSpec] = []
         if isinstance(command, ReplacePlayer) and command.new_player.isdigit():
-            # the substitute's seat term, for standings and /game join lookups
+            # the substitute's seat terms, for standings and /game join lookups: one for each
+            # card they took (the engine gives them every card of the player: 5.0, two), never
+            # only the card named
             user = int(command.new_player)
             named = name or command.new_player
-            subs.append(SeatSpec(seat=command.seat, name=named, user_id=user))
+            subs.extend(
+                SeatSpec(seat=int(card), name=named, user_id=user)
+                for card in after.seats_of(command.new_player)
+            )
         result = await self.repo.record(
             game_id,
             events=list(map(codec.dump, events)),
