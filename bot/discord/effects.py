@@ -15,6 +15,7 @@ import discord
 
 from bot.discord import lost_channels, permissions
 from bot.discord.answering import take
+from bot.discord.automod import tell_if_blocked
 from bot.discord.channels import channel_of
 from bot.discord.judge import judge_of
 from bot.discord.permission_refusals import tell_refused
@@ -85,6 +86,13 @@ class DiscordEffects:
         return judge_of(self.client)
 
     async def __call__(self, item: OutboxItem) -> None:
+        try:
+            await self._perform(item)
+        except discord.HTTPException as exc:  # retried; AutoMod's block is told at once
+            await tell_if_blocked(self.judge, item.game_id, exc)
+            raise
+
+    async def _perform(self, item: OutboxItem) -> None:
         if (step := start_step(item.payload)) is not None:  # the shell's own: the start's work
             await perform_start(self.judge, item.game_id, step)
             return

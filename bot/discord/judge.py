@@ -23,6 +23,8 @@ class Judge:
     refused_permissions: set[int] = field(default_factory=set)
     """Games whose permission edits Discord refused, told once per process (see
     `bot.discord.permission_refusals.tell_refused`)."""
+    automod_told: set[int] = field(default_factory=set)
+    """Games whose moderators were told that AutoMod blocked a post (`bot.discord.automod`)."""
 
 
 def judge_of(client: discord.Client) -> Judge:
