@@ -84,6 +84,10 @@ async def test_a_deleted_game_channel_stops_the_game_and_everyone_in_it_is_told(
         status.response.content.splitlines()[0]
         == f"Game {d.game_id} · basic · stopped (it cannot go on)"
     )
+    record = await t.players[0].slash(again, "game record", game_id=d.game_id)
+    assert record.response is not None and record.ephemeral
+    assert record.response.content.startswith("This game was stopped")
+    assert not record.response.attachments
     r = await t.moderator.slash(again, "game new", ruleset="basic")
     assert r.response is not None and not r.ephemeral
 

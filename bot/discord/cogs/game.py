@@ -625,11 +625,14 @@ class GameCog(commands.Cog, name="GameCog"):
     ) -> None:
         gid = await find_game(self.judge, interaction, game_id)
         state = await self.judge.runtime.service.state(gid)
+        info = await self.judge.runtime.service.info(gid)
+        if info.status is GameStatus.STOPPED_ERROR:  # never over: its roles stay unsaid
+            await respond(interaction, text(self.judge, interaction, "notice.stopped_no_record"))
+            return
         if not state.over:
             await respond(interaction, text(self.judge, interaction, "notice.not_over"))
             return
         ctx = await self.judge.runtime.contexts.context(gid, state)
-        info = await self.judge.runtime.service.info(gid)
         names = await self.judge.runtime.contexts.player_names(gid, state)
         data = with_links(
             with_reason_text(record_of(state, player_names=names)),
