@@ -184,7 +184,7 @@ async def test_a_forum_games_main_post_deleted_stops_it(table: Table) -> None:
 
 
 async def test_a_stuck_notice_the_game_channel_refuses_goes_to_the_moderators_by_dm(
-    table: Table,
+    table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The judge keeps failing and the game channel will not take its notice either: the
     moderators are told by DM instead of not at all (the log said they were told)."""
@@ -198,12 +198,11 @@ async def test_a_stuck_notice_the_game_channel_refuses_goes_to_the_moderators_by
 
     channel = t.bot.get_channel(t.channel.id)
     assert isinstance(channel, discord.TextChannel)
-    original = discord.TextChannel.send
-    discord.TextChannel.send = refusing  # type: ignore[assignment,method-assign]
-    try:
-        await port.tell_stuck(d.game_id, 5)
-    finally:
-        discord.TextChannel.send = original  # type: ignore[method-assign]
+    # on the class's own dict, and taken off it again after (Messageable's stays as it is)
+    monkeypatch.setattr(discord.TextChannel, "send", refusing)
+    await port.tell_stuck(d.game_id, 5)
+    monkeypatch.undo()
+    assert "send" not in vars(discord.TextChannel)
     dms = [m.content for m in t.dms(t.moderator)]
     assert dms[-1].startswith(f"⚠ 第{d.game_id}局：法官暂时无法完成操作（已重试 5 次）")
 
