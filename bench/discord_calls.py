@@ -150,9 +150,19 @@ async def count_calls(*, nights: int = 2) -> tuple[list[PhaseCalls], dict[str, A
         errors = list(env.errors)
         info["bot_errors"] = [type(e).__name__ for e in errors]
     finally:
-        await env.shutdown()
+        await _stopped(bot, env)
         shutil.rmtree(workdir, ignore_errors=True)
     return phases, info
+
+
+async def _stopped(bot: FaguanBot, env: Env) -> None:
+    """The bot closed, then simcord's world shut down. simcord's shutdown detaches the bot
+    without closing it: its database connections (aiosqlite's threads), SQLite commit thread and
+    writer process ran on past the run, on a database whose folder is then removed."""
+    try:
+        await bot.close()
+    finally:
+        await env.shutdown()
 
 
 async def _deadline(env: Env, bot: FaguanBot) -> None:

@@ -61,6 +61,43 @@ likely a commit's fsync waiting on the other worker's writes. These tests prove 
 says, not how fast a shared disk is; a bot that hangs still fails, later."""
 
 
+class BotEnv(Env):
+    """simcord's `Env`, whose bots stop as their processes would. simcord detaches a bot without
+    closing it (at `shutdown`, and the old bot at `restart_bot`): each bot's database connections
+    (aiosqlite's threads), SQLite commit thread and writer process ran on until the garbage
+    collector found the bot, a full collection at the end of the worker's session (too slow:
+    execnet interrupted it). Here `shutdown` first closes the bot attached as a clean stop does
+    (`FaguanBot.close`, SIGTERM's), and a bot that `restart_bot` replaced without its being closed
+    (a crash) has its connections closed as its process's death closes them (`died`)."""
+
+    async def restart_bot(self, bot: discord.Client | None = None) -> None:
+        old = self.bot
+        await super().restart_bot(bot)
+        if old is not self.bot:  # once the new one is attached: its recovery did not wait
+            await died(old)
+
+    async def shutdown(self) -> None:
+        try:
+            if isinstance(self.bot, FaguanBot) and not self.bot.is_closed():
+                await self.bot.close()
+        finally:
+            await super().shutdown()
+
+
+async def died(bot: discord.Client) -> None:
+    """What a bot's process's death stops, for a bot detached without `close` (a crash): its
+    timers, and the connections of the database it opened (the pool's, the SQLite writer
+    process's stdin, so it ends): nothing written, no done mark flushed. A database the test
+    gave the bot is the test's to dispose of."""
+    if not isinstance(bot, FaguanBot) or bot.is_closed():
+        return
+    bot.runtime.close()
+    if not bot.runtime.scheduler.manual:
+        bot.runtime.scheduler.shutdown()
+    if bot._owns_database and bot._database is not None:
+        await bot._database.dispose()
+
+
 @contextlib.asynccontextmanager
 async def running_table(
     db: Path,
@@ -73,7 +110,7 @@ async def running_table(
     """A started bot on its own database with a table of `players` (shut down after); `clock`
     is an unbound `EnvClock` (from tests/discord/conftest.py). `hosting` "forum": the game is
     hosted in a forum channel (`Driver.start` opens it there). `game`: as `make_bot`."""
-    env = Env(make_bot(db, clock, seed=seed, **game), settle_timeout=SETTLE_SECONDS)
+    env = BotEnv(make_bot(db, clock, seed=seed, **game), settle_timeout=SETTLE_SECONDS)
     clock.bind(env)
     table = build_table(env, players)
     table.db, table.clock, table.seed = db, clock, seed

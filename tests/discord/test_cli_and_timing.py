@@ -7,8 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from gamebot import Driver, build_table, settings_for
-from simcord import Env
+from gamebot import BotEnv, Driver, build_table, settings_for
 
 from bot.cli import main
 from bot.discord.client import create_bot
@@ -57,7 +56,7 @@ async def test_a_real_apscheduler_deadline_locks_the_window(tmp_path: Path) -> N
         scheduler=DeadlineScheduler(clock),
         seed_source=lambda: "s",
     )
-    env = Env(bot)
+    env = BotEnv(bot)
     table = build_table(env, 8)
     await env.start()
     try:

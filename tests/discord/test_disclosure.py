@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import Driver, Table, build_table, by_role, invite_permissions, make_bot
-from simcord import Env, MemberActor
+from gamebot import BotEnv, Driver, Table, build_table, by_role, invite_permissions, make_bot
+from simcord import MemberActor
 
 from bot.config import load
 from bot.discord.authority import warn_missing_moderator_role
@@ -344,7 +344,7 @@ async def test_at_start_a_moderator_role_missing_from_a_server_is_named(
         env={},
     )
     clock = EnvClock()
-    env = Env(create_bot(settings, clock=clock, scheduler=DeadlineScheduler(clock)))
+    env = BotEnv(create_bot(settings, clock=clock, scheduler=DeadlineScheduler(clock)))
     clock.bind(env)
     t = build_table(env, 6)  # its moderator role is 主持人: no 裁判组 there
     await env.start()

@@ -21,8 +21,7 @@ import pytest
 import pytest_asyncio
 from discord import AppCommandOptionType, Locale, app_commands
 from envclock import EnvClock
-from gamebot import make_bot
-from simcord import Env
+from gamebot import BotEnv, make_bot
 
 from bot.cli import build_parser, main
 from bot.config import ALL_KEYS, LAYOUT
@@ -298,7 +297,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[FaguanBot]:
     """The bot after a real start (setup_hook: every cog, the translator)."""
     clock = EnvClock()
     made = make_bot(tmp_path / "g.db", clock)
-    env = Env(made)
+    env = BotEnv(made)
     clock.bind(env)
     await env.start()
     try:

@@ -17,8 +17,7 @@ import pytest
 import pytest_asyncio
 from envclock import EnvClock
 from faultkit import play_through_a_fault
-from gamebot import Table, build_table, settings_for
-from simcord import Env
+from gamebot import BotEnv, Table, build_table, settings_for
 from sqlalchemy import event
 
 import bot.store.db
@@ -105,7 +104,7 @@ async def rig(
         database=database,
         seed_source=lambda: SEED,
     )
-    env = Env(made, check_errors=False)
+    env = BotEnv(made, check_errors=False)
     clock.bind(env)
     table = build_table(env, 8)
     await env.start()

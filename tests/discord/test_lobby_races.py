@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import Table, build_table
+from gamebot import BotEnv, Table, build_table
 from pgserver import PgServer
-from simcord import ChannelHandle, Env, MemberActor
+from simcord import ChannelHandle, MemberActor
 from test_lock_races import held_together
 
 from bot.config import load
@@ -68,7 +68,7 @@ async def table(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         await pg.create_database(name)
         url = pg.url(name)
     clock = EnvClock()
-    env = Env(_bot(url, clock))
+    env = BotEnv(_bot(url, clock))
     clock.bind(env)
     t = build_table(env, PLAYERS)
     t.url = url  # type: ignore[attr-defined]

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from envclock import EnvClock
-from gamebot import Driver, Table, build_table, by_role, settings_for
+from gamebot import BotEnv, Driver, Table, build_table, by_role, settings_for
 from pgserver import PgServer
-from simcord import Env, MemberActor
+from simcord import MemberActor
 
 from bot.discord.client import FaguanBot, create_bot
 from bot.records.i18n import render
@@ -54,7 +54,7 @@ async def table(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     bot = create_bot(
         settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: SEED
     )
-    env = Env(bot)
+    env = BotEnv(bot)
     clock.bind(env)
     t = build_table(env, 8)
     await env.start()

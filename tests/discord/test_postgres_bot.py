@@ -10,9 +10,8 @@ from typing import Any
 import pytest_asyncio
 from envclock import EnvClock
 from faultkit import play_through_a_fault
-from gamebot import Driver, Table, build_table
+from gamebot import BotEnv, Driver, Table, build_table
 from pgserver import ThrowawayServer
-from simcord import Env
 
 from bot.config import load
 from bot.discord.client import create_bot
@@ -46,7 +45,7 @@ async def pg_table(pg_url: str) -> AsyncIterator[Table]:
     bot = create_bot(
         settings, clock=clock, scheduler=DeadlineScheduler(clock), seed_source=lambda: SEED
     )
-    env = Env(bot, check_errors=False)
+    env = BotEnv(bot, check_errors=False)
     clock.bind(env)
     table: Table = build_table(env, 8)
     table.url = pg_url  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import discord
 from envclock import EnvClock
-from gamebot import invite_permissions, settings_for
+from gamebot import BotEnv, invite_permissions, settings_for
 from simcord import Env
 
 from bot.config import load
@@ -53,7 +53,7 @@ async def test_each_shard_owns_only_its_guilds_games_and_timers(tmp_path: Path) 
     clock = EnvClock()
     both = sharded(tmp_path / "g.db", clock, [0, 1])
     assert isinstance(both, discord.AutoShardedClient)
-    env = Env(both)
+    env = BotEnv(both)
     clock.bind(env)
     await env.start()
     try:
@@ -79,7 +79,7 @@ async def test_missing_permissions_are_named_at_start(tmp_path: Path) -> None:
     bot = create_bot(
         settings_for(tmp_path / "g.db"), clock=clock, scheduler=DeadlineScheduler(clock)
     )
-    env = Env(bot)
+    env = BotEnv(bot)
     clock.bind(env)
     guild = env.create_guild("小服")
     invite_permissions(env, guild)
@@ -111,7 +111,7 @@ async def test_a_game_id_from_another_server_is_not_reachable(tmp_path: Path) ->
         scheduler=DeadlineScheduler(clock),
         seed_source=lambda: "s",
     )
-    env = Env(bot)
+    env = BotEnv(bot)
     clock.bind(env)
     await env.start()
     try:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import rbkit  # noqa: F401  (puts the project and tests/discord on sys.path)
-from gamebot import Table, build_table
+from gamebot import BotEnv, Table, build_table
 from rbkit import EnvClock
 from simcord import Env, InteractionResult, MemberActor, UserHandle
 
@@ -183,7 +183,7 @@ async def bench(databases: Databases) -> AsyncIterator[Bench]:
         database=database,
         seed_source=lambda: SEED,
     )
-    env = Env(bot, check_errors=False)
+    env = BotEnv(bot, check_errors=False)
     clock.bind(env)
     table = build_table(env, PLAYERS)
     mod2 = table.guild.add_member(env.create_user("mod2"), roles=[table.mod_role])

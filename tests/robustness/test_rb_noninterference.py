@@ -56,7 +56,7 @@ from nikit import (
 from rbkit import EnvClock
 
 # isort: split
-from gamebot import GUILD_ID, SETTLE_SECONDS, invite_permissions, make_bot
+from gamebot import GUILD_ID, SETTLE_SECONDS, BotEnv, invite_permissions, make_bot
 from simcord import Env
 
 from bot.discord.views import valid_targets
@@ -141,7 +141,7 @@ class Game:
     @classmethod
     async def start(cls, db: Path, n: int, hosting: str) -> Game:
         clock = EnvClock()
-        env = Env(make_bot(db, clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
+        env = BotEnv(make_bot(db, clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
         quick_settle(env)
         clock.bind(env)
         world = build(env, n, hosting)

@@ -16,8 +16,7 @@ from nikit import dealing
 from rbkit import EnvClock  # (puts tests/discord on the path)
 
 # isort: split
-from gamebot import Driver, build_table, by_role, make_bot
-from simcord import Env
+from gamebot import BotEnv, Driver, build_table, by_role, make_bot
 
 SEED = "last-act-timing"
 
@@ -26,7 +25,7 @@ async def shoot(tmp: Path, pair: tuple[int, int] | None) -> tuple[tuple[int, int
     """The sniper voted out on day 1 shoots the pair's first seat (police in game A, civilian in
     game B): the pair, and the kinds of Discord writes made before the shooter's answer."""
     clock = EnvClock()
-    env = Env(make_bot(tmp / "g.db", clock, seed=SEED))
+    env = BotEnv(make_bot(tmp / "g.db", clock, seed=SEED))
     clock.bind(env)
     table = build_table(env, 10)
     await env.start()

@@ -17,8 +17,7 @@ from nikit import dealing
 from rbkit import EnvClock  # (puts tests/discord on the path)
 
 # isort: split
-from gamebot import Driver, Table, build_table, by_role, close_dms, make_bot
-from simcord import Env
+from gamebot import BotEnv, Driver, Table, build_table, by_role, close_dms, make_bot
 
 from engine.events import GameCreated
 
@@ -32,7 +31,7 @@ async def night_with_closed_dms(
     `pair` is None and found; civilian in game B, its roles swapped) closes their DMs after the
     deal, and the police checks the killer."""
     clock = EnvClock()
-    env = Env(make_bot(tmp / "g.db", clock, seed=SEED))
+    env = BotEnv(make_bot(tmp / "g.db", clock, seed=SEED))
     clock.bind(env)
     table = build_table(env, 8)
     await env.start()

@@ -46,7 +46,7 @@ Restarts come in two kinds:
   bot performs them again at start, and must find what was already sent. simcord cannot kill a
   process mid-call without hacks: `Env.restart_bot` first lets the old bot's work settle, then
   cancels what is left and detaches it, without calling its `close()`; its database connections
-  are then closed as the death would close them (`connections_closed`). So a death in the middle
+  are then closed as the death would close them (gamebot's `BotEnv`). So a death in the middle
   of a Discord call or of a commit is not played here; the store's crash tests cover those
   (`tests/store/test_store_crash.py`, `tests/discord/test_lobby_races.py`).
 
@@ -98,7 +98,7 @@ from nikit import (
 from rbkit import LOCALES, EnvClock
 
 # isort: split
-from gamebot import SETTLE_SECONDS, make_bot
+from gamebot import SETTLE_SECONDS, BotEnv, make_bot
 from pgserver import PgServer
 from simcord import Env
 from test_rb_noninterference import Planner, World, build, size
@@ -490,7 +490,7 @@ class Run:
     @classmethod
     async def start(cls, db: Path | str, n: int, hosting: str) -> Run:
         clock = EnvClock()
-        env = Env(make_bot(db, clock, seed=SEED, **GAME), settle_timeout=SETTLE_SECONDS)
+        env = BotEnv(make_bot(db, clock, seed=SEED, **GAME), settle_timeout=SETTLE_SECONDS)
         quick_settle(env)
         patient_restarts(env)
         clock.bind(env)
@@ -513,9 +513,7 @@ class Run:
         if kind == "graceful":
             await old.close()
         new = make_bot(self.db, self.clock, seed=SEED, **GAME)
-        await self.env.restart_bot(new)
-        if kind == "crash":
-            await connections_closed(old)
+        await self.env.restart_bot(new)  # a crashed bot's connections closed (`BotEnv`)
         await self.env.settle()
 
     def lose_marks(self) -> None:
@@ -548,17 +546,6 @@ def no_deferral_for_slowness(monkeypatch: pytest.MonkeyPatch) -> None:
     later instant of the run by 1.5 s (a paused day's "59 min left" read 58). Deferring is
     `tests/discord/test_slow_answers.py`'s to test."""
     monkeypatch.setattr(interactions, "DEFER_AFTER", SETTLE_SECONDS)
-
-
-async def connections_closed(bot: FaguanBot) -> None:
-    """A crashed bot's PostgreSQL connections closed, as its process's death closes them (nothing
-    is written): left open, a game's crashes would use up the server's `max_connections`. Not on
-    SQLite: there its writer process would end too (`sqlite_lock`: it finishes what it was sent),
-    and the next bot's wait for that is polled in real time, which simcord turns into virtual
-    time (every later instant 10 ms late, a minute shown one less)."""
-    database = bot._database
-    if database is not None and database.engine.dialect.name == "postgresql":
-        await database.dispose()
 
 
 CONFIRMATION_TEXTS = (

@@ -28,8 +28,8 @@ from nikit import quick_settle
 from rbkit import LOCALES, EnvClock, count_words, excess_secret_words, secret_words
 
 # isort: split
-from gamebot import SETTLE_SECONDS, Table, build_table, make_bot
-from simcord import BackendError, ChannelHandle, Env, InteractionResult, MemberActor
+from gamebot import SETTLE_SECONDS, BotEnv, Table, build_table, make_bot
+from simcord import BackendError, ChannelHandle, InteractionResult, MemberActor
 
 from bot.discord.views import valid_targets
 from bot.records.i18n import catalog, render
@@ -526,7 +526,7 @@ class Game:
 async def table(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> AsyncIterator[Table]:
     caplog.set_level(logging.INFO)
     clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
+    env = BotEnv(make_bot(tmp_path / "g.db", clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
     quick_settle(env)
     clock.bind(env)
     t = build_table(env, 18)

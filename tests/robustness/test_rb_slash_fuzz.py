@@ -26,7 +26,7 @@ import pytest_asyncio
 from rbkit import EnvClock  # first: it puts tests/discord on sys.path
 
 # isort: split
-from gamebot import SETTLE_SECONDS, Driver, Table, build_table, make_bot
+from gamebot import SETTLE_SECONDS, BotEnv, Driver, Table, build_table, make_bot
 from simcord import ChannelHandle, Env, InteractionResult, MemberActor, OptionError
 
 from bot.discord.cogs.play import describe_view
@@ -245,7 +245,7 @@ class Fuzz:
 async def fuzz(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> AsyncIterator[Fuzz]:
     caplog.set_level(logging.INFO)
     clock = EnvClock()
-    env = Env(make_bot(tmp_path / "g.db", clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
+    env = BotEnv(make_bot(tmp_path / "g.db", clock, seed=SEED), settle_timeout=SETTLE_SECONDS)
     clock.bind(env)
     t = build_table(env, 9)
     lobby = t.guild.create_text_channel("lobby-2")
