@@ -230,6 +230,27 @@ def server(env: Env, guild_id: int, names: Names) -> dict[int, tuple[str, Any]]:
     return out
 
 
+def roles_and_holders(env: Env, guild_id: int, names: Names) -> dict[str, Any]:
+    """The server's roles ("roles") and its members with the roles each holds ("members"),
+    ids named: what a restart or another way of acting must leave the same."""
+    guild = env.backend.guilds[guild_id]
+    roles = tuple(
+        sorted((r.name, r.permissions, r.mentionable, r.hoist) for r in guild.roles.values())
+    )
+    members = tuple(
+        sorted(
+            (
+                names.of(m.user_id),
+                m.nick,
+                tuple(sorted(names.of(r) for r in m.role_ids)),
+                m.timed_out_until,
+            )
+            for m in guild.members.values()
+        )
+    )
+    return {"roles": roles, "members": members}
+
+
 def visible(
     env: Env, guild_id: int, viewer: MemberActor, names: Names, channels: dict[int, tuple[str, Any]]
 ) -> dict[str, Any]:

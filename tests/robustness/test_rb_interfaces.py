@@ -116,6 +116,7 @@ from nikit import (
     delta,
     first_difference,
     message_item,
+    roles_and_holders,
     server,
 )
 from rbkit import LOCALES
@@ -622,27 +623,12 @@ class InterfacePlay(LocalePlay):
         """Every channel and thread of the server (`nikit.server`), vote posts named by their
         intent and the typed votes refused outright left out (the module's docstring), the
         roles and who holds them."""
-        backend = self.env.backend
-        guild = backend.guilds[self.guild_id]
         seen: dict[str, Any] = {}
         for cid, (key, (*head, items)) in server(self.env, self.guild_id, self.names).items():
             while key in seen:  # two channels of one name: in creation order
                 key += "'"
             seen[key] = (*head, self.relabelled(cid, items))
-        seen["roles"] = tuple(
-            sorted((r.name, r.permissions, r.mentionable, r.hoist) for r in guild.roles.values())
-        )
-        seen["members"] = tuple(
-            sorted(
-                (
-                    self.names.of(m.user_id),
-                    m.nick,
-                    tuple(sorted(self.names.of(r) for r in m.role_ids)),
-                    m.timed_out_until,
-                )
-                for m in guild.members.values()
-            )
-        )
+        seen.update(roles_and_holders(self.env, self.guild_id, self.names))
         return seen
 
     def relabelled(self, channel_id: int, items: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -93,6 +93,7 @@ from nikit import (
     delta,
     first_difference,
     quick_settle,
+    roles_and_holders,
     server,
 )
 from rbkit import LOCALES, EnvClock
@@ -166,26 +167,12 @@ def everything(play: Play) -> dict[str, Any]:
     channel's messages."""
     env = play.env
     backend = env.backend
-    guild = backend.guilds[play.guild_id]
     seen: dict[str, Any] = {}
     for key, item in server(env, play.guild_id, play.names).values():
         while key in seen:  # two channels of one name: in creation order
             key += "'"
         seen[key] = item
-    seen["roles"] = tuple(
-        sorted((r.name, r.permissions, r.mentionable, r.hoist) for r in guild.roles.values())
-    )
-    seen["members"] = tuple(
-        sorted(
-            (
-                play.names.of(m.user_id),
-                m.nick,
-                tuple(sorted(play.names.of(r) for r in m.role_ids)),
-                m.timed_out_until,
-            )
-            for m in guild.members.values()
-        )
-    )
+    seen.update(roles_and_holders(env, play.guild_id, play.names))
     people = {"moderator": play.moderator, "spectator": play.spectator, **play.members}
     for name, member in people.items():
         dm = backend.dm_channels.get(member.id)
