@@ -257,26 +257,12 @@ def visible(
     """What `viewer`'s client shows of the server: the channels and threads they can read, the
     roles and who holds them."""
     backend = env.backend
-    guild = backend.guilds[guild_id]
     seen: dict[str, Any] = {
         key: item
         for cid, (key, item) in channels.items()
         if channel_accessible(backend, cid, viewer.id, history=True)
     }
-    seen["roles"] = tuple(
-        sorted((r.name, r.permissions, r.mentionable, r.hoist) for r in guild.roles.values())
-    )
-    seen["members"] = tuple(
-        sorted(
-            (
-                names.of(m.user_id),
-                m.nick,
-                tuple(sorted(names.of(r) for r in m.role_ids)),
-                m.timed_out_until,
-            )
-            for m in guild.members.values()
-        )
-    )
+    seen.update(roles_and_holders(env, guild_id, names))
     return seen
 
 
