@@ -26,6 +26,7 @@ import discord
 
 from bot.discord import permissions
 from bot.discord.moderator_notices import tell_moderators
+from bot.discord.start_effects import seat_holders
 from bot.discord.vote_threads import SendOnce, replace_deleted
 from bot.records.i18n import render
 from bot.runtime.hosting import is_forum
@@ -129,8 +130,7 @@ async def tell_stopped(judge: Judge, game_id: int, lost: str) -> None:
     channel = render(locale, f"lost_channel.{channel_word(info.channels, lost)}", {})
     text = render(locale, "notice.stopped_channel_deleted", {"game": game_id, "channel": channel})
     await tell_moderators(judge, game_id, text)
-    holders = {term.user_id for term in (await service.repo.current_seats(game_id)).values()}
-    for user_id in sorted(u for u in holders if u is not None):  # a 5.0 player's cards: once
+    for user_id in sorted(await seat_holders(judge, game_id)):  # a 5.0 player's cards: once
         if not await judge.runtime.port.send_private(user_id, text):
             log.info("game %s: a player was not told it stopped (DM refused)", game_id)
     try:

@@ -26,6 +26,7 @@ import discord
 from bot.discord import permissions
 from bot.discord.moderator_notices import tell_moderators
 from bot.discord.permission_refusals import tell_refused
+from bot.discord.start_effects import seat_holders
 
 if TYPE_CHECKING:
     from bot.discord.judge import Judge
@@ -45,8 +46,10 @@ async def member_back(judge: Judge, member: discord.Member) -> None:
             await _role_back(judge, game_id, member)
             state = await service.state(game_id)
             await permissions.sync_players(judge, game_id, state, [str(member.id)])
-            if not state.over:
-                await permissions.set_team_threads(judge, game_id)
+        # after the game's lock: who is in a team thread depends on roles, and the game's next
+        # input must not wait a time that does (the private lane's rule)
+        if not state.over:
+            await permissions.set_team_threads(judge, game_id)
         log.info("game %s: a player back on the server was let in again", game_id)
 
 
@@ -73,8 +76,7 @@ async def roles_back(judge: Judge, game_id: int) -> None:
         guild = judge.client.get_guild(info.server_id)
         if guild is None:
             return
-        holders = {term.user_id for term in (await service.repo.current_seats(game_id)).values()}
-        for user_id in sorted(u for u in holders if u is not None):  # a 5.0 player's cards: once
+        for user_id in sorted(await seat_holders(judge, game_id)):  # a 5.0 player's cards: once
             member = guild.get_member(user_id)
             if member is not None:
                 await _role_back(judge, game_id, member)

@@ -89,7 +89,7 @@ async def perform(judge: Judge, game_id: int, step: str) -> None:
         if role is None:
             log.warning("game %s: no players' role to add the players to", game_id)
             return
-        for user_id in sorted(await _players(judge, game_id)):
+        for user_id in sorted(await seat_holders(judge, game_id)):
             try:
                 member = guild.get_member(user_id) or await guild.fetch_member(user_id)
                 if all(r.id != role.id for r in member.roles):
@@ -135,7 +135,7 @@ async def _role(judge: Judge, guild: discord.Guild, game_id: int) -> None:
     await judge.runtime.service.set_channels(game_id, {"players_role": str(role.id)})
 
 
-async def _players(judge: Judge, game_id: int) -> set[int]:
+async def seat_holders(judge: Judge, game_id: int) -> set[int]:
     """The user ids holding the game's seats now."""
     seats = await judge.runtime.service.repo.current_seats(game_id)
     return {term.user_id for term in seats.values() if term.user_id is not None}

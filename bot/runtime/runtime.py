@@ -31,7 +31,7 @@ from bot.runtime.timing import Clock, DeadlineScheduler
 from bot.runtime.vote_hints import VoteHints
 from bot.runtime.vote_posts import VotePosts
 from bot.runtime.wakes import Wakes
-from bot.store import LobbyInfo, Shards, resolve_url
+from bot.store import GameInfo, LobbyInfo, Shards, resolve_url
 from bot.store.claims import shard_ids
 from engine.model import Instant, Seat, Team
 from engine.rulesets import rules_for
@@ -259,11 +259,9 @@ class Runtime:
         dropped (each would lock and then retry its posts there for good); they resume when the
         bot is back (`rejoin_server`, or the next start), their overdue windows locked at once
         (votes are judged by their own times)."""
-        waiting = [
-            i.id for i in await self.service.active_infos(self.shards) if i.server_id == server_id
-        ]
-        for game_id in waiting:
-            self.deadlines.forget(game_id)
+        waiting = await self._games_on(server_id)
+        for info in waiting:
+            self.deadlines.forget(info.id)
         if waiting:
             log.warning(
                 "left server %s: %s games wait until the bot is back", server_id, len(waiting)
@@ -273,11 +271,14 @@ class Runtime:
         """Back on a server (invited again): its waiting games resume as at a start — routed,
         caught up (an overdue window locked, else its deadline scheduled), their effects still
         undone tried again."""
-        for info in await self.service.active_infos(self.shards):
-            if info.server_id == server_id:
-                self.routes.register(info.id, info.channels)
-                self.catch_ups.add(info.id, overdue=True)
-                self.deadlines.schedule_retry(info.id, 0)
+        for info in await self._games_on(server_id):
+            self.routes.register(info.id, info.channels)
+            self.catch_ups.add(info.id, overdue=True)
+            self.deadlines.schedule_retry(info.id, 0)
+
+    async def _games_on(self, server_id: int) -> list[GameInfo]:
+        """The games in play on a server (of this process's shards)."""
+        return [i for i in await self.service.active_infos(self.shards) if i.server_id == server_id]
 
     async def stop_game(self, game_id: int, lost: str) -> None:
         """A game whose channel was deleted (`lost`: which one, "game" or "vote") cannot go on:
